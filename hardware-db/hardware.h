@@ -1,0 +1,76 @@
+// Hardware facts the cost model reads: GPUs, networks and node templates. Every entry carries the
+// `source` it was taken from. Units are in the names; GB = 1e9 bytes as nccl-tests uses.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace gpuplan {
+
+/// Numeric formats a GPU can run matrix math in. Order matters: it indexes peak_flops_per_s.
+enum class Precision { kFp32 = 0, kTf32, kBf16, kFp16, kFp8, kCount };
+inline constexpr int kPrecisionCount = static_cast<int>(Precision::kCount);
+
+/// "fp32", "tf32", "bf16", "fp16", "fp8".
+std::string_view PrecisionName(Precision p);
+/// Parses a name from PrecisionName; returns false for anything else.
+bool ParsePrecision(std::string_view name, Precision* out);
+
+/// One GPU model as its datasheet and published measurements describe it.
+struct GpuSpec {
+  std::string id;      ///< e.g. "h100-sxm5-80gb"
+  std::string name;    ///< e.g. "NVIDIA H100 SXM5 80GB"
+  std::string vendor;  ///< "NVIDIA", "AMD"
+  /// Dense (no structured sparsity) peak FLOP/s per precision; 0 means not supported.
+  std::array<double, kPrecisionCount> peak_flops_per_s{};
+  double memory_bytes = 0;                   ///< HBM/GDDR capacity
+  double memory_bandwidth_bytes_per_s = 0;   ///< datasheet peak
+  int sm_count = 0;                          ///< streaming multiprocessors (CUs on AMD)
+  /// Best measured dense-GEMM throughput / dense peak (the "maximum achievable matmul FLOPS").
+  double gemm_efficiency = 0;
+  /// Fraction of memory_bandwidth_bytes_per_s reached by streaming kernels (copy/elementwise).
+  double memory_efficiency = 0;
+  /// Scale-up fabric: "nvswitch" (all GPUs of a node at full bandwidth), "nvlink-bridge" (pairs),
+  /// "xgmi" (fully connected mesh) or "none" (PCIe only).
+  std::string scaleup_kind;
+  double scaleup_bytes_per_s = 0;  ///< per GPU, one direction; 0 when scaleup_kind == "none"
+  int scaleup_domain_gpus = 1;     ///< GPUs that reach each other over the scale-up fabric
+  /// Achievable ring all-reduce busbw / scaleup_bytes_per_s inside the scale-up domain (nccl-tests).
+  double scaleup_collective_efficiency = 0;
+  int pcie_gen = 0;
+  double pcie_bytes_per_s = 0;  ///< x16, one direction
+  double tdp_watts = 0;
+  std::string default_node;     ///< id of the node template this GPU usually ships in
+  std::string source;
+
+  double PeakFlops(Precision p) const { return peak_flops_per_s[static_cast<int>(p)]; }
+};
+
+/// A scale-out network as seen by one GPU (rail-optimised: one NIC share per GPU).
+struct NetworkSpec {
+  std::string id;    ///< e.g. "ib-ndr-400"
+  std::string name;
+  double bytes_per_s_per_gpu = 0;  ///< line rate available to one GPU, one direction
+  double latency_s = 0;            ///< one hop, end to end, small message
+  /// Achievable collective busbw / bytes_per_s_per_gpu for large messages (nccl-tests).
+  double collective_efficiency = 0;
+  std::string source;
+};
+
+/// A node as sold or rented: which GPU, how many, which network by default.
+struct NodeTemplate {
+  std::string id;  ///< e.g. "dgx-h100"
+  std::string name;
+  std::string gpu;        ///< GpuSpec id
+  int gpus_per_node = 0;
+  std::string network;    ///< NetworkSpec id of its usual scale-out fabric
+  /// Intra-node fabric: "nvswitch", "nvlink-bridge", "xgmi" or "pcie".
+  std::string intra_node;
+  /// Per-GPU one-direction bandwidth between GPUs inside the node for collectives, and latency.
+  double intra_node_bytes_per_s = 0;
+  double intra_node_latency_s = 0;
+  std::string source;
+};
+
+}  // namespace gpuplan

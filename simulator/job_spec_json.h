@@ -1,0 +1,35 @@
+// Reading and checking job specs (docs/JOB_SPEC.md): the JSON shape of
+// ../shared/calibration/published_runs.json "spec" objects.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "hardware-db/hardware_db.h"
+#include "simulator/job.h"
+
+namespace gpuplan {
+
+/// Parses a job spec object. `origin` names it in errors (a path or "<flags>"); `base_dir` is
+/// where a relative {"hf_config": "path"} is resolved. Omitted optional fields take the
+/// documented defaults (inter_node and gpus_per_node from the GPU's default node, dp from the GPU
+/// count). Unknown fields are errors. Calls ValidateJob before returning.
+Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,
+                               const std::string& base_dir, const HardwareDb& db);
+
+/// Reads and parses a job spec file.
+Expected<JobSpec> ReadJobSpecFile(const std::string& path, const HardwareDb& db);
+
+/// Cross-field checks; each error is one line naming the field:
+/// dp*tp*pp*cp == num_gpus; num_gpus % gpus_per_node == 0 when above one node; heads % tp;
+/// kv_heads % tp (or tp % kv_heads); layers % (pp*vpp); vpp > 1 needs the interleaved schedule;
+/// global_batch % (micro_batch*dp); seq_len % cp; experts % ep; ep divides dp*cp (Megatron's rule);
+/// zero stage in 0..3; known gpu and network ids; the precision supported by the GPU.
+Status ValidateJob(const JobSpec& job, const HardwareDb& db);
+
+/// The spec as JSON in the same shape ParseJobSpec reads (model always expanded to dimensions).
+nlohmann::json JobSpecToJson(const JobSpec& job);
+
+}  // namespace gpuplan

@@ -1,0 +1,66 @@
+// A decoder-only transformer, dense or mixture-of-experts, described by its dimensions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace gpuplan {
+
+/// Feed-forward block: GELU (two matrices, h->f->h) or SwiGLU (three matrices: gate, up, down).
+enum class MlpKind { kGelu, kSwiGlu };
+
+/// Dimensions of one model. Counts are plain integers; derived sizes are computed, not stored.
+struct ModelSpec {
+  std::string name;
+  int64_t num_layers = 0;
+  int64_t hidden_size = 0;          ///< h
+  int64_t ffn_hidden_size = 0;      ///< f, per dense MLP
+  int64_t num_attention_heads = 0;  ///< a
+  int64_t num_kv_heads = 0;         ///< a for MHA, 1 for MQA, between for GQA
+  int64_t head_dim = 0;             ///< 0 means hidden_size / num_attention_heads
+  int64_t vocab_size = 0;
+  MlpKind mlp = MlpKind::kGelu;
+  bool tied_embeddings = false;     ///< output projection shares the input embedding matrix
+  /// Learned absolute position embeddings (GPT-2/MPT-style tables): 0 for rotary/ALiBi models.
+  int64_t max_position_embeddings_learned = 0;
+
+  // Mixture of experts (moe_num_experts == 0 means dense).
+  int64_t moe_num_experts = 0;
+  int64_t moe_top_k = 0;
+  int64_t moe_ffn_hidden_size = 0;   ///< per expert; 0 means ffn_hidden_size
+  int64_t moe_shared_experts = 0;    ///< always-active experts of moe_ffn_hidden_size each
+  int64_t moe_first_dense_layers = 0;  ///< leading layers that keep a dense MLP (DeepSeek-V3: 3)
+
+  /// Free-text note on approximations made for this model (e.g. how MLA is represented).
+  std::string approximation_note;
+
+  bool is_moe() const { return moe_num_experts > 0; }
+  int64_t HeadDim() const { return head_dim > 0 ? head_dim : hidden_size / num_attention_heads; }
+  int64_t ExpertFfn() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size; }
+  int64_t MoeLayers() const { return is_moe() ? num_layers - moe_first_dense_layers : 0; }
+  int64_t DenseLayers() const { return num_layers - MoeLayers(); }
+};
+
+/// Parameter counts (exact for the architecture as described; biases and norms included).
+struct ParameterCounts {
+  double attention_per_layer = 0;   ///< Q, K, V, O projections (+ biases for GELU/GPT models)
+  double dense_mlp_per_layer = 0;   ///< one dense MLP
+  double expert_mlp = 0;            ///< one routed expert's MLP
+  double router_per_layer = 0;      ///< MoE gate
+  double norms_per_layer = 0;       ///< LayerNorm/RMSNorm weights
+  double embedding = 0;             ///< token (+ learned position) embedding
+  double output_head = 0;           ///< untied LM head; 0 when tied
+  double total = 0;                 ///< everything stored
+  double active_per_token = 0;      ///< what one token touches (top-k + shared experts for MoE)
+};
+
+/// Counts parameters: attention 2h(h + kv) (+ 4h biases... see model.cpp for the exact terms).
+ParameterCounts CountParameters(const ModelSpec& m);
+
+/// Checks dimensions: all positive, heads divide hidden size (unless head_dim given), kv heads
+/// divide attention heads, MoE fields consistent. Errors name the field.
+Status ValidateModel(const ModelSpec& m, const std::string& context);
+
+}  // namespace gpuplan
