@@ -29,7 +29,7 @@ Expected<nlohmann::json> ParseJson(const std::string& text, const std::string& o
   if (j.is_discarded()) {
     // Re-parse with exceptions only to recover the position for the message.
     try {
-      (void)nlohmann::json::parse(text);
+      [[maybe_unused]] nlohmann::json ignored = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       return Status::Invalid(origin + ": malformed JSON at byte " + std::to_string(e.byte) +
                              ": " + e.what());

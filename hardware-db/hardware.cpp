@@ -1,1 +1,29 @@
-// (being written)
+#include "hardware-db/hardware.h"
+
+#include <array>
+
+namespace gpuplan {
+namespace {
+
+constexpr std::array<std::string_view, kPrecisionCount> kPrecisionNames = {"fp32", "tf32", "bf16",
+                                                                           "fp16", "fp8"};
+
+}  // namespace
+
+std::string_view PrecisionName(Precision p) {
+  const int i = static_cast<int>(p);
+  if (i < 0 || i >= kPrecisionCount) return "unknown";
+  return kPrecisionNames[static_cast<size_t>(i)];
+}
+
+bool ParsePrecision(std::string_view name, Precision* out) {
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    if (kPrecisionNames[static_cast<size_t>(i)] == name) {
+      if (out != nullptr) *out = static_cast<Precision>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace gpuplan

@@ -1,1 +1,377 @@
-// (being written)
+#include "hardware-db/hardware_db.h"
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "common/json_reader.h"
+
+#ifndef GPUPLAN_BUILTIN_HWDB
+#define GPUPLAN_BUILTIN_HWDB ""
+#endif
+
+namespace gpuplan {
+namespace {
+
+using nlohmann::json;
+
+// Units of the JSON files (docs/HARDWARE_DB.md) to the SI units of the structs.
+constexpr double kTera = 1e12;   // TFLOP/s -> FLOP/s
+constexpr double kGiga = 1e9;    // GB -> bytes, GB/s -> bytes/s
+constexpr double kMicro = 1e-6;  // us -> s
+
+std::string FormatNumber(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+template <typename Map>
+std::string JoinKeys(const Map& m) {
+  std::string out;
+  for (const auto& [key, value] : m) {
+    if (!out.empty()) out += ", ";
+    out += key;
+  }
+  return out.empty() ? "none" : out;
+}
+
+// A fraction in (0, 1]: efficiencies.
+double Fraction(JsonObjectReader& r, std::string_view field) {
+  const double v = r.PositiveNumber(field);
+  if (r.status().ok() && v > 1.0) {
+    r.Fail(field, "must be a fraction in (0, 1], got " + FormatNumber(v));
+  }
+  return v;
+}
+
+// A positive integer that fits an int (counts of SMs, GPUs).
+int SmallPositiveInt(JsonObjectReader& r, std::string_view field) {
+  const int64_t v = r.PositiveInt(field);
+  if (r.status().ok() && v > INT_MAX) {
+    r.Fail(field, "must be at most " + std::to_string(INT_MAX) + ", got " + std::to_string(v));
+    return 0;
+  }
+  return static_cast<int>(v);
+}
+
+// The provenance fields every entry carries: a required non-empty `source`, plus optional
+// `notes`, `verified` (true, false or a word such as "partial") and `unverified_fields`.
+std::string ReadProvenance(const json& entry, JsonObjectReader& r) {
+  std::string source = r.String("source");
+  r.OptionalString("notes", "");
+  r.OptionalStringList("unverified_fields");
+  if (r.status().ok() && entry.contains("verified")) {
+    const json& v = entry.at("verified");
+    if (!v.is_boolean() && !v.is_string()) {
+      r.Fail("verified", "must be true, false or a string such as \"partial\", got " + v.dump());
+    }
+  }
+  return source;
+}
+
+// "<path>: gpu 'h100'" when the entry has a usable id, else "<path>: gpus[3]".
+std::string EntryContext(const std::string& path, std::string_view kind, std::string_view key,
+                         const json& entry, size_t index) {
+  if (entry.is_object()) {
+    auto it = entry.find("id");
+    if (it != entry.end() && it->is_string() && !it->get<std::string>().empty()) {
+      return path + ": " + std::string(kind) + " '" + it->get<std::string>() + "'";
+    }
+  }
+  return path + ": " + std::string(key) + "[" + std::to_string(index) + "]";
+}
+
+Status ParseScaleup(const json& object, const std::string& context, GpuSpec* g) {
+  JsonObjectReader r(object, context + ": in 'scaleup'");
+  r.RejectUnknownFields(
+      {"kind", "gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency", "notes"});
+  g->scaleup_kind = r.Enum("kind", {"nvswitch", "nvlink-bridge", "xgmi", "none"});
+  if (!r.status().ok()) return r.status();
+  if (g->scaleup_kind == "none") {
+    for (std::string_view f : {"gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency"}) {
+      if (r.Has(f)) r.Fail(f, "must be omitted when kind is 'none' (the GPU has no scale-up link)");
+    }
+    g->scaleup_bytes_per_s = 0;
+    g->scaleup_domain_gpus = 1;
+    g->scaleup_collective_efficiency = 0;
+    return r.status();
+  }
+  g->scaleup_bytes_per_s = r.PositiveNumber("gbps_per_gpu_unidir") * kGiga;
+  g->scaleup_domain_gpus = SmallPositiveInt(r, "domain_gpus");
+  g->scaleup_collective_efficiency = Fraction(r, "collective_efficiency");
+  return r.status();
+}
+
+Status ParseTflops(const json& object, const std::string& context, GpuSpec* g) {
+  JsonObjectReader r(object, context + ": in 'tflops_dense'");
+  r.RejectUnknownFields({"fp32", "tf32", "bf16", "fp16", "fp8"});
+  bool any = false;
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const std::string_view name = PrecisionName(static_cast<Precision>(i));
+    // Absent or null means "not supported"; a present value must be a positive number.
+    const double tflops = r.OptionalPositiveNumber(name, 0);
+    g->peak_flops_per_s[static_cast<size_t>(i)] = tflops * kTera;
+    any = any || tflops > 0;
+  }
+  if (r.status().ok() && !any) {
+    return Status::Invalid(context +
+                           ": field 'tflops_dense': needs at least one of fp32, tf32, "
+                           "bf16, fp16, fp8 (absent or null means unsupported)");
+  }
+  return r.status();
+}
+
+Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
+  JsonObjectReader r(entry, context);
+  // Bookkeeping fields (source, notes, verified, unverified_fields) are allowed in every entry so
+  // reference data can be copied with its provenance.
+  r.RejectUnknownFields({"id", "name", "vendor", "tflops_dense", "memory_gb",
+                         "memory_bandwidth_gbps", "sm_count", "gemm_efficiency",
+                         "memory_efficiency", "scaleup", "pcie_gen", "pcie_gbps_unidir", "tdp_w",
+                         "default_node", "source", "notes", "verified", "unverified_fields"});
+  g->id = r.String("id");
+  g->name = r.String("name");
+  g->vendor = r.String("vendor");
+  const json* tflops = r.Object("tflops_dense");
+  g->memory_bytes = r.PositiveNumber("memory_gb") * kGiga;
+  g->memory_bandwidth_bytes_per_s = r.PositiveNumber("memory_bandwidth_gbps") * kGiga;
+  g->sm_count = SmallPositiveInt(r, "sm_count");
+  g->gemm_efficiency = Fraction(r, "gemm_efficiency");
+  g->memory_efficiency = Fraction(r, "memory_efficiency");
+  const json* scaleup = r.Object("scaleup");
+  g->pcie_gen = SmallPositiveInt(r, "pcie_gen");
+  g->pcie_bytes_per_s = r.PositiveNumber("pcie_gbps_unidir") * kGiga;
+  g->tdp_watts = r.PositiveNumber("tdp_w");
+  g->default_node = r.OptionalString("default_node", "");  // may be absent for a user GPU
+  g->source = ReadProvenance(entry, r);
+  if (!r.status().ok()) return r.status();
+  GPUPLAN_RETURN_IF_ERROR(ParseTflops(*tflops, context, g));
+  return ParseScaleup(*scaleup, context, g);
+}
+
+Status ParseNetwork(const json& entry, const std::string& context, NetworkSpec* n) {
+  JsonObjectReader r(entry, context);
+  r.RejectUnknownFields({"id", "name", "gbps_per_gpu", "latency_us", "collective_efficiency",
+                         "source", "notes", "verified", "unverified_fields"});
+  n->id = r.String("id");
+  n->name = r.String("name");
+  n->bytes_per_s_per_gpu = r.PositiveNumber("gbps_per_gpu") * kGiga;
+  n->latency_s = r.NonNegativeNumber("latency_us") * kMicro;
+  n->collective_efficiency = Fraction(r, "collective_efficiency");
+  n->source = ReadProvenance(entry, r);
+  return r.status();
+}
+
+Status ParseNode(const json& entry, const std::string& context, NodeTemplate* n) {
+  JsonObjectReader r(entry, context);
+  r.RejectUnknownFields({"id", "name", "gpu", "gpus_per_node", "network", "intra_node",
+                         "intra_node_gbps_per_gpu", "intra_node_latency_us", "source", "notes",
+                         "verified", "unverified_fields"});
+  n->id = r.String("id");
+  n->name = r.String("name");
+  n->gpu = r.String("gpu");
+  n->gpus_per_node = SmallPositiveInt(r, "gpus_per_node");
+  n->network = r.String("network");
+  n->intra_node = r.Enum("intra_node", {"nvswitch", "nvlink-bridge", "xgmi", "pcie"});
+  n->intra_node_bytes_per_s = r.PositiveNumber("intra_node_gbps_per_gpu") * kGiga;
+  n->intra_node_latency_s = r.NonNegativeNumber("intra_node_latency_us") * kMicro;
+  n->source = ReadProvenance(entry, r);
+  return r.status();
+}
+
+// Parses the array root[key] into `out`, rejecting a repeated id within the file.
+template <typename Spec>
+Status ParseArray(const json& root, std::string_view key, std::string_view kind,
+                  const std::string& path, Status (*parse)(const json&, const std::string&, Spec*),
+                  std::vector<Spec>* out) {
+  auto it = root.find(key);
+  if (it == root.end()) return Status::Ok();
+  if (!it->is_array()) {
+    return Status::Invalid(path + ": top-level key '" + std::string(key) +
+                           "' must be an array of objects, got " + std::string(it->type_name()));
+  }
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& entry = (*it)[i];
+    const std::string context = EntryContext(path, kind, key, entry, i);
+    Spec spec;
+    GPUPLAN_RETURN_IF_ERROR(parse(entry, context, &spec));
+    auto [pos, inserted] = seen.emplace(spec.id, i);
+    if (!inserted) {
+      return Status::Invalid(context + ": field 'id': duplicate id, already defined at " +
+                             std::string(key) + "[" + std::to_string(pos->second) +
+                             "] of this file");
+    }
+    out->push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
+template <typename Spec>
+void Merge(std::vector<Spec>* parsed, const std::string& path, std::map<std::string, Spec>* specs,
+           std::map<std::string, std::string>* files) {
+  for (Spec& spec : *parsed) {
+    (*files)[spec.id] = path;
+    (*specs)[spec.id] = std::move(spec);
+  }
+}
+
+std::string FileOf(const std::map<std::string, std::string>& files, const std::string& id) {
+  auto it = files.find(id);
+  return it == files.end() ? std::string("<hardware db>") : it->second;
+}
+
+template <typename Spec>
+const Spec* Find(const std::map<std::string, Spec>& m, const std::string& id) {
+  auto it = m.find(id);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+template <typename Spec>
+std::vector<std::string> Keys(const std::map<std::string, Spec>& m) {
+  std::vector<std::string> ids;
+  ids.reserve(m.size());
+  for (const auto& [id, spec] : m) ids.push_back(id);
+  return ids;  // std::map iterates in sorted order
+}
+
+bool IsFraction(double v) { return v > 0.0 && v <= 1.0; }
+
+}  // namespace
+
+Status HardwareDb::LoadFile(const std::string& path) {
+  Expected<json> doc = ReadJsonFile(path);
+  if (!doc.ok()) return doc.status();
+  const json& root = *doc;
+  if (!root.is_object()) {
+    return Status::Invalid(path +
+                           ": the top level must be a JSON object with 'gpus', 'networks' "
+                           "and/or 'nodes' arrays, got " +
+                           std::string(root.type_name()));
+  }
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string& key = it.key();
+    if (key != "gpus" && key != "networks" && key != "nodes" && key != "about" && key != "meta") {
+      return Status::Invalid(path + ": unknown top-level key '" + key +
+                             "' (allowed: gpus, networks, nodes, about, meta)");
+    }
+  }
+  // Parse everything first so that a bad file leaves the database unchanged.
+  std::vector<GpuSpec> gpus;
+  std::vector<NetworkSpec> networks;
+  std::vector<NodeTemplate> nodes;
+  GPUPLAN_RETURN_IF_ERROR(ParseArray<GpuSpec>(root, "gpus", "gpu", path, &ParseGpu, &gpus));
+  GPUPLAN_RETURN_IF_ERROR(
+      ParseArray<NetworkSpec>(root, "networks", "network", path, &ParseNetwork, &networks));
+  GPUPLAN_RETURN_IF_ERROR(
+      ParseArray<NodeTemplate>(root, "nodes", "node", path, &ParseNode, &nodes));
+  Merge(&gpus, path, &gpus_, &gpu_files_);
+  Merge(&networks, path, &networks_, &network_files_);
+  Merge(&nodes, path, &nodes_, &node_files_);
+  return Status::Ok();
+}
+
+Status HardwareDb::LoadDirectory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return Status::Invalid(dir +
+                           ": not a directory (a hardware database directory holds *.json "
+                           "files, see docs/HARDWARE_DB.md)");
+  }
+  std::vector<std::string> files;
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->path().extension() == ".json" && it->is_regular_file(type_ec)) {
+      files.push_back(it->path().string());
+    }
+  }
+  if (ec) return Status::Invalid(dir + ": cannot list directory: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const std::string& file : files) GPUPLAN_RETURN_IF_ERROR(LoadFile(file));
+  return Status::Ok();
+}
+
+Status HardwareDb::Validate() const {
+  for (const auto& [id, g] : gpus_) {
+    const std::string where = FileOf(gpu_files_, id) + ": gpu '" + id + "': field ";
+    if (!g.default_node.empty() && nodes_.find(g.default_node) == nodes_.end()) {
+      return Status::Invalid(where + "'default_node': unknown node '" + g.default_node +
+                             "' (known nodes: " + JoinKeys(nodes_) + ")");
+    }
+    if (g.scaleup_domain_gpus < 1) {
+      return Status::Invalid(where + "'scaleup.domain_gpus': must be >= 1, got " +
+                             std::to_string(g.scaleup_domain_gpus));
+    }
+    if (!IsFraction(g.gemm_efficiency)) {
+      return Status::Invalid(where + "'gemm_efficiency': must be in (0, 1], got " +
+                             FormatNumber(g.gemm_efficiency));
+    }
+    if (!IsFraction(g.memory_efficiency)) {
+      return Status::Invalid(where + "'memory_efficiency': must be in (0, 1], got " +
+                             FormatNumber(g.memory_efficiency));
+    }
+    if (g.scaleup_kind != "none" && !IsFraction(g.scaleup_collective_efficiency)) {
+      return Status::Invalid(where + "'scaleup.collective_efficiency': must be in (0, 1], got " +
+                             FormatNumber(g.scaleup_collective_efficiency));
+    }
+  }
+  for (const auto& [id, n] : networks_) {
+    if (!IsFraction(n.collective_efficiency)) {
+      return Status::Invalid(FileOf(network_files_, id) + ": network '" + id +
+                             "': field 'collective_efficiency': must be in (0, 1], got " +
+                             FormatNumber(n.collective_efficiency));
+    }
+  }
+  for (const auto& [id, n] : nodes_) {
+    const std::string where = FileOf(node_files_, id) + ": node '" + id + "': field ";
+    if (gpus_.find(n.gpu) == gpus_.end()) {
+      return Status::Invalid(where + "'gpu': unknown gpu '" + n.gpu +
+                             "' (known gpus: " + JoinKeys(gpus_) + ")");
+    }
+    if (networks_.find(n.network) == networks_.end()) {
+      return Status::Invalid(where + "'network': unknown network '" + n.network +
+                             "' (known networks: " + JoinKeys(networks_) + ")");
+    }
+    if (n.gpus_per_node < 1) {
+      return Status::Invalid(where + "'gpus_per_node': must be >= 1, got " +
+                             std::to_string(n.gpus_per_node));
+    }
+  }
+  return Status::Ok();
+}
+
+const GpuSpec* HardwareDb::FindGpu(const std::string& id) const { return Find(gpus_, id); }
+const NetworkSpec* HardwareDb::FindNetwork(const std::string& id) const {
+  return Find(networks_, id);
+}
+const NodeTemplate* HardwareDb::FindNode(const std::string& id) const { return Find(nodes_, id); }
+
+std::vector<std::string> HardwareDb::GpuIds() const { return Keys(gpus_); }
+std::vector<std::string> HardwareDb::NetworkIds() const { return Keys(networks_); }
+std::vector<std::string> HardwareDb::NodeIds() const { return Keys(nodes_); }
+
+std::string BuiltinHardwareDbDir() { return GPUPLAN_BUILTIN_HWDB; }
+
+Expected<HardwareDb> LoadHardwareDb(const std::vector<std::string>& extra_dirs) {
+  HardwareDb db;
+  const std::string builtin = BuiltinHardwareDbDir();
+  std::error_code ec;
+  if (builtin.empty() || !std::filesystem::is_directory(builtin, ec)) {
+    return Status::Unavailable("built-in hardware database not found at '" + builtin +
+                               "' (GPUPLAN_BUILTIN_HWDB at build time)");
+  }
+  GPUPLAN_RETURN_IF_ERROR(db.LoadDirectory(builtin));
+  for (const std::string& dir : extra_dirs) GPUPLAN_RETURN_IF_ERROR(db.LoadDirectory(dir));
+  GPUPLAN_RETURN_IF_ERROR(db.Validate());
+  return db;
+}
+
+}  // namespace gpuplan

@@ -1,1 +1,62 @@
-// (being written)
+#include "simulator/collective.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace gpuplan {
+namespace {
+
+double AllReduceFactor(double n) { return 2.0 * (n - 1.0) / n; }
+double GatherFactor(double n) { return (n - 1.0) / n; }
+double OneFactor(double) { return 1.0; }
+
+// Latency multipliers: all-reduce is a reduce-scatter followed by an all-gather (2 passes).
+constexpr std::array<CollectiveInfo, kCollectiveCount> kCollectives = {{
+    {Collective::kAllReduce, "all_reduce", &AllReduceFactor, 2.0},
+    {Collective::kAllGather, "all_gather", &GatherFactor, 1.0},
+    {Collective::kReduceScatter, "reduce_scatter", &GatherFactor, 1.0},
+    {Collective::kAllToAll, "alltoall", &GatherFactor, 1.0},
+    {Collective::kBroadcast, "broadcast", &OneFactor, 1.0},
+    {Collective::kSendRecv, "sendrecv", &OneFactor, 1.0},
+}};
+
+}  // namespace
+
+const CollectiveInfo& GetCollectiveInfo(Collective c) {
+  return kCollectives[static_cast<size_t>(c)];
+}
+
+double GroupBusBandwidth(const GroupLink& link) {
+  if (link.nodes() <= 1.0) return link.intra_bytes_per_s;
+  const double network = link.ranks_per_node * link.inter_bytes_per_s;
+  return link.ranks_per_node > 1 ? std::min(link.intra_bytes_per_s, network) : network;
+}
+
+double CollectiveSeconds(Collective c, double bytes, const GroupLink& link) {
+  const double n = link.ranks;
+  if (n <= 1.0 || bytes <= 0.0) return 0.0;
+  const CollectiveInfo& info = GetCollectiveInfo(c);
+  const double nodes = link.nodes();
+  const double intra_steps = (link.ranks_per_node - 1.0) * info.latency_steps_multiplier;
+  const double inter_steps =
+      nodes > 1.0 ? std::ceil(std::log2(nodes)) * info.latency_steps_multiplier : 0.0;
+  double latency = intra_steps * link.intra_latency_s + inter_steps * link.inter_latency_s;
+  if (c == Collective::kSendRecv) latency = nodes > 1.0 ? link.inter_latency_s : link.intra_latency_s;
+
+  if (c == Collective::kAllToAll && nodes > 1.0) {
+    // Each rank sends bytes/n to every peer: (ranks_per_node - 1) shares over the intra-node
+    // fabric and (n - ranks_per_node) shares through its own NIC; the two proceed concurrently.
+    const double share = bytes / n;
+    const double intra = share * (link.ranks_per_node - 1.0) / link.intra_bytes_per_s;
+    const double inter = share * (n - link.ranks_per_node) / link.inter_bytes_per_s;
+    return latency + std::max(intra, inter);
+  }
+  if (c == Collective::kSendRecv) {
+    const double bw = nodes > 1.0 ? link.inter_bytes_per_s : link.intra_bytes_per_s;
+    return latency + bytes / bw;
+  }
+  return latency + bytes * info.bus_factor(n) / GroupBusBandwidth(link);
+}
+
+}  // namespace gpuplan

@@ -1,1 +1,525 @@
-// (being written)
+#include "simulator/job_spec_json.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/json_reader.h"
+#include "simulator/hf_config.h"
+#include "simulator/presets.h"
+
+namespace gpuplan {
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+// Names used in the spec (kept here so the parser does not depend on hardware.cpp).
+struct PrecisionName {
+  const char* name;
+  Precision value;
+};
+constexpr PrecisionName kPrecisions[] = {{"fp32", Precision::kFp32},
+                                         {"tf32", Precision::kTf32},
+                                         {"bf16", Precision::kBf16},
+                                         {"fp16", Precision::kFp16},
+                                         {"fp8", Precision::kFp8}};
+
+const char* NameOf(Precision p) {
+  for (const PrecisionName& n : kPrecisions) {
+    if (n.value == p) return n.name;
+  }
+  return "?";
+}
+
+const char* NameOf(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+const char* NameOf(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::k1F1B:
+      return "1f1b";
+    case Schedule::kInterleaved:
+      return "interleaved";
+  }
+  return "?";
+}
+
+const char* NameOf(AttentionImpl a) { return a == AttentionImpl::kFlash ? "flash" : "unfused"; }
+
+struct LoraTargetName {
+  const char* name;
+  uint32_t bits;
+};
+constexpr LoraTargetName kLoraTargets[] = {
+    {"q", kLoraQ},       {"k", kLoraK},   {"v", kLoraV},       {"o", kLoraO},
+    {"gate", kLoraGate}, {"up", kLoraUp}, {"down", kLoraDown}, {"attention", kLoraAttention},
+    {"all", kLoraAll}};
+
+// ---- model ----------------------------------------------------------------------------------
+
+Expected<ModelSpec> ParseModelDimensions(const nlohmann::json& j, const std::string& context) {
+  JsonObjectReader r(j, context);
+  r.RejectUnknownFields({"name", "num_layers", "hidden_size", "ffn_hidden_size",
+                         "num_attention_heads", "num_kv_heads", "head_dim", "vocab_size", "mlp",
+                         "tied_embeddings", "max_position_embeddings_learned", "linear_biases",
+                         "qkv_bias", "moe_num_experts", "moe_top_k", "moe_ffn_hidden_size",
+                         "moe_shared_experts", "moe_first_dense_layers", "approximation_note"});
+  ModelSpec m;
+  m.name = r.OptionalString("name", "custom");
+  m.num_layers = r.PositiveInt("num_layers");
+  m.hidden_size = r.PositiveInt("hidden_size");
+  m.ffn_hidden_size = r.PositiveInt("ffn_hidden_size");
+  m.num_attention_heads = r.PositiveInt("num_attention_heads");
+  m.num_kv_heads = r.OptionalPositiveInt("num_kv_heads", m.num_attention_heads);
+  m.head_dim = r.OptionalNonNegativeInt("head_dim", 0);
+  m.vocab_size = r.PositiveInt("vocab_size");
+  m.mlp = r.Enum("mlp", {"gelu", "swiglu"}) == "swiglu" ? MlpKind::kSwiGlu : MlpKind::kGelu;
+  m.tied_embeddings = r.OptionalBool("tied_embeddings", false);
+  m.max_position_embeddings_learned =
+      r.OptionalNonNegativeInt("max_position_embeddings_learned", 0);
+  m.linear_biases = r.OptionalBool("linear_biases", true);
+  m.qkv_bias = r.OptionalBool("qkv_bias", false);
+  m.moe_num_experts = r.OptionalNonNegativeInt("moe_num_experts", 0);
+  m.moe_top_k = r.OptionalNonNegativeInt("moe_top_k", 0);
+  m.moe_ffn_hidden_size = r.OptionalNonNegativeInt("moe_ffn_hidden_size", 0);
+  m.moe_shared_experts = r.OptionalNonNegativeInt("moe_shared_experts", 0);
+  m.moe_first_dense_layers = r.OptionalNonNegativeInt("moe_first_dense_layers", 0);
+  m.approximation_note = r.OptionalString("approximation_note", "");
+  if (!r.status().ok()) return r.status();
+  return m;
+}
+
+// `model`: a preset id, {"hf_config": path} or a dimensions object.
+Expected<ModelSpec> ParseModel(const nlohmann::json& j, const std::string& origin,
+                               const std::string& base_dir) {
+  const std::string context = origin + ": model";
+  if (j.is_string()) {
+    Expected<ModelSpec> preset = FindModelPreset(j.get<std::string>());
+    if (!preset.ok()) return preset.status().WithPrefix(origin + ": field 'model'");
+    return preset;
+  }
+  if (!j.is_object()) {
+    return Status::Invalid(origin +
+                           ": field 'model': must be a preset id, a dimensions object or "
+                           "{\"hf_config\": path}, got " +
+                           j.dump().substr(0, 40));
+  }
+  if (j.contains("hf_config")) {
+    JsonObjectReader r(j, context);
+    r.RejectUnknownFields({"hf_config"});
+    const std::string path = r.String("hf_config");
+    if (!r.status().ok()) return r.status();
+    std::filesystem::path p(path);
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    Expected<ModelSpec> m = ReadHfConfigFile(p.string());
+    if (!m.ok()) return m.status().WithPrefix(context);
+    return m;
+  }
+  return ParseModelDimensions(j, context);
+}
+
+// ---- cluster --------------------------------------------------------------------------------
+
+Status ParseCluster(const nlohmann::json* j, const std::string& origin, const HardwareDb& db,
+                    ClusterSpec* c) {
+  JsonObjectReader r(*j, origin + ": cluster");
+  r.RejectUnknownFields({"gpu", "num_gpus", "gpus_per_node", "inter_node"});
+  c->gpu = r.String("gpu");
+  c->num_gpus = r.PositiveInt("num_gpus");
+  if (!r.status().ok()) return r.status();
+  const GpuSpec* gpu = db.FindGpu(c->gpu);
+  if (gpu == nullptr) {
+    r.Fail("gpu", "unknown GPU '" + c->gpu + "' (known: " + Join(db.GpuIds()) + ")");
+    return r.status();
+  }
+  const NodeTemplate* node = gpu->default_node.empty() ? nullptr : db.FindNode(gpu->default_node);
+  if (node == nullptr && (!r.Has("gpus_per_node") || !r.Has("inter_node"))) {
+    r.Fail(r.Has("gpus_per_node") ? "inter_node" : "gpus_per_node",
+           "is required: GPU '" + c->gpu + "' has no default node to take it from");
+    return r.status();
+  }
+  const int64_t default_per_node = node != nullptr ? node->gpus_per_node : c->num_gpus;
+  c->gpus_per_node = r.OptionalPositiveInt("gpus_per_node", default_per_node);
+  // The job occupies at most num_gpus GPUs of a node: a larger node is partly used.
+  c->gpus_per_node = std::min(c->gpus_per_node, c->num_gpus);
+  c->inter_node = r.OptionalString("inter_node", node != nullptr ? node->network : "");
+  if (r.status().ok() && db.FindNetwork(c->inter_node) == nullptr) {
+    r.Fail("inter_node",
+           "unknown network '" + c->inter_node + "' (known: " + Join(db.NetworkIds()) + ")");
+  }
+  return r.status();
+}
+
+// ---- training -------------------------------------------------------------------------------
+
+Status ParseLora(const nlohmann::json* j, const std::string& context, Precision precision,
+                 LoraSpec* lora) {
+  JsonObjectReader r(*j, context);
+  r.RejectUnknownFields({"rank", "targets", "base"});
+  lora->enabled = true;
+  lora->rank = r.PositiveInt("rank");
+  std::vector<std::string> targets = r.OptionalStringList("targets");
+  if (r.status().ok() && !r.Has("targets")) targets = {"q", "k", "v", "o"};
+  if (r.status().ok() && targets.empty()) r.Fail("targets", "must name at least one projection");
+  lora->targets = 0;
+  for (const std::string& t : targets) {
+    bool found = false;
+    for (const LoraTargetName& n : kLoraTargets) {
+      if (t == n.name) {
+        lora->targets |= n.bits;
+        found = true;
+      }
+    }
+    if (!found) {
+      r.Fail("targets", "'" + t +
+                            "' is not allowed (allowed: q, k, v, o, gate, up, down, "
+                            "attention, all)");
+      break;
+    }
+  }
+  const std::string base = r.OptionalEnum("base", "same", {"bf16", "same", "nf4"});
+  lora->base = base == "nf4" ? BaseWeights::kNf4 : BaseWeights::kSame;
+  if (r.status().ok() && base == "bf16" && precision != Precision::kBf16) {
+    r.Fail("base", "'bf16' needs training.precision bf16 (use 'same' to keep the base in " +
+                       std::string(NameOf(precision)) + ")");
+  }
+  return r.status();
+}
+
+Status ParseTraining(const nlohmann::json* j, const std::string& origin, TrainingSpec* t) {
+  const std::string context = origin + ": training";
+  JsonObjectReader r(*j, context);
+  r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
+                         "recompute", "attention", "lora"});
+  t->seq_len = r.PositiveInt("seq_len");
+  t->global_batch_size = r.PositiveInt("global_batch_size");
+  t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
+  const std::string precision =
+      r.OptionalEnum("precision", "bf16", {"fp32", "tf32", "bf16", "fp16", "fp8"});
+  for (const PrecisionName& n : kPrecisions) {
+    if (precision == n.name) t->precision = n.value;
+  }
+  const std::string recompute = r.OptionalEnum("recompute", "none", {"none", "selective", "full"});
+  t->recompute = recompute == "full"        ? Recompute::kFull
+                 : recompute == "selective" ? Recompute::kSelective
+                                            : Recompute::kNone;
+  t->attention = r.OptionalEnum("attention", "flash", {"flash", "unfused"}) == "unfused"
+                     ? AttentionImpl::kUnfused
+                     : AttentionImpl::kFlash;
+  const nlohmann::json* lora = r.OptionalObject("lora");
+  GPUPLAN_RETURN_IF_ERROR(r.status());
+  t->lora = LoraSpec{};
+  if (lora != nullptr) {
+    GPUPLAN_RETURN_IF_ERROR(ParseLora(lora, context + ": lora", t->precision, &t->lora));
+  }
+  return Status::Ok();
+}
+
+// ---- parallelism ----------------------------------------------------------------------------
+
+Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t num_gpus,
+                     ParallelSpec* p) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
+  r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
+                         "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap"});
+  p->tp = r.OptionalPositiveInt("tp", 1);
+  p->pp = r.OptionalPositiveInt("pp", 1);
+  p->cp = r.OptionalPositiveInt("cp", 1);
+  p->ep = r.OptionalPositiveInt("ep", 1);
+  p->vpp = r.OptionalPositiveInt("vpp", 1);
+  GPUPLAN_RETURN_IF_ERROR(r.status());
+  const int64_t model_parallel = p->tp * p->pp * p->cp;
+  if (!r.Has("dp") && num_gpus % model_parallel != 0) {
+    r.Fail("dp", "cannot default to num_gpus/(tp*pp*cp): cluster.num_gpus = " + Str(num_gpus) +
+                     " is not divisible by tp*pp*cp = " + Str(model_parallel));
+  }
+  p->dp = r.OptionalPositiveInt("dp", std::max<int64_t>(1, num_gpus / model_parallel));
+  p->sequence_parallel = r.OptionalBool("sequence_parallel", false);
+  p->fsdp = r.OptionalBool("fsdp", false);
+  const int64_t zero = r.OptionalNonNegativeInt("zero_stage", p->fsdp ? 3 : 0);
+  if (r.status().ok() && zero > 3) {
+    r.Fail("zero_stage", "must be 0, 1, 2 or 3, got " + Str(zero));
+  }
+  if (r.status().ok() && p->fsdp && zero != 3) {
+    r.Fail("zero_stage", Str(zero) +
+                             " conflicts with fsdp = true (FSDP FULL_SHARD shards like "
+                             "ZeRO-3; leave zero_stage out or set 3)");
+  }
+  p->zero_stage = static_cast<int>(zero);
+  p->cpu_offload = r.OptionalBool("cpu_offload", false);
+  const std::string schedule = r.OptionalEnum("schedule", p->vpp > 1 ? "interleaved" : "1f1b",
+                                              {"gpipe", "1f1b", "interleaved"});
+  p->schedule = schedule == "gpipe"         ? Schedule::kGpipe
+                : schedule == "interleaved" ? Schedule::kInterleaved
+                                            : Schedule::k1F1B;
+  p->dp_overlap = r.OptionalBool("dp_overlap", true);
+  p->tp_overlap = r.OptionalBool("tp_overlap", false);
+  return r.status();
+}
+
+Status ParseOverhead(const nlohmann::json* j, const std::string& origin, OverheadSpec* o) {
+  *o = OverheadSpec{};
+  if (j == nullptr) return Status::Ok();
+  JsonObjectReader r(*j, origin + ": overhead");
+  r.RejectUnknownFields({"framework_gb", "fragmentation"});
+  o->framework_bytes = r.OptionalNonNegativeNumber("framework_gb", o->framework_bytes / 1e9) * 1e9;
+  o->fragmentation = r.OptionalNumberInRange("fragmentation", o->fragmentation, 0.0, 1.0);
+  return r.status();
+}
+
+Status ModelFail(const char* field, const std::string& problem) {
+  return Status::Invalid(std::string("model: field '") + field + "': " + problem);
+}
+Status Fail(const char* section, const char* field, const std::string& problem) {
+  return Status::Invalid(std::string(section) + ": field '" + field + "': " + problem);
+}
+
+}  // namespace
+
+Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,
+                               const std::string& base_dir, const HardwareDb& db) {
+  JsonObjectReader top(spec, origin);
+  top.RejectUnknownFields({"model", "cluster", "training", "parallelism", "overhead"});
+  if (top.status().ok() && !top.Has("model")) top.Fail("model", "is required but missing");
+  const nlohmann::json* cluster = top.Object("cluster");
+  const nlohmann::json* training = top.Object("training");
+  const nlohmann::json* parallelism = top.OptionalObject("parallelism");
+  const nlohmann::json* overhead = top.OptionalObject("overhead");
+  if (!top.status().ok()) return top.status();
+
+  JobSpec job;
+  Expected<ModelSpec> model = ParseModel(spec.at("model"), origin, base_dir);
+  if (!model.ok()) return model.status();
+  job.model = std::move(*model);
+  GPUPLAN_RETURN_IF_ERROR(ValidateModel(job.model, origin + ": model"));
+  GPUPLAN_RETURN_IF_ERROR(ParseCluster(cluster, origin, db, &job.cluster));
+  GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, &job.training));
+  GPUPLAN_RETURN_IF_ERROR(ParseParallel(parallelism, origin, job.cluster.num_gpus, &job.parallel));
+  GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
+  GPUPLAN_RETURN_IF_ERROR(ValidateJob(job, db).WithPrefix(origin));
+  return job;
+}
+
+Expected<JobSpec> ReadJobSpecFile(const std::string& path, const HardwareDb& db) {
+  Expected<nlohmann::json> j = ReadJsonFile(path);
+  if (!j.ok()) return j.status();
+  return ParseJobSpec(*j, path, std::filesystem::path(path).parent_path().string(), db);
+}
+
+Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
+  const ModelSpec& m = job.model;
+  const ClusterSpec& c = job.cluster;
+  const TrainingSpec& t = job.training;
+  const ParallelSpec& p = job.parallel;
+  GPUPLAN_RETURN_IF_ERROR(ValidateModel(m, "model"));
+
+  // Cluster.
+  const GpuSpec* gpu = db.FindGpu(c.gpu);
+  if (gpu == nullptr) {
+    return Fail("cluster", "gpu", "unknown GPU '" + c.gpu + "' (known: " + Join(db.GpuIds()) + ")");
+  }
+  if (db.FindNetwork(c.inter_node) == nullptr) {
+    return Fail("cluster", "inter_node",
+                "unknown network '" + c.inter_node + "' (known: " + Join(db.NetworkIds()) + ")");
+  }
+  if (c.num_gpus < 1) return Fail("cluster", "num_gpus", "must be >= 1, got " + Str(c.num_gpus));
+  if (c.gpus_per_node < 1) {
+    return Fail("cluster", "gpus_per_node", "must be >= 1, got " + Str(c.gpus_per_node));
+  }
+  if (c.num_gpus > c.gpus_per_node && c.num_gpus % c.gpus_per_node != 0) {
+    return Fail("cluster", "num_gpus",
+                Str(c.num_gpus) + " is not a multiple of gpus_per_node = " + Str(c.gpus_per_node) +
+                    " (jobs use whole nodes)");
+  }
+
+  // Training.
+  if (t.seq_len < 1) return Fail("training", "seq_len", "must be >= 1, got " + Str(t.seq_len));
+  if (t.global_batch_size < 1) {
+    return Fail("training", "global_batch_size", "must be >= 1, got " + Str(t.global_batch_size));
+  }
+  if (t.micro_batch_size < 1) {
+    return Fail("training", "micro_batch_size", "must be >= 1, got " + Str(t.micro_batch_size));
+  }
+  if (t.micro_batch_size > t.global_batch_size) {
+    return Fail(
+        "training", "micro_batch_size",
+        Str(t.micro_batch_size) + " exceeds global_batch_size = " + Str(t.global_batch_size));
+  }
+  if (!(gpu->PeakFlops(t.precision) > 0)) {
+    return Fail("training", "precision",
+                std::string(NameOf(t.precision)) + " is not supported by GPU '" + c.gpu + "' (no " +
+                    NameOf(t.precision) + " peak in the hardware database)");
+  }
+  if (t.lora.enabled) {
+    if (t.lora.rank < 1) {
+      return Fail("training.lora", "rank", "must be >= 1, got " + Str(t.lora.rank));
+    }
+    if ((t.lora.targets & kLoraAll) == 0) {
+      return Fail("training.lora", "targets", "must name at least one projection");
+    }
+  }
+
+  // Parallel layout.
+  const std::pair<const char*, int64_t> degrees[] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp},
+                                                     {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp}};
+  for (const auto& [name, value] : degrees) {
+    if (value < 1) return Fail("parallelism", name, "must be >= 1, got " + Str(value));
+  }
+  const int64_t product = p.dp * p.tp * p.pp * p.cp;
+  if (product != c.num_gpus) {
+    return Status::Invalid("parallelism: dp*tp*pp*cp = " + Str(product) +
+                           " does not equal cluster.num_gpus = " + Str(c.num_gpus));
+  }
+  if (m.num_attention_heads % p.tp != 0) {
+    return ModelFail(
+        "num_attention_heads",
+        Str(m.num_attention_heads) + " is not divisible by parallelism.tp = " + Str(p.tp));
+  }
+  if (m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0) {
+    return ModelFail("num_kv_heads", Str(m.num_kv_heads) + " and parallelism.tp = " + Str(p.tp) +
+                                         ": neither divides the other");
+  }
+  if (m.num_layers % (p.pp * p.vpp) != 0) {
+    return ModelFail(
+        "num_layers",
+        Str(m.num_layers) + " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp));
+  }
+  if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
+    return Fail("parallelism", "vpp",
+                Str(p.vpp) + " needs schedule 'interleaved', got '" + NameOf(p.schedule) + "'");
+  }
+  if (p.vpp > 1 && p.pp < 2) {
+    return Fail("parallelism", "vpp", Str(p.vpp) + " needs pp > 1");
+  }
+  if (t.global_batch_size % (t.micro_batch_size * p.dp) != 0) {
+    return Fail("training", "global_batch_size",
+                Str(t.global_batch_size) +
+                    " is not divisible by micro_batch_size*dp = " + Str(t.micro_batch_size) + "*" +
+                    Str(p.dp) + " = " + Str(t.micro_batch_size * p.dp));
+  }
+  if (t.seq_len % p.cp != 0) {
+    return Fail("training", "seq_len",
+                Str(t.seq_len) + " is not divisible by parallelism.cp = " + Str(p.cp));
+  }
+  if (p.ep > 1) {
+    if (!m.is_moe()) {
+      return Fail("parallelism", "ep", Str(p.ep) + " needs a mixture-of-experts model");
+    }
+    if (m.moe_num_experts % p.ep != 0) {
+      return Fail("parallelism", "ep",
+                  Str(p.ep) + " does not divide model.moe_num_experts = " + Str(m.moe_num_experts));
+    }
+    if ((p.dp * p.cp) % p.ep != 0) {
+      return Fail("parallelism", "ep", Str(p.ep) + " does not divide dp*cp = " + Str(p.dp * p.cp));
+    }
+  }
+  if (p.zero_stage < 0 || p.zero_stage > 3) {
+    return Fail("parallelism", "zero_stage", "must be 0, 1, 2 or 3, got " + Str(p.zero_stage));
+  }
+  if (p.cpu_offload && p.zero_stage == 0 && !p.fsdp) {
+    return Fail("parallelism", "cpu_offload", "needs zero_stage >= 1 or fsdp");
+  }
+  return Status::Ok();
+}
+
+nlohmann::json JobSpecToJson(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  nlohmann::json model = {
+      {"name", m.name},
+      {"num_layers", m.num_layers},
+      {"hidden_size", m.hidden_size},
+      {"ffn_hidden_size", m.ffn_hidden_size},
+      {"num_attention_heads", m.num_attention_heads},
+      {"num_kv_heads", m.num_kv_heads},
+      {"vocab_size", m.vocab_size},
+      {"mlp", m.mlp == MlpKind::kSwiGlu ? "swiglu" : "gelu"},
+      {"tied_embeddings", m.tied_embeddings},
+  };
+  if (m.head_dim > 0) model["head_dim"] = m.head_dim;
+  if (m.max_position_embeddings_learned > 0) {
+    model["max_position_embeddings_learned"] = m.max_position_embeddings_learned;
+  }
+  if (!m.linear_biases) model["linear_biases"] = false;
+  if (m.qkv_bias) model["qkv_bias"] = true;
+  if (m.is_moe()) {
+    model["moe_num_experts"] = m.moe_num_experts;
+    model["moe_top_k"] = m.moe_top_k;
+    if (m.moe_ffn_hidden_size > 0) model["moe_ffn_hidden_size"] = m.moe_ffn_hidden_size;
+    if (m.moe_shared_experts > 0) model["moe_shared_experts"] = m.moe_shared_experts;
+    if (m.moe_first_dense_layers > 0) model["moe_first_dense_layers"] = m.moe_first_dense_layers;
+  }
+  if (!m.approximation_note.empty()) model["approximation_note"] = m.approximation_note;
+
+  const TrainingSpec& t = job.training;
+  nlohmann::json training = {
+      {"seq_len", t.seq_len},
+      {"global_batch_size", t.global_batch_size},
+      {"micro_batch_size", t.micro_batch_size},
+      {"precision", NameOf(t.precision)},
+      {"recompute", NameOf(t.recompute)},
+      {"attention", NameOf(t.attention)},
+  };
+  if (t.lora.enabled) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const LoraTargetName& n : kLoraTargets) {
+      if (n.bits == kLoraAttention || n.bits == kLoraAll) continue;
+      if ((t.lora.targets & n.bits) != 0) targets.push_back(n.name);
+    }
+    training["lora"] = {{"rank", t.lora.rank},
+                        {"targets", targets},
+                        {"base", t.lora.base == BaseWeights::kNf4 ? "nf4" : "same"}};
+  }
+
+  const ParallelSpec& p = job.parallel;
+  return {
+      {"model", model},
+      {"cluster",
+       {{"gpu", job.cluster.gpu},
+        {"num_gpus", job.cluster.num_gpus},
+        {"gpus_per_node", job.cluster.gpus_per_node},
+        {"inter_node", job.cluster.inter_node}}},
+      {"training", training},
+      {"parallelism",
+       {{"tp", p.tp},
+        {"pp", p.pp},
+        {"dp", p.dp},
+        {"cp", p.cp},
+        {"ep", p.ep},
+        {"vpp", p.vpp},
+        {"sequence_parallel", p.sequence_parallel},
+        {"zero_stage", p.zero_stage},
+        {"fsdp", p.fsdp},
+        {"cpu_offload", p.cpu_offload},
+        {"schedule", NameOf(p.schedule)},
+        {"dp_overlap", p.dp_overlap},
+        {"tp_overlap", p.tp_overlap}}},
+      {"overhead",
+       {{"framework_gb", job.overhead.framework_bytes / 1e9},
+        {"fragmentation", job.overhead.fragmentation}}},
+  };
+}
+
+}  // namespace gpuplan

@@ -15,7 +15,8 @@ namespace gpuplan {
 /// Parses a job spec object. `origin` names it in errors (a path or "<flags>"); `base_dir` is
 /// where a relative {"hf_config": "path"} is resolved. Omitted optional fields take the
 /// documented defaults (inter_node and gpus_per_node from the GPU's default node, dp from the GPU
-/// count). Unknown fields are errors. Calls ValidateJob before returning.
+/// count; an explicit gpus_per_node above num_gpus is reduced to num_gpus; fsdp makes zero_stage
+/// default to 3). Unknown fields are errors. Calls ValidateJob before returning.
 Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,
                                const std::string& base_dir, const HardwareDb& db);
 
@@ -26,7 +27,10 @@ Expected<JobSpec> ReadJobSpecFile(const std::string& path, const HardwareDb& db)
 /// dp*tp*pp*cp == num_gpus; num_gpus % gpus_per_node == 0 when above one node; heads % tp;
 /// kv_heads % tp (or tp % kv_heads); layers % (pp*vpp); vpp > 1 needs the interleaved schedule;
 /// global_batch % (micro_batch*dp); seq_len % cp; experts % ep; ep divides dp*cp (Megatron's rule);
-/// zero stage in 0..3; known gpu and network ids; the precision supported by the GPU.
+/// zero stage in 0..3; known gpu and network ids; the precision supported by the GPU. Also:
+/// ValidateModel; micro_batch <= global_batch; vpp > 1 needs pp > 1; ep > 1 needs an MoE model;
+/// cpu_offload needs zero_stage >= 1 or fsdp. Messages start with the section ("parallelism: ...",
+/// "model: field 'num_layers': ..."); ParseJobSpec prefixes them with the origin.
 Status ValidateJob(const JobSpec& job, const HardwareDb& db);
 
 /// The spec as JSON in the same shape ParseJobSpec reads (model always expanded to dimensions).

@@ -22,15 +22,23 @@ struct ModelSpec {
   int64_t head_dim = 0;             ///< 0 means hidden_size / num_attention_heads
   int64_t vocab_size = 0;
   MlpKind mlp = MlpKind::kGelu;
-  bool tied_embeddings = false;     ///< output projection shares the input embedding matrix
+  bool tied_embeddings = false;  ///< output projection shares the input embedding matrix
   /// Learned absolute position embeddings (GPT-2/MPT-style tables): 0 for rotary/ALiBi models.
   int64_t max_position_embeddings_learned = 0;
+  /// GELU (GPT-style) models only: bias vectors on Q/K/V, O and both MLP matrices, and LayerNorm
+  /// biases, as in GPT-2/GPT-3/Megatron GPT (true, the default). MPT sets false (llm-foundry
+  /// `no_bias: true`: no linear or LayerNorm biases). Ignored for SwiGLU models, which never have
+  /// MLP/O biases or norm biases (RMSNorm) here.
+  bool linear_biases = true;
+  /// Bias on the Q, K and V projections regardless of MLP kind (Qwen2). Redundant when the model
+  /// already has linear biases.
+  bool qkv_bias = false;
 
   // Mixture of experts (moe_num_experts == 0 means dense).
   int64_t moe_num_experts = 0;
   int64_t moe_top_k = 0;
-  int64_t moe_ffn_hidden_size = 0;   ///< per expert; 0 means ffn_hidden_size
-  int64_t moe_shared_experts = 0;    ///< always-active experts of moe_ffn_hidden_size each
+  int64_t moe_ffn_hidden_size = 0;     ///< per expert; 0 means ffn_hidden_size
+  int64_t moe_shared_experts = 0;      ///< always-active experts of moe_ffn_hidden_size each
   int64_t moe_first_dense_layers = 0;  ///< leading layers that keep a dense MLP (DeepSeek-V3: 3)
 
   /// Free-text note on approximations made for this model (e.g. how MLA is represented).
@@ -38,25 +46,32 @@ struct ModelSpec {
 
   bool is_moe() const { return moe_num_experts > 0; }
   int64_t HeadDim() const { return head_dim > 0 ? head_dim : hidden_size / num_attention_heads; }
-  int64_t ExpertFfn() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size; }
+  int64_t ExpertFfn() const {
+    return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size;
+  }
   int64_t MoeLayers() const { return is_moe() ? num_layers - moe_first_dense_layers : 0; }
   int64_t DenseLayers() const { return num_layers - MoeLayers(); }
+  /// True when the GELU/GPT-style bias vectors (QKV, O, MLP, LayerNorm) are present.
+  bool HasLinearBiases() const { return mlp == MlpKind::kGelu && linear_biases; }
 };
 
 /// Parameter counts (exact for the architecture as described; biases and norms included).
 struct ParameterCounts {
-  double attention_per_layer = 0;   ///< Q, K, V, O projections (+ biases for GELU/GPT models)
-  double dense_mlp_per_layer = 0;   ///< one dense MLP
-  double expert_mlp = 0;            ///< one routed expert's MLP
-  double router_per_layer = 0;      ///< MoE gate
-  double norms_per_layer = 0;       ///< LayerNorm/RMSNorm weights
-  double embedding = 0;             ///< token (+ learned position) embedding
-  double output_head = 0;           ///< untied LM head; 0 when tied
-  double total = 0;                 ///< everything stored
-  double active_per_token = 0;      ///< what one token touches (top-k + shared experts for MoE)
+  double attention_per_layer = 0;  ///< Q, K, V, O projections (+ biases for GELU/GPT models)
+  double dense_mlp_per_layer = 0;  ///< one dense MLP
+  double expert_mlp = 0;           ///< one routed expert's MLP
+  double router_per_layer = 0;     ///< MoE gate
+  double norms_per_layer = 0;      ///< LayerNorm/RMSNorm weights (and LayerNorm biases)
+  double final_norm = 0;           ///< the norm after the last layer
+  double embedding = 0;            ///< token (+ learned position) embedding
+  double output_head = 0;          ///< untied LM head; 0 when tied
+  double total = 0;                ///< everything stored
+  double active_per_token = 0;     ///< what one token touches (top-k + shared experts for MoE)
 };
 
-/// Counts parameters: attention 2h(h + kv) (+ 4h biases... see model.cpp for the exact terms).
+/// Counts parameters exactly for the architecture as described: attention h*d*(2a + 2kv),
+/// MLP 2hf (GELU) or 3hf (SwiGLU), biases and norms, embeddings, head; see model.cpp and
+/// docs/MODELS.md for every term. Embedding and head are included in active_per_token.
 ParameterCounts CountParameters(const ModelSpec& m);
 
 /// Checks dimensions: all positive, heads divide hidden size (unless head_dim given), kv heads

@@ -1,1 +1,38 @@
-// (being written)
+#include "simulator/pipeline.h"
+
+#include <algorithm>
+
+namespace gpuplan {
+
+double PipelineBubbleFraction(Schedule schedule, int64_t p, int64_t m, int64_t v) {
+  const double pp = static_cast<double>(p);
+  const double mm = static_cast<double>(m);
+  const double vv = schedule == Schedule::kInterleaved ? static_cast<double>(v) : 1.0;
+  return (pp - 1.0) / (vv * mm + pp - 1.0);
+}
+
+PipelineTime PipelineStepTime(Schedule schedule, int64_t p, int64_t m, int64_t v,
+                              double max_stage_s, double sum_stage_s) {
+  PipelineTime t;
+  const double vv = schedule == Schedule::kInterleaved ? static_cast<double>(v) : 1.0;
+  const double busy = static_cast<double>(m) * max_stage_s;
+  t.total_s = busy + (p > 1 ? (sum_stage_s - max_stage_s) / vv : 0.0);
+  t.bubble_s = t.total_s - busy;
+  return t;
+}
+
+double MicrobatchesInFlight(Schedule schedule, int64_t p, int64_t m, int64_t v, int64_t stage) {
+  const double mm = static_cast<double>(m);
+  const double remaining = static_cast<double>(p - stage);
+  switch (schedule) {
+    case Schedule::kGpipe:
+      return mm;
+    case Schedule::k1F1B:
+      return std::min(remaining, mm);
+    case Schedule::kInterleaved:
+      return std::min(remaining + (remaining - 1.0) / static_cast<double>(v), mm);
+  }
+  return mm;
+}
+
+}  // namespace gpuplan

@@ -1,1 +1,105 @@
-// (being written)
+#include "simulator/result_format.h"
+
+#include <cstdio>
+#include <string>
+
+namespace gpuplan {
+namespace {
+
+std::string Fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+std::string Seconds(double s) {
+  if (s >= 1.0) return Fmt("%.3f s", s);
+  if (s >= 1e-3) return Fmt("%.2f ms", s * 1e3);
+  return Fmt("%.1f us", s * 1e6);
+}
+
+std::string Gb(double bytes) { return Fmt("%.2f GB", bytes / 1e9); }
+
+}  // namespace
+
+nlohmann::json StepResultToJson(const StepResult& r) {
+  const TimeBreakdown& b = r.breakdown_s;
+  const MemoryBreakdown& m = r.memory;
+  return {
+      {"step_time_s", r.step_time_s},
+      {"tokens_per_s", r.tokens_per_s},
+      {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+      {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+      {"mfu", r.mfu},
+      {"hfu", r.hfu},
+      {"model_flops_per_step", r.model_flops_per_step},
+      {"hardware_flops_per_step", r.hardware_flops_per_step},
+      {"microbatches_per_step", r.microbatches},
+      {"fits", m.fits},
+      {"memory",
+       {{"peak_bytes_per_gpu", m.peak_bytes},
+        {"capacity_bytes", m.capacity_bytes},
+        {"weights_bytes", m.weights_bytes},
+        {"grads_bytes", m.grads_bytes},
+        {"optimizer_bytes", m.optimizer_bytes},
+        {"activations_bytes", m.activations_bytes},
+        {"logits_bytes", m.logits_bytes},
+        {"overhead_bytes", m.overhead_bytes}}},
+      {"breakdown_s",
+       {{"compute", b.compute},
+        {"tp_comm", b.tp_comm},
+        {"cp_comm", b.cp_comm},
+        {"pp_comm", b.pp_comm},
+        {"dp_comm", b.dp_comm},
+        {"ep_comm", b.ep_comm},
+        {"bubble", b.bubble},
+        {"optimizer", b.optimizer}}},
+  };
+}
+
+std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
+  const ParallelSpec& p = job.parallel;
+  const TimeBreakdown& b = r.breakdown_s;
+  const MemoryBreakdown& m = r.memory;
+  std::string out;
+  out += job.model.name + " on " + std::to_string(job.cluster.num_gpus) + "x " + job.cluster.gpu +
+         " (" + std::to_string(job.cluster.gpus_per_node) + "/node, " + job.cluster.inter_node +
+         ")\n";
+  out += "  tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
+         " dp=" + std::to_string(p.dp) + " cp=" + std::to_string(p.cp) +
+         " ep=" + std::to_string(p.ep) + " vpp=" + std::to_string(p.vpp) +
+         "  micro-batch=" + std::to_string(job.training.micro_batch_size) +
+         " x " + std::to_string(r.microbatches) + " per step, seq " +
+         std::to_string(job.training.seq_len) + "\n\n";
+  out += "  step time            " + Seconds(r.step_time_s) + "\n";
+  out += "  tokens/s             " + Fmt("%.0f", r.tokens_per_s) + "\n";
+  out += "  tokens/s per GPU     " + Fmt("%.1f", r.tokens_per_s_per_gpu) + "\n";
+  out += "  model TFLOP/s / GPU  " + Fmt("%.1f", r.model_tflops_per_gpu) + "\n";
+  out += "  MFU / HFU            " + Fmt("%.1f%%", 100 * r.mfu) + " / " +
+         Fmt("%.1f%%", 100 * r.hfu) + "\n\n";
+  out += "  time per step        seconds     share\n";
+  const std::pair<const char*, double> parts[] = {
+      {"compute", b.compute}, {"tp comm (exposed)", b.tp_comm}, {"cp comm (exposed)", b.cp_comm},
+      {"pp comm", b.pp_comm}, {"dp comm (exposed)", b.dp_comm}, {"ep comm", b.ep_comm},
+      {"pipeline bubble", b.bubble}, {"optimizer", b.optimizer}};
+  for (const auto& [name, v] : parts) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "  %-20s %-11s %5.1f%%\n", name, Seconds(v).c_str(),
+                  100.0 * v / r.step_time_s);
+    out += line;
+  }
+  out += "\n  memory per GPU       " + Gb(m.peak_bytes) + " of " + Gb(m.capacity_bytes) +
+         (m.fits ? "  (fits)\n" : "  (DOES NOT FIT)\n");
+  const std::pair<const char*, double> mem[] = {
+      {"weights", m.weights_bytes},         {"gradients", m.grads_bytes},
+      {"optimizer state", m.optimizer_bytes}, {"activations", m.activations_bytes},
+      {"logits buffers", m.logits_bytes},   {"framework overhead", m.overhead_bytes}};
+  for (const auto& [name, v] : mem) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "    %-18s %s\n", name, Gb(v).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace gpuplan

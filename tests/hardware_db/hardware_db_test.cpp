@@ -1,2 +1,518 @@
+// Tests of the hardware database: the built-in data (ids, sources, spot values) and the loader's
+// error messages, which must name the file, the entry and the field.
+#include "hardware-db/hardware_db.h"
+
 #include <gtest/gtest.h>
-TEST(HardwareDbPending, Placeholder) { SUCCEED(); }
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpuplan {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected \"" << part << "\" in \"" << text << "\"";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Built-in database
+
+const std::vector<std::string> kRequiredGpus = {
+    "v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb",
+    "h100-pcie-80gb", "h200-sxm-141gb", "b200",           "l40s",           "l4",
+    "rtx-4090",       "rtx-a6000",      "rtx-6000-ada",   "mi300x",         "t4"};
+const std::vector<std::string> kRequiredNetworks = {
+    "ib-edr-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800", "roce-200",
+    "roce-400",   "efa-p4d",    "efa-p5",     "eth-25",     "eth-100"};
+const std::vector<std::string> kRequiredNodes = {
+    "dgx-a100",        "dgx-h100",     "hgx-h200",     "8x-l40s-pcie",
+    "8x-rtx4090-pcie", "4x-a100-pcie", "dgx-v100",     "dgx-b200",
+    "8x-mi300x",       "8x-l4",        "8x-t4",        "8x-a6000",
+    "8x-6000-ada",     "8x-h100-pcie", "p4d-24xlarge", "p5-48xlarge"};
+
+class BuiltinDbTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Expected<HardwareDb> db = LoadHardwareDb({});
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    db_ = new HardwareDb(std::move(db).value());
+  }
+  static void TearDownTestSuite() {
+    delete db_;
+    db_ = nullptr;
+  }
+  static const HardwareDb& db() { return *db_; }
+
+ private:
+  static HardwareDb* db_;
+};
+HardwareDb* BuiltinDbTest::db_ = nullptr;
+
+TEST_F(BuiltinDbTest, LoadsAndValidates) {
+  EXPECT_TRUE(db().Validate().ok()) << db().Validate().message();
+  EXPECT_FALSE(BuiltinHardwareDbDir().empty());
+}
+
+TEST_F(BuiltinDbTest, HasEveryRequiredId) {
+  for (const std::string& id : kRequiredGpus) EXPECT_NE(db().FindGpu(id), nullptr) << id;
+  for (const std::string& id : kRequiredNetworks) EXPECT_NE(db().FindNetwork(id), nullptr) << id;
+  for (const std::string& id : kRequiredNodes) EXPECT_NE(db().FindNode(id), nullptr) << id;
+}
+
+TEST_F(BuiltinDbTest, EveryEntryNamesItsSource) {
+  for (const auto& [id, g] : db().gpus()) EXPECT_FALSE(g.source.empty()) << id;
+  for (const auto& [id, n] : db().networks()) EXPECT_FALSE(n.source.empty()) << id;
+  for (const auto& [id, n] : db().nodes()) EXPECT_FALSE(n.source.empty()) << id;
+}
+
+TEST_F(BuiltinDbTest, SpotValuesInSiUnits) {
+  const GpuSpec* h100 = db().FindGpu("h100-sxm5-80gb");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_DOUBLE_EQ(h100->PeakFlops(Precision::kBf16), 989.5e12);
+  EXPECT_DOUBLE_EQ(h100->PeakFlops(Precision::kFp8), 1979e12);
+  EXPECT_DOUBLE_EQ(h100->memory_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(h100->memory_bandwidth_bytes_per_s, 3.35e12);
+  EXPECT_EQ(h100->sm_count, 132);
+  EXPECT_NEAR(h100->gemm_efficiency * 989.5, 794.5, 0.1);  // ml-engineering MAMF
+  EXPECT_EQ(h100->scaleup_kind, "nvswitch");
+  EXPECT_DOUBLE_EQ(h100->scaleup_bytes_per_s, 450e9);
+  EXPECT_EQ(h100->scaleup_domain_gpus, 8);
+  EXPECT_DOUBLE_EQ(h100->pcie_bytes_per_s, 63e9);
+  EXPECT_EQ(h100->default_node, "dgx-h100");
+
+  const GpuSpec* a100 = db().FindGpu("a100-sxm4-80gb");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_DOUBLE_EQ(a100->scaleup_bytes_per_s, 300e9);
+  EXPECT_NEAR(a100->scaleup_collective_efficiency * 300, 234.9, 0.1);
+
+  const GpuSpec* v100 = db().FindGpu("v100-sxm2-32gb");
+  ASSERT_NE(v100, nullptr);
+  EXPECT_EQ(v100->PeakFlops(Precision::kBf16), 0);  // Volta: no bf16
+  EXPECT_EQ(v100->PeakFlops(Precision::kTf32), 0);
+  EXPECT_DOUBLE_EQ(v100->PeakFlops(Precision::kFp16), 125e12);
+
+  const GpuSpec* t4 = db().FindGpu("t4");
+  ASSERT_NE(t4, nullptr);
+  EXPECT_DOUBLE_EQ(t4->PeakFlops(Precision::kFp16), 65e12);
+  EXPECT_EQ(t4->PeakFlops(Precision::kBf16), 0);
+
+  const GpuSpec* rtx4090 = db().FindGpu("rtx-4090");
+  ASSERT_NE(rtx4090, nullptr);
+  EXPECT_DOUBLE_EQ(rtx4090->PeakFlops(Precision::kBf16), 165.2e12);  // FP32 accumulate
+  EXPECT_EQ(rtx4090->scaleup_kind, "none");
+
+  const GpuSpec* mi300x = db().FindGpu("mi300x");
+  ASSERT_NE(mi300x, nullptr);
+  EXPECT_EQ(mi300x->scaleup_kind, "xgmi");
+  EXPECT_EQ(mi300x->sm_count, 304);
+  EXPECT_DOUBLE_EQ(mi300x->memory_bytes, 192e9);
+
+  const NetworkSpec* hdr = db().FindNetwork("ib-hdr-200");
+  ASSERT_NE(hdr, nullptr);
+  EXPECT_DOUBLE_EQ(hdr->bytes_per_s_per_gpu, 25e9);
+  EXPECT_GT(hdr->latency_s, 0);
+  EXPECT_LT(hdr->latency_s, 100e-6);
+  EXPECT_DOUBLE_EQ(db().FindNetwork("efa-p4d")->bytes_per_s_per_gpu, 6.25e9);
+  EXPECT_DOUBLE_EQ(db().FindNetwork("efa-p5")->bytes_per_s_per_gpu, 50e9);
+
+  const NodeTemplate* dgx = db().FindNode("dgx-h100");
+  ASSERT_NE(dgx, nullptr);
+  EXPECT_EQ(dgx->gpu, "h100-sxm5-80gb");
+  EXPECT_EQ(dgx->gpus_per_node, 8);
+  EXPECT_EQ(dgx->network, "ib-ndr-400");
+  EXPECT_EQ(dgx->intra_node, "nvswitch");
+  EXPECT_DOUBLE_EQ(dgx->intra_node_bytes_per_s, 450e9);
+  EXPECT_EQ(db().FindNode("4x-a100-pcie")->gpus_per_node, 4);
+}
+
+TEST_F(BuiltinDbTest, DataIsSelfConsistent) {
+  for (const auto& [id, g] : db().gpus()) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(g.id, id);
+    // Training needs a 16-bit (or wider) tensor format.
+    EXPECT_GT(g.PeakFlops(Precision::kFp16) + g.PeakFlops(Precision::kBf16), 0);
+    EXPECT_GT(g.gemm_efficiency, 0.4);
+    EXPECT_LE(g.gemm_efficiency, 1.0);
+    EXPECT_GT(g.sm_count, 0);
+    EXPECT_GT(g.memory_bytes, 1e9);
+    if (g.scaleup_kind == "none") {
+      EXPECT_EQ(g.scaleup_bytes_per_s, 0);
+    } else {
+      EXPECT_GT(g.scaleup_bytes_per_s, g.pcie_bytes_per_s);
+      EXPECT_GE(g.scaleup_domain_gpus, 2);
+    }
+    // The default node is built from this GPU.
+    const NodeTemplate* node = db().FindNode(g.default_node);
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(node->gpu, id);
+  }
+  for (const auto& [id, n] : db().nodes()) {
+    SCOPED_TRACE(id);
+    const GpuSpec* g = db().FindGpu(n.gpu);
+    ASSERT_NE(g, nullptr);
+    if (n.intra_node == "nvswitch" || n.intra_node == "xgmi") {
+      EXPECT_EQ(n.intra_node, g->scaleup_kind);
+      EXPECT_DOUBLE_EQ(n.intra_node_bytes_per_s, g->scaleup_bytes_per_s);
+      EXPECT_LE(n.gpus_per_node, g->scaleup_domain_gpus);
+    } else {
+      // PCIe boxes (bridged pairs included): whole-node collectives cross PCIe.
+      EXPECT_LE(n.intra_node_bytes_per_s, g->pcie_bytes_per_s);
+    }
+    EXPECT_GT(n.intra_node_latency_s, 0);
+  }
+  for (const auto& [id, n] : db().networks()) {
+    SCOPED_TRACE(id);
+    EXPECT_GT(n.bytes_per_s_per_gpu, 0);
+    EXPECT_GT(n.latency_s, 0);
+  }
+}
+
+TEST_F(BuiltinDbTest, LookupsAndIds) {
+  EXPECT_EQ(db().FindGpu("no-such-gpu"), nullptr);
+  EXPECT_EQ(db().FindNetwork("no-such-net"), nullptr);
+  EXPECT_EQ(db().FindNode("no-such-node"), nullptr);
+  const std::vector<std::string> ids = db().GpuIds();
+  EXPECT_EQ(ids.size(), db().gpus().size());
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  const std::vector<std::string> networks = db().NetworkIds();
+  EXPECT_TRUE(std::is_sorted(networks.begin(), networks.end()));
+  EXPECT_EQ(db().NodeIds().size(), db().nodes().size());
+}
+
+TEST(PrecisionTest, NamesRoundTrip) {
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const Precision p = static_cast<Precision>(i);
+    Precision parsed = Precision::kFp32;
+    ASSERT_TRUE(ParsePrecision(PrecisionName(p), &parsed)) << PrecisionName(p);
+    EXPECT_EQ(parsed, p);
+  }
+  EXPECT_EQ(PrecisionName(Precision::kBf16), "bf16");
+  Precision p = Precision::kFp32;
+  EXPECT_FALSE(ParsePrecision("BF16", &p));
+  EXPECT_FALSE(ParsePrecision("int8", &p));
+  EXPECT_FALSE(ParsePrecision("", &p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loader errors and user overrides, with fixture files written into a fresh temporary directory.
+
+json ValidGpu(const std::string& id) {
+  return json{{"id", id},
+              {"name", "Test GPU"},
+              {"vendor", "NVIDIA"},
+              {"tflops_dense", {{"fp32", 60}, {"bf16", 1000}, {"fp16", 1000}, {"fp8", nullptr}}},
+              {"memory_gb", 96},
+              {"memory_bandwidth_gbps", 4000},
+              {"sm_count", 132},
+              {"gemm_efficiency", 0.8},
+              {"memory_efficiency", 0.85},
+              {"scaleup",
+               {{"kind", "nvswitch"},
+                {"gbps_per_gpu_unidir", 450},
+                {"domain_gpus", 8},
+                {"collective_efficiency", 0.8}}},
+              {"pcie_gen", 5},
+              {"pcie_gbps_unidir", 63},
+              {"tdp_w", 700},
+              {"default_node", "test-node"},
+              {"source", "unit test fixture"}};
+}
+
+json ValidNetwork(const std::string& id) {
+  return json{{"id", id},        {"name", "Test network"},       {"gbps_per_gpu", 50},
+              {"latency_us", 5}, {"collective_efficiency", 0.9}, {"source", "unit test fixture"}};
+}
+
+json ValidNode(const std::string& id, const std::string& gpu) {
+  return json{{"id", id},
+              {"name", "Test node"},
+              {"gpu", gpu},
+              {"gpus_per_node", 8},
+              {"network", "ib-ndr-400"},
+              {"intra_node", "nvswitch"},
+              {"intra_node_gbps_per_gpu", 450},
+              {"intra_node_latency_us", 3},
+              {"source", "unit test fixture"}};
+}
+
+class HardwareDbFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() /
+           ("gpuplan_hwdb_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    ASSERT_TRUE(fs::create_directories(dir_));
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Writes `text` to dir/name and returns the full path.
+  std::string Write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream out(path);
+    out << text;
+    return path.string();
+  }
+  std::string Write(const std::string& name, const json& doc) { return Write(name, doc.dump(2)); }
+
+  // Loads one file into an empty database and returns the error message ("" when it loads).
+  std::string LoadError(const std::string& path) {
+    HardwareDb db;
+    Status st = db.LoadFile(path);
+    return st.ok() ? "" : st.message();
+  }
+
+  std::string dir() const { return dir_.string(); }
+
+ private:
+  fs::path dir_;
+};
+
+TEST_F(HardwareDbFilesTest, ValidFixtureLoads) {
+  const std::string path = Write("gpus.json", json{{"gpus", {ValidGpu("test-gpu")}}});
+  HardwareDb db;
+  ASSERT_TRUE(db.LoadFile(path).ok()) << db.LoadFile(path).message();
+  const GpuSpec* g = db.FindGpu("test-gpu");
+  ASSERT_NE(g, nullptr);
+  EXPECT_DOUBLE_EQ(g->memory_bytes, 96e9);
+  EXPECT_DOUBLE_EQ(g->PeakFlops(Precision::kBf16), 1000e12);
+  EXPECT_EQ(g->PeakFlops(Precision::kFp8), 0);   // null = unsupported
+  EXPECT_EQ(g->PeakFlops(Precision::kTf32), 0);  // absent = unsupported
+}
+
+TEST_F(HardwareDbFilesTest, NegativeMemoryNamesFileEntryAndField) {
+  json gpu = ValidGpu("bad-gpu");
+  gpu["memory_gb"] = -1;
+  const std::string path = Write("gpus.json", json{{"gpus", {gpu}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
+  EXPECT_TRUE(Contains(err, "field 'memory_gb'"));
+  EXPECT_TRUE(Contains(err, "-1"));
+}
+
+TEST_F(HardwareDbFilesTest, MissingRequiredField) {
+  json gpu = ValidGpu("bad-gpu");
+  gpu.erase("sm_count");
+  const std::string path = Write("gpus.json", json{{"gpus", {gpu}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
+  EXPECT_TRUE(Contains(err, "field 'sm_count'"));
+  EXPECT_TRUE(Contains(err, "required"));
+}
+
+TEST_F(HardwareDbFilesTest, MissingIdNamesTheIndex) {
+  json gpu = ValidGpu("x");
+  gpu.erase("id");
+  const std::string path = Write("gpus.json", json{{"gpus", {ValidGpu("first"), gpu}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpus[1]"));
+  EXPECT_TRUE(Contains(err, "field 'id'"));
+}
+
+TEST_F(HardwareDbFilesTest, WrongType) {
+  json net = ValidNetwork("bad-net");
+  net["gbps_per_gpu"] = "400 Gb/s";
+  const std::string path = Write("networks.json", json{{"networks", {net}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "network 'bad-net'"));
+  EXPECT_TRUE(Contains(err, "field 'gbps_per_gpu'"));
+  EXPECT_TRUE(Contains(err, "must be a positive number"));
+}
+
+TEST_F(HardwareDbFilesTest, UnknownField) {
+  json node = ValidNode("bad-node", "h100-sxm5-80gb");
+  node["gpus_per_nodes"] = 8;  // typo
+  const std::string path = Write("nodes.json", json{{"nodes", {node}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "node 'bad-node'"));
+  EXPECT_TRUE(Contains(err, "field 'gpus_per_nodes'"));
+  EXPECT_TRUE(Contains(err, "unknown field"));
+}
+
+TEST_F(HardwareDbFilesTest, NestedFieldErrors) {
+  json gpu = ValidGpu("bad-gpu");
+  gpu["tflops_dense"]["bf16"] = -5;
+  std::string path = Write("a.json", json{{"gpus", {gpu}}});
+  std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
+  EXPECT_TRUE(Contains(err, "tflops_dense"));
+  EXPECT_TRUE(Contains(err, "field 'bf16'"));
+
+  gpu = ValidGpu("bad-gpu");
+  gpu["scaleup"]["collective_efficiency"] = 1.5;
+  path = Write("b.json", json{{"gpus", {gpu}}});
+  err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
+  EXPECT_TRUE(Contains(err, "field 'collective_efficiency'"));
+  EXPECT_TRUE(Contains(err, "(0, 1]"));
+
+  gpu = ValidGpu("bad-gpu");
+  gpu["scaleup"] = json{{"kind", "none"}, {"gbps_per_gpu_unidir", 100}};
+  path = Write("c.json", json{{"gpus", {gpu}}});
+  EXPECT_TRUE(Contains(LoadError(path), "field 'gbps_per_gpu_unidir'"));
+
+  gpu = ValidGpu("bad-gpu");
+  gpu["scaleup"]["kind"] = "infinityband";
+  path = Write("d.json", json{{"gpus", {gpu}}});
+  EXPECT_TRUE(Contains(LoadError(path), "field 'kind'"));
+
+  gpu = ValidGpu("bad-gpu");
+  gpu["tflops_dense"] = json{{"fp8", nullptr}};
+  path = Write("e.json", json{{"gpus", {gpu}}});
+  EXPECT_TRUE(Contains(LoadError(path), "field 'tflops_dense'"));
+}
+
+TEST_F(HardwareDbFilesTest, EfficiencyOutOfRange) {
+  json net = ValidNetwork("bad-net");
+  net["collective_efficiency"] = 0;
+  const std::string path = Write("networks.json", json{{"networks", {net}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, "network 'bad-net'"));
+  EXPECT_TRUE(Contains(err, "field 'collective_efficiency'"));
+}
+
+TEST_F(HardwareDbFilesTest, MalformedJsonNamesTheFile) {
+  const std::string path = Write("broken.json", std::string("{\"gpus\": [ {\"id\": \"x\", } ]"));
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "malformed JSON"));
+}
+
+TEST_F(HardwareDbFilesTest, UnknownTopLevelKey) {
+  const std::string path = Write("x.json", json{{"gpu", json::array()}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "'gpu'"));
+  // about/meta are allowed.
+  EXPECT_EQ(LoadError(Write("y.json", json{{"about", "x"}, {"meta", {{"a", 1}}}})), "");
+  EXPECT_TRUE(Contains(LoadError(Write("z.json", json{{"gpus", ValidGpu("g")}})), "array"));
+  EXPECT_TRUE(Contains(LoadError(Write("w.json", json::array())), "JSON object"));
+}
+
+TEST_F(HardwareDbFilesTest, DuplicateIdInOneFile) {
+  const std::string path =
+      Write("gpus.json", json{{"gpus", {ValidGpu("twin"), ValidGpu("other"), ValidGpu("twin")}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpu 'twin'"));
+  EXPECT_TRUE(Contains(err, "field 'id'"));
+  EXPECT_TRUE(Contains(err, "duplicate"));
+}
+
+TEST_F(HardwareDbFilesTest, FailedFileLeavesDbUnchanged) {
+  json bad = ValidGpu("bad");
+  bad["memory_gb"] = 0;
+  const std::string path = Write("gpus.json", json{{"gpus", {ValidGpu("good"), bad}}});
+  HardwareDb db;
+  EXPECT_FALSE(db.LoadFile(path).ok());
+  EXPECT_EQ(db.FindGpu("good"), nullptr);
+}
+
+TEST_F(HardwareDbFilesTest, NodeReferencingUnknownGpu) {
+  const std::string path =
+      Write("nodes.json", json{{"nodes", {ValidNode("my-node", "no-such-gpu")}}});
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_FALSE(db.ok());
+  const std::string& err = db.status().message();
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "node 'my-node'"));
+  EXPECT_TRUE(Contains(err, "field 'gpu'"));
+  EXPECT_TRUE(Contains(err, "no-such-gpu"));
+}
+
+TEST_F(HardwareDbFilesTest, NodeReferencingUnknownNetworkAndGpuWithUnknownNode) {
+  json node = ValidNode("my-node", "h100-sxm5-80gb");
+  node["network"] = "carrier-pigeon";
+  std::string path = Write("nodes.json", json{{"nodes", {node}}});
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_FALSE(db.ok());
+  EXPECT_TRUE(Contains(db.status().message(), "field 'network'"));
+  EXPECT_TRUE(Contains(db.status().message(), "carrier-pigeon"));
+  fs::remove(path);
+
+  json gpu = ValidGpu("lonely-gpu");
+  gpu["default_node"] = "nowhere";
+  path = Write("gpus.json", json{{"gpus", {gpu}}});
+  db = LoadHardwareDb({dir()});
+  ASSERT_FALSE(db.ok());
+  EXPECT_TRUE(Contains(db.status().message(), path));
+  EXPECT_TRUE(Contains(db.status().message(), "gpu 'lonely-gpu'"));
+  EXPECT_TRUE(Contains(db.status().message(), "field 'default_node'"));
+}
+
+TEST_F(HardwareDbFilesTest, DefaultNodeIsOptional) {
+  json gpu = ValidGpu("prototype-gpu");
+  gpu.erase("default_node");
+  Write("gpus.json", json{{"gpus", {gpu}}});
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_NE(db->FindGpu("prototype-gpu"), nullptr);
+  EXPECT_EQ(db->FindGpu("prototype-gpu")->default_node, "");
+}
+
+TEST_F(HardwareDbFilesTest, MissingDirectoryIsAnError) {
+  Expected<HardwareDb> db = LoadHardwareDb({dir() + "/does-not-exist"});
+  ASSERT_FALSE(db.ok());
+  EXPECT_TRUE(Contains(db.status().message(), "does-not-exist"));
+}
+
+TEST_F(HardwareDbFilesTest, UserDirOverridesBuiltinById) {
+  json h100 = ValidGpu("h100-sxm5-80gb");
+  h100["name"] = "H100 as measured on our cluster";
+  h100["memory_gb"] = 96;
+  h100["default_node"] = "dgx-h100";
+  // A user dir may also add new entries that refer to built-in ones.
+  json node = ValidNode("my-h100-node", "h100-sxm5-80gb");
+  node["gpus_per_node"] = 4;
+  Write("my-hardware.json", json{{"gpus", {h100}}, {"nodes", {node}}});
+  Write("notes.txt", std::string("not json, ignored"));
+
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const GpuSpec* g = db->FindGpu("h100-sxm5-80gb");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->name, "H100 as measured on our cluster");
+  EXPECT_DOUBLE_EQ(g->memory_bytes, 96e9);
+  EXPECT_DOUBLE_EQ(g->PeakFlops(Precision::kBf16), 1000e12);
+  ASSERT_NE(db->FindNode("my-h100-node"), nullptr);
+  EXPECT_EQ(db->FindNode("my-h100-node")->gpus_per_node, 4);
+  // Untouched built-in entries stay.
+  ASSERT_NE(db->FindGpu("a100-sxm4-80gb"), nullptr);
+  EXPECT_DOUBLE_EQ(db->FindGpu("a100-sxm4-80gb")->memory_bytes, 80e9);
+}
+
+TEST_F(HardwareDbFilesTest, LaterFilesOverrideEarlierOnes) {
+  json first = ValidGpu("g");
+  first["memory_gb"] = 10;
+  json second = ValidGpu("g");
+  second["memory_gb"] = 20;
+  Write("a.json", json{{"gpus", {first}}});
+  Write("b.json", json{{"gpus", {second}}, {"nodes", {ValidNode("test-node", "g")}}});
+  HardwareDb db;
+  ASSERT_TRUE(db.LoadDirectory(dir()).ok());
+  ASSERT_NE(db.FindGpu("g"), nullptr);
+  EXPECT_DOUBLE_EQ(db.FindGpu("g")->memory_bytes, 20e9);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,116 @@
+// `gpuplan accuracy`, `gpuplan hardware`, `gpuplan models`, `gpuplan profile`.
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "common/json_reader.h"
+#include "hardware-db/hardware_db.h"
+#include "profiler/gpu_probe.h"
+#include "simulator/accuracy.h"
+#include "simulator/presets.h"
+
+namespace gpuplan {
+namespace {
+
+Status RunAccuracy(const std::string& path, bool markdown, const GlobalOptions& g) {
+  Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
+  if (!db.ok()) return db.status();
+  Expected<nlohmann::json> doc = ReadJsonFile(path);
+  if (!doc.ok()) return doc.status();
+  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, *db);
+  if (!report.ok()) return report.status();
+  if (markdown) {
+    std::printf("%s", FormatAccuracyMarkdown(*report).c_str());
+    return Status::Ok();
+  }
+  std::printf("%-24s %5s %8s %8s %8s\n", "source", "runs", "MAPE", "bias", "worst");
+  for (const SourceSummary& s : report->by_source) {
+    std::printf("%-24.24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", s.source.c_str(), s.runs,
+                100 * s.mape, 100 * s.mean_error, 100 * s.max_abs_error);
+  }
+  const SourceSummary& o = report->overall;
+  std::printf("%-24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", "all runs", o.runs, 100 * o.mape,
+              100 * o.mean_error, 100 * o.max_abs_error);
+  return Status::Ok();
+}
+
+Status RunHardware(const GlobalOptions& g) {
+  Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
+  if (!db.ok()) return db.status();
+  std::printf("GPUs\n  %-16s %9s %9s %9s %8s  %-14s %s\n", "id", "bf16 TF", "fp8 TF", "mem GB",
+              "HBM TB/s", "scale-up", "name");
+  for (const auto& [id, gpu] : db->gpus()) {
+    std::printf("  %-16s %9.1f %9.1f %9.1f %8.2f  %-14s %s\n", id.c_str(),
+                gpu.PeakFlops(Precision::kBf16) / 1e12, gpu.PeakFlops(Precision::kFp8) / 1e12,
+                gpu.memory_bytes / 1e9, gpu.memory_bandwidth_bytes_per_s / 1e12,
+                gpu.scaleup_kind.c_str(), gpu.name.c_str());
+  }
+  std::printf("\nNetworks\n  %-12s %12s %12s  %s\n", "id", "GB/s/GPU", "latency us", "name");
+  for (const auto& [id, net] : db->networks()) {
+    std::printf("  %-12s %12.2f %12.2f  %s\n", id.c_str(), net.bytes_per_s_per_gpu / 1e9,
+                net.latency_s * 1e6, net.name.c_str());
+  }
+  std::printf("\nNode templates\n  %-16s %-16s %5s %-12s %s\n", "id", "gpu", "gpus", "network",
+              "intra-node");
+  for (const auto& [id, node] : db->nodes()) {
+    std::printf("  %-16s %-16s %5d %-12s %s\n", id.c_str(), node.gpu.c_str(), node.gpus_per_node,
+                node.network.c_str(), node.intra_node.c_str());
+  }
+  return Status::Ok();
+}
+
+Status RunModels() {
+  std::printf("  %-18s %8s %7s %6s %6s %4s %8s  %s\n", "id", "params", "layers", "hidden",
+              "heads", "kv", "vocab", "source");
+  for (const ModelPreset& p : ModelPresets()) {
+    const ParameterCounts c = CountParameters(p.spec);
+    std::printf("  %-18s %7.1fB %7lld %6lld %6lld %4lld %8lld  %s\n", p.id, c.total / 1e9,
+                static_cast<long long>(p.spec.num_layers),
+                static_cast<long long>(p.spec.hidden_size),
+                static_cast<long long>(p.spec.num_attention_heads),
+                static_cast<long long>(p.spec.num_kv_heads),
+                static_cast<long long>(p.spec.vocab_size), p.source);
+  }
+  return Status::Ok();
+}
+
+Status RunProfile() {
+  std::unique_ptr<GpuProbe> probe = MakeSystemGpuProbe();
+  Expected<std::vector<GpuDeviceInfo>> devices = probe->ListDevices();
+  if (!devices.ok()) {
+    return Status::Unavailable("cannot profile: " + devices.status().message());
+  }
+  std::printf("%s\n", probe->VersionString().c_str());
+  for (const GpuDeviceInfo& d : *devices) {
+    std::printf("  GPU %d: %s  sm_%d%d  %d SMs  %.1f GB  %.0f MHz  bus %s\n", d.index,
+                d.name.c_str(), d.compute_capability_major, d.compute_capability_minor,
+                d.sm_count, d.memory_bytes / 1e9, d.clock_hz / 1e6, d.pci_bus_id.c_str());
+  }
+  return Status::Unavailable(
+      "device detection works; the measurement suite (GEMM, attention, NCCL) is not built yet "
+      "(issue: profiler and kernels)");
+}
+
+}  // namespace
+
+void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
+  auto path = std::make_shared<std::string>("../shared/calibration/published_runs.json");
+  auto markdown = std::make_shared<bool>(false);
+  sub->add_option("--runs", *path, "published_runs.json")->capture_default_str();
+  sub->add_flag("--markdown", *markdown, "Full per-run table in Markdown (docs/ACCURACY.md)");
+  sub->callback([=] { *run = [=] { return RunAccuracy(*path, *markdown, *global); }; });
+}
+
+void AttachHardware(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
+  sub->callback([=] { *run = [=] { return RunHardware(*global); }; });
+}
+
+void AttachModels(CLI::App* sub, const GlobalOptions*, std::function<Status()>* run) {
+  sub->callback([=] { *run = [] { return RunModels(); }; });
+}
+
+void AttachProfile(CLI::App* sub, const GlobalOptions*, std::function<Status()>* run) {
+  sub->callback([=] { *run = [] { return RunProfile(); }; });
+}
+
+}  // namespace gpuplan

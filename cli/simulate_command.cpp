@@ -1,0 +1,137 @@
+// `gpuplan simulate`: a job from --spec and/or flags, evaluated by the analytic cost model.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.h"
+#include "common/json_reader.h"
+#include "hardware-db/hardware_db.h"
+#include "simulator/cost_model.h"
+#include "simulator/job_spec_json.h"
+#include "simulator/result_format.h"
+
+namespace gpuplan {
+namespace {
+
+struct SimulateOptions {
+  std::string spec_path;
+  bool json = false;
+  // Flags that fill or override the spec; empty/zero = not given.
+  std::string model, gpu, inter_node, precision, recompute, schedule, attention;
+  int64_t gpus = 0, gpus_per_node = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, vpp = 0;
+  int64_t micro_batch = 0, global_batch = 0, seq_len = 0, lora_rank = 0;
+  int zero = -1;
+  std::vector<std::string> lora_targets;
+  std::string lora_base;
+  bool fsdp = false, sequence_parallel = false, cpu_offload = false, tp_overlap = false;
+  bool no_dp_overlap = false;
+};
+
+// Flags write into the same JSON shape the spec file uses, so one parser validates both.
+nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o) {
+  auto set = [&](const char* section, const char* key, const nlohmann::json& v) {
+    if (!spec.contains(section) || !spec[section].is_object()) spec[section] = nlohmann::json::object();
+    spec[section][key] = v;
+  };
+  if (!o.model.empty()) {
+    const bool is_file = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".json";
+    spec["model"] = is_file ? nlohmann::json{{"hf_config", o.model}} : nlohmann::json(o.model);
+  }
+  if (!o.gpu.empty()) set("cluster", "gpu", o.gpu);
+  if (o.gpus) set("cluster", "num_gpus", o.gpus);
+  if (o.gpus_per_node) set("cluster", "gpus_per_node", o.gpus_per_node);
+  if (!o.inter_node.empty()) set("cluster", "inter_node", o.inter_node);
+  if (o.seq_len) set("training", "seq_len", o.seq_len);
+  if (o.global_batch) set("training", "global_batch_size", o.global_batch);
+  if (o.micro_batch) set("training", "micro_batch_size", o.micro_batch);
+  if (!o.precision.empty()) set("training", "precision", o.precision);
+  if (!o.recompute.empty()) set("training", "recompute", o.recompute);
+  if (!o.attention.empty()) set("training", "attention", o.attention);
+  if (o.lora_rank) {
+    nlohmann::json lora = {{"rank", o.lora_rank}};
+    if (!o.lora_targets.empty()) lora["targets"] = o.lora_targets;
+    if (!o.lora_base.empty()) lora["base"] = o.lora_base;
+    set("training", "lora", lora);
+  }
+  if (o.tp) set("parallelism", "tp", o.tp);
+  if (o.pp) set("parallelism", "pp", o.pp);
+  if (o.dp) set("parallelism", "dp", o.dp);
+  if (o.cp) set("parallelism", "cp", o.cp);
+  if (o.ep) set("parallelism", "ep", o.ep);
+  if (o.vpp) set("parallelism", "vpp", o.vpp);
+  if (!o.schedule.empty()) set("parallelism", "schedule", o.schedule);
+  if (o.zero >= 0) set("parallelism", "zero_stage", o.zero);
+  if (o.fsdp) set("parallelism", "fsdp", true);
+  if (o.sequence_parallel) set("parallelism", "sequence_parallel", true);
+  if (o.cpu_offload) set("parallelism", "cpu_offload", true);
+  if (o.tp_overlap) set("parallelism", "tp_overlap", true);
+  if (o.no_dp_overlap) set("parallelism", "dp_overlap", false);
+  return spec;
+}
+
+Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
+  Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
+  if (!db.ok()) return db.status();
+  nlohmann::json spec = nlohmann::json::object();
+  std::string origin = "<flags>";
+  std::string base_dir = ".";
+  if (!o.spec_path.empty()) {
+    Expected<nlohmann::json> file = ReadJsonFile(o.spec_path);
+    if (!file.ok()) return file.status();
+    spec = std::move(file).value();
+    origin = o.spec_path;
+    base_dir = std::filesystem::path(o.spec_path).parent_path().string();
+    if (base_dir.empty()) base_dir = ".";
+  }
+  Expected<JobSpec> job = ParseJobSpec(ApplyFlags(std::move(spec), o), origin, base_dir, *db);
+  if (!job.ok()) return job.status();
+  const StepResult r = EvaluateStep(*job, *db->FindGpu(job->cluster.gpu),
+                                    *db->FindNetwork(job->cluster.inter_node));
+  if (o.json) {
+    nlohmann::json out = StepResultToJson(r);
+    out["job"] = JobSpecToJson(*job);
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("%s", FormatStepResult(*job, r).c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
+  auto o = std::make_shared<SimulateOptions>();
+  sub->add_option("--spec", o->spec_path, "Job spec JSON (docs/JOB_SPEC.md); flags override it")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--json", o->json, "Print the result as one JSON object");
+  sub->add_option("--model", o->model, "Preset id (gpuplan models) or a HF config.json path");
+  sub->add_option("--gpu", o->gpu, "GPU id (gpuplan hardware)");
+  sub->add_option("--gpus", o->gpus, "Number of GPUs");
+  sub->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node");
+  sub->add_option("--inter-node", o->inter_node, "Network id between nodes");
+  sub->add_option("--tp", o->tp, "Tensor-parallel size");
+  sub->add_option("--pp", o->pp, "Pipeline-parallel size");
+  sub->add_option("--dp", o->dp, "Data-parallel size (default: GPUs / (tp*pp*cp))");
+  sub->add_option("--cp", o->cp, "Context-parallel size");
+  sub->add_option("--ep", o->ep, "Expert-parallel size");
+  sub->add_option("--vpp", o->vpp, "Virtual pipeline stages per GPU (interleaved schedule)");
+  sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved");
+  sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");
+  sub->add_option("--global-batch", o->global_batch, "Sequences per optimizer step");
+  sub->add_option("--seq-len", o->seq_len, "Tokens per sequence");
+  sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8");
+  sub->add_option("--recompute", o->recompute, "none | selective | full");
+  sub->add_option("--attention", o->attention, "flash | unfused");
+  sub->add_option("--zero", o->zero, "ZeRO stage 0-3");
+  sub->add_flag("--fsdp", o->fsdp, "PyTorch FSDP full sharding");
+  sub->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
+  sub->add_flag("--cpu-offload", o->cpu_offload, "Optimizer state in host memory");
+  sub->add_flag("--tp-overlap", o->tp_overlap, "Overlap TP communication with GEMMs");
+  sub->add_flag("--no-dp-overlap", o->no_dp_overlap, "Do not overlap gradient reduction");
+  sub->add_option("--lora-rank", o->lora_rank, "Fine-tune with LoRA adapters of this rank");
+  sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all");
+  sub->add_option("--lora-base", o->lora_base, "Frozen base storage: bf16 | nf4");
+  sub->callback([o, global, run] { *run = [o, global] { return RunSimulate(*o, *global); }; });
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,53 @@
+// Collective communication time, with nccl-tests' definitions of size, algbw and busbw
+// (NVIDIA/nccl-tests doc/PERFORMANCE.md): algbw = size / time, busbw = algbw * factor(n).
+#pragma once
+
+#include <string_view>
+
+namespace gpuplan {
+
+/// The collectives gpuplan models. Order indexes kCollectives.
+enum class Collective { kAllReduce = 0, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };
+
+/// One row of the collective table: name as nccl-tests prints it, the busbw factor, and how many
+/// sequential latency steps a ring (inside a node) / tree (across nodes) implementation takes.
+struct CollectiveInfo {
+  Collective kind;
+  std::string_view name;
+  /// busbw / algbw for n ranks (nccl-tests PERFORMANCE.md): all_reduce 2(n-1)/n; all_gather,
+  /// reduce_scatter, alltoall (n-1)/n; broadcast, sendrecv 1.
+  double (*bus_factor)(double n);
+  /// Latency steps: ring steps per intra-node rank, tree levels across nodes (both x this).
+  double latency_steps_multiplier;
+};
+
+/// The table of all collectives (one visible place for anything open-ended).
+const CollectiveInfo& GetCollectiveInfo(Collective c);
+inline constexpr int kCollectiveCount = 6;
+
+/// How one communicator's ranks sit on the machine.
+struct GroupLink {
+  double ranks = 1;               ///< group size n
+  double ranks_per_node = 1;      ///< members of this group inside one node
+  double intra_bytes_per_s = 0;   ///< achievable busbw between members inside a node
+  double intra_latency_s = 0;     ///< per ring step inside a node
+  double inter_bytes_per_s = 0;   ///< achievable per-GPU network bandwidth (line rate x eff.)
+  double inter_latency_s = 0;     ///< per tree level across nodes
+  double nodes() const { return ranks / ranks_per_node; }
+};
+
+/// Achievable bus bandwidth of the group for large messages. Inside one node: the intra-node
+/// busbw. Across nodes, NCCL runs one ring per NIC rail; every ring leaves each node once, so a
+/// node's egress carries ~2S for all-reduce over `ranks_per_node` NICs: busbw is
+/// min(intra busbw, ranks_per_node x per-GPU network bandwidth).
+double GroupBusBandwidth(const GroupLink& link);
+
+/// Seconds for one collective of `bytes` (nccl-tests "size": the buffer for all-reduce, the
+/// gathered output for all-gather, the input for reduce-scatter, the per-rank total for
+/// all-to-all). time = latency + size * factor(n) / busbw. All-to-all uses the per-destination
+/// split instead: the off-node share (n - ranks_per_node)/n goes through the NIC.
+/// Latency (alpha) is ring steps inside the node plus tree levels across nodes (NCCL runs
+/// trees across nodes at scale: 2*log2(nodes) steps for all-reduce).
+double CollectiveSeconds(Collective c, double bytes, const GroupLink& link);
+
+}  // namespace gpuplan

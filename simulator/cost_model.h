@@ -1,0 +1,66 @@
+// The analytic cost model: one training step of a JobSpec on a cluster, in microseconds of CPU.
+#pragma once
+
+#include <cstdint>
+
+#include "hardware-db/hardware.h"
+#include "simulator/gemm_time.h"
+#include "simulator/job.h"
+#include "simulator/memory.h"
+
+namespace gpuplan {
+
+/// Where the step's time goes (seconds per step; exposed communication only: what overlaps
+/// with computation is not counted). The parts add up to StepResult::step_time_s.
+struct TimeBreakdown {
+  double compute = 0;    ///< kernels of the slowest pipeline stage, all micro-batches
+  double tp_comm = 0;    ///< tensor-parallel all-reduce / all-gather + reduce-scatter
+  double cp_comm = 0;    ///< context-parallel K/V ring exchange not hidden by attention
+  double pp_comm = 0;    ///< pipeline send/recv on the critical path
+  double dp_comm = 0;    ///< gradient reduction, ZeRO/FSDP gathers not hidden by compute
+  double ep_comm = 0;    ///< expert-parallel all-to-all
+  double bubble = 0;     ///< pipeline fill and drain
+  double optimizer = 0;  ///< optimizer step (and offload transfers)
+  double Total() const {
+    return compute + tp_comm + cp_comm + pp_comm + dp_comm + ep_comm + bubble + optimizer;
+  }
+};
+
+/// The answer for one job (docs/METRICS.md defines every field).
+struct StepResult {
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops_per_step = 0;     ///< TrainingStepModelFlops: no recomputation
+  double hardware_flops_per_step = 0;  ///< model FLOPs + recomputed forward FLOPs
+  double model_tflops_per_gpu = 0;     ///< model FLOPs / step time / GPUs / 1e12
+  double mfu = 0;                      ///< model FLOP/s per GPU / dense peak at the precision
+  double hfu = 0;                      ///< hardware FLOP/s per GPU / dense peak
+  int64_t microbatches = 0;            ///< per pipeline per step (gradient accumulation steps)
+  TimeBreakdown breakdown_s;
+  MemoryBreakdown memory;
+};
+
+/// Stated parameters of the model (documented in docs/METRICS.md).
+/// Slow-down of computation while communication kernels run beside it on the same SMs: each
+/// second of overlapped communication costs this many seconds of compute (Galvatron uses a
+/// 1.1-1.3x slow-down coefficient for overlapped kernels; peers.md Sec. 4 item 3).
+inline constexpr double kOverlapInterference = 0.15;
+/// Gradient bucket for overlapped DP reduction: Megatron-LM's default ddp bucket of 40M params.
+inline constexpr double kGradBucketParams = 40.0e6;
+/// Host-side Adam throughput with ZeRO-Offload (DeepSpeed CPU-Adam): ~1e9 params/s on a
+/// 2-socket server (Ren et al. 2021, Table 3 order of magnitude). Stated default.
+inline constexpr double kCpuAdamParamsPerSecond = 1.0e9;
+/// Optimizer bytes moved per parameter by fused mixed-precision Adam: read fp32 master,
+/// momentum, variance and the gradient, write the three back and the 16-bit weight copy.
+inline constexpr double kAdamBytesPerParam = 4 + 4 + 4 + 2 + 4 + 4 + 4 + 2;
+
+/// Evaluates one step. `job` must have passed ValidateJob; `gpu`/`net` are its cluster's.
+/// Pure arithmetic on the job's numbers: no allocation, no I/O (the planner's inner loop).
+StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
+                        const DeviceRates& rates);
+
+/// Same with datasheet rates (no measured profile).
+StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net);
+
+}  // namespace gpuplan

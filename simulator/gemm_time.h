@@ -1,0 +1,49 @@
+// Time of the kernels of a transformer step on one GPU: GEMMs with a shape-dependent efficiency,
+// fused attention, and memory-bound (elementwise) kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "hardware-db/hardware.h"
+
+namespace gpuplan {
+
+/// The achievable rates of one GPU at one precision. DatasheetRates() derives them from the
+/// hardware database; a measured profile (profiler issue) replaces them.
+struct DeviceRates {
+  double matmul_flops_per_s = 0;     ///< best large-GEMM throughput (peak x gemm_efficiency)
+  double attention_flops_per_s = 0;  ///< fused (FlashAttention-style) attention throughput
+  double memory_bytes_per_s = 0;     ///< streaming-kernel bandwidth (peak x memory_efficiency)
+  int sm_count = 1;
+  double kernel_overhead_s = 0;      ///< fixed cost per kernel (launch + tail), see kKernelOverhead
+  double activation_bytes = 2;       ///< bytes per activation element at this precision
+};
+
+/// Fixed per-kernel cost. Back-to-back kernels on one stream leave a gap of a few microseconds
+/// (launch latency plus the partial last wave); 2 us is the stated default (NVIDIA Nsight
+/// Systems traces of PyTorch eager training loops show 1-5 us gaps).
+inline constexpr double kKernelOverheadSeconds = 2.0e-6;
+
+/// FlashAttention throughput relative to the GPU's best GEMM. FlashAttention-2 reaches 50-73% of
+/// A100 peak forward and about 63% for forward+backward (Dao 2023, Sec. 4.1, Fig. 4-6) against
+/// cuBLAS's ~85%: a ratio of about 0.75. FlashAttention-3 on H100 (Shah et al. 2024) keeps a
+/// similar ratio (~600-740 of ~800 TFLOP/s bf16 GEMM).
+inline constexpr double kFlashAttentionRelativeEfficiency = 0.75;
+
+/// Rates from datasheet peak x the database's measured efficiencies.
+DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision);
+
+/// Seconds for `batch` independent (m x k) * (k x n) GEMMs. Efficiency falls for small shapes:
+///  - wave quantisation: the output is cut into 128x128 tiles, one per SM at a time; a partial
+///    last wave idles SMs (NVIDIA "Matrix Multiplication Background" user guide, Sec. "Wave
+///    quantization");
+///  - short reductions: k/(k + 64) of the main loop is useful work, the rest is pipeline fill
+///    and epilogue (same guide, "Dimension quantization"; 64 = two k-tiles of 32);
+///  - memory: a GEMM cannot run faster than reading A and B and writing C once (roofline).
+/// Returns the larger of compute and memory time plus one kernel overhead.
+double GemmSeconds(const DeviceRates& r, double m, double n, double k, double batch = 1);
+
+/// Seconds for memory-bound kernels moving `bytes` in `kernels` launches.
+double MemoryBoundSeconds(const DeviceRates& r, double bytes, double kernels);
+
+}  // namespace gpuplan

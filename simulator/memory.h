@@ -1,0 +1,50 @@
+// Memory per GPU: model state (weights, gradients, optimizer), activations, buffers, overhead.
+#pragma once
+
+#include "hardware-db/hardware.h"
+#include "simulator/job.h"
+
+namespace gpuplan {
+
+/// Bytes of model state for `params` parameters on one GPU of a data-parallel group of
+/// `dp_shards` ranks. Mixed-precision Adam keeps 2 bytes of fp16/bf16 weights, 2 of gradients
+/// and 12 of optimizer state (fp32 master weights, momentum, variance) per parameter: 16 in all
+/// (Rajbhandari et al. 2020, "ZeRO", Sec. 3.1 and Fig. 1). ZeRO stage 1 shards the optimizer
+/// state, stage 2 also the gradients, stage 3 (= FSDP FULL_SHARD) also the weights. fp32
+/// training keeps 4-byte weights and gradients and 8 bytes of Adam moments. With `cpu_offload`
+/// the optimizer state lives in host memory (ZeRO-Offload, Ren et al. 2021).
+struct ModelStateBytes {
+  double weights = 0;
+  double grads = 0;
+  double optimizer = 0;
+  double Total() const { return weights + grads + optimizer; }
+};
+ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
+                                    Precision precision, bool cpu_offload);
+
+/// Activation bytes stored by one transformer layer for one micro-batch on one GPU, for the
+/// backward pass. Generalises Korthikanti et al. 2022 ("Reducing Activation Recomputation in
+/// Large Transformer Models", Sec. 4, Table 2) from GPT (f = 4h, MHA, GELU, dropout) to any
+/// FFN width, GQA, SwiGLU, MoE and fused attention. For GPT with unfused attention it reproduces
+/// Table 2: sbh(10 + 24/t + 5as/(ht)) without SP, sbh(34/t + 5as/(ht)) with SP,
+/// sbh(34/t) with SP + selective recompute, and 2sbh for full recompute.
+/// `recompute` overrides job.training.recompute (to size the layer being re-materialised).
+double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute);
+
+/// Per-GPU memory at the step's peak.
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;     ///< transformer layers, all micro-batches in flight
+  double logits_bytes = 0;          ///< LM-head output and fp32 cross-entropy buffers
+  double overhead_bytes = 0;        ///< framework + fragmentation (OverheadSpec)
+  double peak_bytes = 0;            ///< sum of the above on the worst pipeline stage
+  double capacity_bytes = 0;        ///< the GPU's memory
+  bool fits = false;                ///< peak_bytes <= capacity_bytes
+};
+
+/// Memory of the most loaded pipeline stage (first or last) of `job` on `gpu`.
+MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu);
+
+}  // namespace gpuplan

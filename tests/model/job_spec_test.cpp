@@ -1,0 +1,468 @@
+// Job spec parsing and validation: every published calibration run, defaults, and one test per
+// kind of invalid spec (each asserting that the message names the field).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/json_reader.h"
+#include "hardware-db/hardware_db.h"
+#include "simulator/job_spec_json.h"
+#include "tests/model/contains.h"
+
+namespace gpuplan {
+namespace {
+
+const HardwareDb& Db() {
+  static const Expected<HardwareDb>* const kDb = new Expected<HardwareDb>(LoadHardwareDb({}));
+  EXPECT_TRUE(kDb->ok()) << kDb->status().message();
+  static const HardwareDb kEmpty;
+  return kDb->ok() ? **kDb : kEmpty;
+}
+
+// Narayanan et al. 2021 Table 1, 7.5B row, as published_runs.json writes it.
+nlohmann::json BaseSpec() {
+  return nlohmann::json::parse(R"({
+    "model": {"name": "GPT 7.5B", "num_layers": 36, "hidden_size": 4096,
+              "ffn_hidden_size": 16384, "num_attention_heads": 32, "num_kv_heads": 32,
+              "vocab_size": 51200, "mlp": "gelu"},
+    "cluster": {"gpu": "a100-sxm4-80gb", "num_gpus": 128, "gpus_per_node": 8,
+                "inter_node": "ib-hdr-200"},
+    "training": {"seq_len": 2048, "global_batch_size": 512, "micro_batch_size": 1,
+                 "precision": "fp16", "recompute": "full"},
+    "parallelism": {"tp": 4, "pp": 1, "dp": 32, "cp": 1, "ep": 1, "vpp": 1,
+                    "sequence_parallel": true, "zero_stage": 1, "fsdp": false,
+                    "schedule": "1f1b"}
+  })");
+}
+
+Expected<JobSpec> Parse(const nlohmann::json& spec) {
+  return ParseJobSpec(spec, "job.json", GPUPLAN_TEST_DATA "/model", Db());
+}
+
+// Parses `spec`, expects failure and returns the message.
+std::string ErrorOf(const nlohmann::json& spec) {
+  Expected<JobSpec> job = Parse(spec);
+  EXPECT_FALSE(job.ok()) << "expected an error for " << spec.dump();
+  return job.ok() ? std::string() : job.status().message();
+}
+
+TEST(JobSpec, BaseSpecParses) {
+  Expected<JobSpec> job = Parse(BaseSpec());
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->model.num_layers, 36);
+  EXPECT_EQ(job->parallel.tp, 4);
+  EXPECT_EQ(job->parallel.dp, 32);
+  EXPECT_EQ(job->training.precision, Precision::kFp16);
+  EXPECT_EQ(job->training.recompute, Recompute::kFull);
+  EXPECT_EQ(job->parallel.zero_stage, 1);
+  EXPECT_TRUE(job->parallel.sequence_parallel);
+  EXPECT_EQ(job->parallel.schedule, Schedule::k1F1B);
+}
+
+TEST(JobSpec, EveryPublishedRunParsesAndValidates) {
+  Expected<nlohmann::json> runs =
+      ReadJsonFile(std::string(GPUPLAN_SHARED_DIR) + "/calibration/published_runs.json");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_TRUE(runs->contains("runs"));
+  int parsed = 0;
+  for (const nlohmann::json& run : (*runs)["runs"]) {
+    const std::string id = run.value("id", std::string("?"));
+    Expected<JobSpec> job = ParseJobSpec(run.at("spec"), "published_runs.json: " + id, "", Db());
+    ASSERT_TRUE(job.ok()) << job.status().message();
+    // JobSpecToJson writes what ParseJobSpec reads, and reading it back changes nothing.
+    const nlohmann::json written = JobSpecToJson(*job);
+    Expected<JobSpec> again = ParseJobSpec(written, "roundtrip: " + id, "", Db());
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    EXPECT_EQ(JobSpecToJson(*again), written) << id;
+    ++parsed;
+  }
+  EXPECT_GE(parsed, 100);
+}
+
+TEST(JobSpec, InterleavedScheduleWithVppParses) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"]["num_layers"] = 96;
+  spec["cluster"]["num_gpus"] = 64;
+  spec["parallelism"] = {{"tp", 8}, {"pp", 8}, {"dp", 1}, {"vpp", 3}};
+  spec["training"]["global_batch_size"] = 64;
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->parallel.schedule, Schedule::kInterleaved);  // the default when vpp > 1
+  spec["parallelism"]["schedule"] = "interleaved";
+  EXPECT_TRUE(Parse(spec).ok());
+}
+
+TEST(JobSpec, DefaultsFromPresetAndHardwareDb) {
+  const nlohmann::json spec = {{"model", "llama3-8b"},
+                               {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
+                               {"training", {{"seq_len", 8192}, {"global_batch_size", 64}}}};
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const GpuSpec* gpu = Db().FindGpu("h100-sxm5-80gb");
+  ASSERT_NE(gpu, nullptr);
+  const NodeTemplate* node = Db().FindNode(gpu->default_node);
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(job->cluster.gpus_per_node, std::min<int64_t>(node->gpus_per_node, 16));
+  EXPECT_EQ(job->cluster.inter_node, node->network);
+  EXPECT_EQ(job->model.hidden_size, 4096);
+  EXPECT_EQ(job->training.micro_batch_size, 1);
+  EXPECT_EQ(job->training.precision, Precision::kBf16);
+  EXPECT_EQ(job->training.recompute, Recompute::kNone);
+  EXPECT_EQ(job->training.attention, AttentionImpl::kFlash);
+  EXPECT_FALSE(job->training.lora.enabled);
+  EXPECT_EQ(job->parallel.dp, 16);
+  EXPECT_EQ(job->parallel.tp, 1);
+  EXPECT_EQ(job->parallel.zero_stage, 0);
+  EXPECT_EQ(job->parallel.schedule, Schedule::k1F1B);
+  EXPECT_TRUE(job->parallel.dp_overlap);
+  EXPECT_FALSE(job->parallel.tp_overlap);
+  EXPECT_DOUBLE_EQ(job->overhead.framework_bytes, 2.0e9);
+  EXPECT_DOUBLE_EQ(job->overhead.fragmentation, 0.10);
+}
+
+TEST(JobSpec, GpusPerNodeDefaultIsCappedAtNumGpus) {
+  const nlohmann::json spec = {{"model", "llama3-8b"},
+                               {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 2}}},
+                               {"training", {{"seq_len", 4096}, {"global_batch_size", 8}}}};
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->cluster.gpus_per_node, 2);
+}
+
+TEST(JobSpec, FsdpImpliesZero3) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"] = {{"fsdp", true}};
+  spec["cluster"]["num_gpus"] = 8;
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->parallel.zero_stage, 3);
+  EXPECT_EQ(job->parallel.dp, 8);
+  spec["parallelism"]["zero_stage"] = 1;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'zero_stage': 1 conflicts with fsdp"));
+}
+
+TEST(JobSpec, LoraAndOverhead) {
+  nlohmann::json spec = {
+      {"model", "llama3-70b"},
+      {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 8}}},
+      {"training",
+       {{"seq_len", 4096},
+        {"global_batch_size", 16},
+        {"lora", {{"rank", 16}, {"targets", {"attention", "gate"}}, {"base", "nf4"}}}}},
+      {"parallelism", {{"tp", 8}}},
+      {"overhead", {{"framework_gb", 3.5}, {"fragmentation", 0.2}}}};
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_TRUE(job->training.lora.enabled);
+  EXPECT_EQ(job->training.lora.rank, 16);
+  EXPECT_EQ(job->training.lora.targets, kLoraAttention | kLoraGate);
+  EXPECT_EQ(job->training.lora.base, BaseWeights::kNf4);
+  EXPECT_DOUBLE_EQ(job->overhead.framework_bytes, 3.5e9);
+  EXPECT_DOUBLE_EQ(job->overhead.fragmentation, 0.2);
+  const nlohmann::json written = JobSpecToJson(*job);
+  Expected<JobSpec> again = ParseJobSpec(written, "roundtrip", "", Db());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(JobSpecToJson(*again), written);
+
+  spec["training"]["lora"] = {{"rank", 8}};
+  job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->training.lora.targets, kLoraAttention);  // default q, k, v, o
+  EXPECT_EQ(job->training.lora.base, BaseWeights::kSame);
+
+  spec["training"]["lora"] = {{"rank", 8}, {"targets", {"q", "qkv"}}};
+  EXPECT_TRUE(Contains(ErrorOf(spec), "training: lora: field 'targets': 'qkv' is not allowed"));
+}
+
+TEST(JobSpec, HfConfigModelRelativeToSpecFile) {
+  Expected<JobSpec> job =
+      ReadJobSpecFile(std::string(GPUPLAN_TEST_DATA) + "/model/job_hf_llama3_8b.json", Db());
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->model.num_kv_heads, 8);
+  EXPECT_EQ(job->model.vocab_size, 128256);
+  EXPECT_EQ(job->parallel.dp, 8);
+  // Written back, the model is expanded to dimensions.
+  const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["model"]["hidden_size"], 4096);
+  EXPECT_EQ(written["model"]["mlp"], "swiglu");
+}
+
+TEST(JobSpec, PresetModelWrittenExpanded) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"] = "deepseek-v3";
+  spec["cluster"]["num_gpus"] = 64;
+  spec["parallelism"] = {{"tp", 1}, {"pp", 1}, {"ep", 64}, {"zero_stage", 1}};
+  spec["training"]["precision"] = "bf16";
+  spec["training"]["global_batch_size"] = 64;
+  spec["model"] = "deepseek-v3";
+  // 61 layers with pp 1: fine; experts 256 % 64 == 0; ep 64 divides dp*cp = 64.
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["model"]["moe_num_experts"], 256);
+  EXPECT_EQ(written["model"]["head_dim"], 96);
+  Expected<JobSpec> again = ParseJobSpec(written, "roundtrip", "", Db());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(JobSpecToJson(*again), written);
+}
+
+TEST(JobSpec, DocumentedExampleParses) {
+  // The ```json block of docs/JOB_SPEC.md must stay valid.
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/docs/JOB_SPEC.md");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const size_t begin = doc.find("```json\n");
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = doc.find("```", begin + 8);
+  ASSERT_NE(end, std::string::npos);
+  Expected<nlohmann::json> j = ParseJson(doc.substr(begin + 8, end - begin - 8), "JOB_SPEC.md");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  Expected<JobSpec> job = ParseJobSpec(*j, "JOB_SPEC.md", "", Db());
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->parallel.dp, 8);
+  EXPECT_EQ(job->parallel.schedule, Schedule::kInterleaved);
+  EXPECT_EQ(job->cluster.gpus_per_node, 8);
+}
+
+// ---- one test per invalid case --------------------------------------------------------------
+
+TEST(JobSpecInvalid, ParallelProductNotGpuCount) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["dp"] = 24;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: parallelism: dp*tp*pp*cp = 96 does not equal cluster.num_gpus = 128");
+}
+
+TEST(JobSpecInvalid, HeadsNotDivisibleByTp) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"]["num_attention_heads"] = 96;
+  spec["model"]["num_kv_heads"] = 96;
+  spec["model"]["hidden_size"] = 12288;
+  spec["cluster"]["num_gpus"] = 7;
+  spec["parallelism"]["tp"] = 7;
+  spec["parallelism"]["dp"] = 1;
+  spec["training"]["global_batch_size"] = 8;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: model: field 'num_attention_heads': 96 is not divisible by "
+            "parallelism.tp = 7");
+}
+
+TEST(JobSpecInvalid, KvHeadsAndTp) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"]["num_attention_heads"] = 48;
+  spec["model"]["num_kv_heads"] = 12;
+  spec["model"]["hidden_size"] = 6144;
+  spec["parallelism"]["tp"] = 8;
+  spec["parallelism"]["dp"] = 16;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: model: field 'num_kv_heads': 12 and parallelism.tp = 8: neither divides "
+            "the other");
+  spec["model"]["num_kv_heads"] = 4;  // tp 8 is a multiple of 4 kv heads: replicated, fine
+  EXPECT_TRUE(Parse(spec).ok());
+}
+
+TEST(JobSpecInvalid, LayersNotDivisibleByPipelineStages) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["pp"] = 2;
+  spec["parallelism"]["vpp"] = 5;
+  spec["parallelism"]["dp"] = 16;
+  spec["parallelism"]["schedule"] = "interleaved";
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 10");
+}
+
+TEST(JobSpecInvalid, VppNeedsInterleavedSchedule) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["pp"] = 2;
+  spec["parallelism"]["vpp"] = 3;
+  spec["parallelism"]["dp"] = 16;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'vpp': 3 needs schedule 'interleaved'"));
+}
+
+TEST(JobSpecInvalid, GlobalBatchNotDivisibleByMicroBatchTimesDp) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"]["global_batch_size"] = 500;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: training: field 'global_batch_size': 500 is not divisible by "
+            "micro_batch_size*dp = 1*32 = 32");
+}
+
+TEST(JobSpecInvalid, MicroBatchLargerThanGlobal) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"]["micro_batch_size"] = 1024;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "training: field 'micro_batch_size': 1024 exceeds"));
+}
+
+TEST(JobSpecInvalid, UnknownGpu) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"]["gpu"] = "h900-imaginary";
+  const std::string e = ErrorOf(spec);
+  EXPECT_TRUE(Contains(e, "job.json: cluster: field 'gpu': unknown GPU 'h900-imaginary'"));
+  EXPECT_TRUE(Contains(e, "a100-sxm4-80gb"));  // lists the known ids
+}
+
+TEST(JobSpecInvalid, UnknownNetwork) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"]["inter_node"] = "carrier-pigeon";
+  const std::string e = ErrorOf(spec);
+  EXPECT_TRUE(Contains(e,
+                       "job.json: cluster: field 'inter_node': unknown network "
+                       "'carrier-pigeon'"));
+  EXPECT_TRUE(Contains(e, "ib-hdr-200"));
+}
+
+TEST(JobSpecInvalid, NegativeSize) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"]["hidden_size"] = -3;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: model: field 'hidden_size': must be a positive integer, got -3");
+}
+
+TEST(JobSpecInvalid, ZeroSize) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"]["num_gpus"] = 0;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: cluster: field 'num_gpus': must be a positive integer, got 0");
+}
+
+TEST(JobSpecInvalid, FractionalSize) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"]["seq_len"] = 2048.5;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "training: field 'seq_len': must be a positive integer"));
+}
+
+TEST(JobSpecInvalid, MissingRequiredField) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"].erase("seq_len");
+  EXPECT_EQ(ErrorOf(spec), "job.json: training: field 'seq_len': is required but missing");
+  spec = BaseSpec();
+  spec.erase("cluster");
+  EXPECT_EQ(ErrorOf(spec), "job.json: field 'cluster': is required but missing");
+  spec = BaseSpec();
+  spec["model"].erase("vocab_size");
+  EXPECT_EQ(ErrorOf(spec), "job.json: model: field 'vocab_size': is required but missing");
+}
+
+TEST(JobSpecInvalid, MalformedJson) {
+  Expected<JobSpec> job =
+      ReadJobSpecFile(std::string(GPUPLAN_TEST_DATA) + "/model/malformed_syntax.json", Db());
+  ASSERT_FALSE(job.ok());
+  EXPECT_TRUE(Contains(job.status().message(), "malformed_syntax.json: malformed JSON at byte"));
+  Expected<nlohmann::json> j = ParseJson("{\"model\": \"llama3-8b\",", "<spec>");
+  ASSERT_FALSE(j.ok());
+  EXPECT_TRUE(Contains(j.status().message(), "<spec>: malformed JSON"));
+}
+
+TEST(JobSpecInvalid, UnknownField) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["tensor_paralel"] = 4;
+  const std::string e = ErrorOf(spec);
+  EXPECT_TRUE(Contains(e, "job.json: parallelism: field 'tensor_paralel': unknown field"));
+  EXPECT_TRUE(Contains(e, "allowed: tp, pp, dp"));
+  spec = BaseSpec();
+  spec["optimizer"] = "adam";
+  EXPECT_TRUE(Contains(ErrorOf(spec), "job.json: field 'optimizer': unknown field"));
+  spec = BaseSpec();
+  spec["model"]["hiden_size"] = 4096;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "job.json: model: field 'hiden_size': unknown field"));
+}
+
+TEST(JobSpecInvalid, BadEnum) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"]["precision"] = "fp4";
+  EXPECT_TRUE(Contains(ErrorOf(spec), "training: field 'precision': 'fp4' is not allowed"));
+  spec = BaseSpec();
+  spec["parallelism"]["schedule"] = "zigzag";
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'schedule': 'zigzag' is not allowed"));
+}
+
+TEST(JobSpecInvalid, PrecisionNotSupportedByGpu) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"] = {{"gpu", "v100-sxm2-32gb"},
+                     {"num_gpus", 128},
+                     {"gpus_per_node", 16},
+                     {"inter_node", "ib-edr-100"}};
+  spec["training"]["precision"] = "bf16";
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "job.json: training: field 'precision': bf16 is not "
+                       "supported by GPU 'v100-sxm2-32gb'"));
+}
+
+TEST(JobSpecInvalid, GpusNotWholeNodes) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"]["num_gpus"] = 12;
+  spec["parallelism"]["tp"] = 4;
+  spec["parallelism"]["dp"] = 3;
+  spec["training"]["global_batch_size"] = 12;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "cluster: field 'num_gpus': 12 is not a multiple of gpus_per_node = 8"));
+}
+
+TEST(JobSpecInvalid, UnknownPreset) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"] = "gpt-5";
+  const std::string e = ErrorOf(spec);
+  EXPECT_TRUE(Contains(e, "job.json: field 'model': unknown model preset 'gpt-5'"));
+  EXPECT_TRUE(Contains(e, "llama3-70b"));
+}
+
+TEST(JobSpecInvalid, ExpertParallelism) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["ep"] = 2;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'ep': 2 needs a mixture-of-experts"));
+  spec["model"] = "mixtral-8x7b";
+  spec["parallelism"]["ep"] = 16;
+  spec["parallelism"]["dp"] = 32;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "parallelism: field 'ep': 16 does not divide "
+                       "model.moe_num_experts = 8"));
+}
+
+TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"]["seq_len"] = 2050;
+  spec["parallelism"]["cp"] = 4;
+  spec["parallelism"]["dp"] = 8;
+  spec["training"]["global_batch_size"] = 512;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'seq_len': 2050 is not divisible by parallelism.cp = 4"));
+}
+
+TEST(JobSpecInvalid, ZeroStageOutOfRange) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["zero_stage"] = 4;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'zero_stage': must be 0, 1, 2 or 3"));
+}
+
+TEST(JobSpecInvalid, ModelNotAnObjectOrString) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"] = 7;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "job.json: field 'model': must be a preset id"));
+}
+
+TEST(JobSpecInvalid, HfConfigProblemsNameBothFiles) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"] = {{"hf_config", "malformed_missing_layers.json"}};
+  const std::string e = ErrorOf(spec);
+  EXPECT_TRUE(Contains(e, "job.json: model: "));
+  EXPECT_TRUE(Contains(e, "malformed_missing_layers.json: field 'num_hidden_layers'"));
+}
+
+TEST(ValidateJob, ProgrammaticJobChecked) {
+  Expected<JobSpec> job = Parse(BaseSpec());
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  JobSpec j = *job;
+  EXPECT_TRUE(ValidateJob(j, Db()).ok());
+  j.parallel.zero_stage = 5;
+  EXPECT_TRUE(Contains(ValidateJob(j, Db()).message(), "field 'zero_stage'"));
+  j = *job;
+  j.cluster.gpu = "nope";
+  EXPECT_TRUE(Contains(ValidateJob(j, Db()).message(), "cluster: field 'gpu'"));
+}
+
+}  // namespace
+}  // namespace gpuplan
