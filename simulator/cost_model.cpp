@@ -259,8 +259,9 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   double fsdp_per_mb = 0;
   double fsdp_comm_per_mb = 0;
   if (zero >= 3 && par.dp * par.cp > 1) {
-    const double weight_bytes = 2.0 * only.Total() * static_cast<double>(par.dp * par.cp);
-    const double grad_total = grad_bytes * only.trainable * static_cast<double>(par.dp * par.cp);
+    // Gathered size = the stage's full (TP-split) weights; reduce-scatter input = full gradients.
+    const double weight_bytes = 2.0 * only.Total();
+    const double grad_total = grad_bytes * only.trainable;
     const double gather = CollectiveSeconds(Collective::kAllGather, weight_bytes, c.dp_link);
     const double passes = tr.recompute == Recompute::kFull ? 3.0 : 2.0;
     fsdp_comm_per_mb = passes * gather +

@@ -7,12 +7,12 @@ namespace gpuplan {
 
 DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision) {
   DeviceRates r;
-  r.matmul_flops_per_s = gpu.PeakFlops(precision) * gpu.gemm_efficiency;
-  r.attention_flops_per_s = r.matmul_flops_per_s * kFlashAttentionRelativeEfficiency;
+  r.matmul_flops_per_s = gpu.PeakFlops(precision) * gpu.gemm_efficiency * kSustainedGemmFraction;
+  r.attention_flops_per_s = r.matmul_flops_per_s * kFusedAttentionRelativeEfficiency;
   // fp8 training keeps attention in bf16 (Transformer Engine recipes).
   if (precision == Precision::kFp8) {
     r.attention_flops_per_s = gpu.PeakFlops(Precision::kBf16) * gpu.gemm_efficiency *
-                              kFlashAttentionRelativeEfficiency;
+                              kSustainedGemmFraction * kFusedAttentionRelativeEfficiency;
   }
   r.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * gpu.memory_efficiency;
   r.sm_count = std::max(1, gpu.sm_count);
