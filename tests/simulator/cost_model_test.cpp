@@ -1,0 +1,170 @@
+// Behaviour of the whole cost model: consistency of the result and the direction of each knob.
+#include <gtest/gtest.h>
+
+#include "hardware-db/hardware_db.h"
+#include "simulator/cost_model.h"
+#include "simulator/job_spec_json.h"
+#include "simulator/pipeline.h"
+
+namespace gpuplan {
+namespace {
+
+class CostModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Expected<HardwareDb> loaded = LoadHardwareDb({});
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    db_ = new HardwareDb(std::move(loaded).value());
+  }
+  static void TearDownTestSuite() { delete db_; }
+
+  static nlohmann::json Spec(const std::string& model, const std::string& gpu, int gpus) {
+    return {{"model", model},
+            {"cluster", {{"gpu", gpu}, {"num_gpus", gpus}}},
+            {"training", {{"seq_len", 2048}, {"global_batch_size", 64}, {"micro_batch_size", 1}}},
+            {"parallelism", nlohmann::json::object()}};
+  }
+
+  static JobSpec Parse(const nlohmann::json& spec) {
+    Expected<JobSpec> job = ParseJobSpec(spec, "<test>", ".", *db_);
+    EXPECT_TRUE(job.ok()) << job.status().message();
+    return job.ok() ? *job : JobSpec{};
+  }
+
+  static StepResult Eval(const JobSpec& job) {
+    return EvaluateStep(job, *db_->FindGpu(job.cluster.gpu),
+                        *db_->FindNetwork(job.cluster.inter_node));
+  }
+
+  static HardwareDb* db_;
+};
+HardwareDb* CostModelTest::db_ = nullptr;
+
+TEST_F(CostModelTest, ResultIsConsistent) {
+  nlohmann::json spec = Spec("llama3-70b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"tp", 8}, {"pp", 2}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  spec["training"]["recompute"] = "selective";
+  const JobSpec job = Parse(spec);
+  const StepResult r = Eval(job);
+  EXPECT_NEAR(r.breakdown_s.Total(), r.step_time_s, 1e-9 * r.step_time_s);
+  EXPECT_NEAR(r.tokens_per_s, 64.0 * 2048 / r.step_time_s, 1e-6 * r.tokens_per_s);
+  EXPECT_NEAR(r.tokens_per_s_per_gpu * 64, r.tokens_per_s, 1e-6 * r.tokens_per_s);
+  EXPECT_GT(r.mfu, 0.2);
+  EXPECT_LT(r.mfu, 0.8);
+  EXPECT_GE(r.hfu, r.mfu);
+  EXPECT_GT(r.breakdown_s.tp_comm, 0);
+  EXPECT_GT(r.breakdown_s.bubble, 0);
+  EXPECT_EQ(r.microbatches, 64 / 4);
+  EXPECT_TRUE(r.memory.fits);
+}
+
+TEST_F(CostModelTest, SingleGpuHasNoCommunication) {
+  const StepResult r = Eval(Parse(Spec("gpt2-xl", "a100-sxm4-80gb", 1)));
+  EXPECT_EQ(r.breakdown_s.tp_comm, 0);
+  EXPECT_EQ(r.breakdown_s.dp_comm, 0);
+  EXPECT_EQ(r.breakdown_s.pp_comm, 0);
+  EXPECT_EQ(r.breakdown_s.bubble, 0);
+  EXPECT_GT(r.breakdown_s.compute, 0.9 * r.step_time_s);
+}
+
+TEST_F(CostModelTest, FullRecomputeTradesTimeForMemory) {
+  nlohmann::json spec = Spec("llama3-8b", "a100-sxm4-80gb", 8);
+  const StepResult none = Eval(Parse(spec));
+  spec["training"]["recompute"] = "full";
+  const StepResult full = Eval(Parse(spec));
+  EXPECT_GT(full.step_time_s, 1.2 * none.step_time_s);
+  EXPECT_LT(full.memory.activations_bytes, 0.2 * none.memory.activations_bytes);
+  EXPECT_GT(full.hfu, full.mfu * 1.2);
+}
+
+TEST_F(CostModelTest, ZeroStagesShrinkModelState) {
+  nlohmann::json spec = Spec("llama3-8b", "a100-sxm4-80gb", 8);
+  double previous = 1e30;
+  for (int stage = 0; stage <= 3; ++stage) {
+    spec["parallelism"]["zero_stage"] = stage;
+    const MemoryBreakdown m = Eval(Parse(spec)).memory;
+    const double state = m.weights_bytes + m.grads_bytes + m.optimizer_bytes;
+    EXPECT_LT(state, previous) << "stage " << stage;
+    previous = state;
+  }
+}
+
+TEST_F(CostModelTest, LoraFitsWhereFullFineTuningDoesNot) {
+  nlohmann::json spec = Spec("llama3-8b", "a100-sxm4-80gb", 1);
+  spec["training"]["global_batch_size"] = 8;
+  spec["training"]["recompute"] = "full";
+  const StepResult full = Eval(Parse(spec));
+  EXPECT_FALSE(full.memory.fits);  // 16 bytes/param x 8B = 128 GB
+  spec["training"]["lora"] = {{"rank", 16}};
+  const StepResult lora = Eval(Parse(spec));
+  EXPECT_TRUE(lora.memory.fits);
+  EXPECT_LT(lora.step_time_s, full.step_time_s);
+  spec["training"]["lora"]["base"] = "nf4";
+  const StepResult qlora = Eval(Parse(spec));
+  EXPECT_LT(qlora.memory.weights_bytes, 0.3 * lora.memory.weights_bytes);
+  EXPECT_GT(qlora.step_time_s, lora.step_time_s);  // dequantisation costs time
+}
+
+TEST_F(CostModelTest, InterleavingShrinksTheBubble) {
+  nlohmann::json spec = Spec("gpt3-175b", "a100-sxm4-80gb", 64);
+  spec["parallelism"] = {{"tp", 8}, {"pp", 8}, {"sequence_parallel", true}};
+  const StepResult plain = Eval(Parse(spec));
+  spec["parallelism"]["vpp"] = 4;
+  spec["parallelism"]["schedule"] = "interleaved";
+  const StepResult inter = Eval(Parse(spec));
+  EXPECT_LT(inter.breakdown_s.bubble, 0.5 * plain.breakdown_s.bubble);
+  EXPECT_GT(inter.breakdown_s.pp_comm, plain.breakdown_s.pp_comm);
+  EXPECT_GT(inter.memory.activations_bytes, plain.memory.activations_bytes);
+}
+
+TEST_F(CostModelTest, BubbleFollowsScheduleInComputeBoundLimit) {
+  nlohmann::json spec = Spec("gpt3-175b", "a100-sxm4-80gb", 8);
+  spec["parallelism"] = {{"pp", 8}};
+  spec["training"]["global_batch_size"] = 16;
+  const StepResult r = Eval(Parse(spec));
+  const double fraction = r.breakdown_s.bubble / (r.breakdown_s.bubble + r.breakdown_s.compute);
+  // Stages differ slightly (embedding, LM head), so allow a small band around (p-1)/(m+p-1).
+  EXPECT_NEAR(fraction, PipelineBubbleFraction(Schedule::k1F1B, 8, 16, 1), 0.03);
+}
+
+TEST_F(CostModelTest, DataParallelOverlapHidesGradientSync) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"zero_stage", 1}};
+  const StepResult overlapped = Eval(Parse(spec));
+  spec["parallelism"]["dp_overlap"] = false;
+  const StepResult exposed = Eval(Parse(spec));
+  EXPECT_GT(exposed.breakdown_s.dp_comm, overlapped.breakdown_s.dp_comm);
+}
+
+TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {
+  nlohmann::json spec = Spec("llama3-70b", "h100-sxm5-80gb", 128);
+  spec["parallelism"] = {{"tp", 8}, {"zero_stage", 3}};
+  spec["cluster"]["inter_node"] = "eth-25";
+  const StepResult slow = Eval(Parse(spec));
+  spec["cluster"]["inter_node"] = "ib-ndr-400";
+  const StepResult fast = Eval(Parse(spec));
+  EXPECT_LT(fast.step_time_s, slow.step_time_s);
+}
+
+TEST_F(CostModelTest, MixtureOfExpertsUsesAllToAll) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const StepResult r = Eval(Parse(spec));
+  EXPECT_GT(r.breakdown_s.ep_comm, 0);
+  EXPECT_TRUE(r.memory.fits);
+}
+
+TEST_F(CostModelTest, MeasuredRatesReplaceDatasheet) {
+  const JobSpec job = Parse(Spec("gpt2-xl", "a100-sxm4-80gb", 1));
+  const GpuSpec& gpu = *db_->FindGpu("a100-sxm4-80gb");
+  DeviceRates rates = DatasheetRates(gpu, job.training.precision);
+  const double base = EvaluateStep(job, gpu, *db_->FindNetwork(job.cluster.inter_node), rates)
+                          .step_time_s;
+  rates.matmul_flops_per_s *= 0.5;
+  const double slower = EvaluateStep(job, gpu, *db_->FindNetwork(job.cluster.inter_node), rates)
+                            .step_time_s;
+  EXPECT_GT(slower, 1.4 * base);
+}
+
+}  // namespace
+}  // namespace gpuplan

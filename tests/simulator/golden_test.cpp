@@ -1,0 +1,193 @@
+// Reference tests: each cost formula against golden numbers from its source.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "hardware-db/hardware_db.h"
+#include "simulator/collective.h"
+#include "simulator/flops.h"
+#include "simulator/memory.h"
+#include "simulator/pipeline.h"
+#include "simulator/presets.h"
+#include "simulator/topology.h"
+
+namespace gpuplan {
+namespace {
+
+ModelSpec Gpt(int64_t layers, int64_t h, int64_t heads, int64_t vocab) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.num_layers = layers;
+  m.hidden_size = h;
+  m.ffn_hidden_size = 4 * h;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = heads;
+  m.vocab_size = vocab;
+  m.mlp = MlpKind::kGelu;
+  return m;
+}
+
+// Narayanan et al. 2021, eq. (3) without the recompute pass: 72*B*s*l*h^2*(1 + s/6h + V/12lh).
+TEST(Golden, MegatronFlopsFormula) {
+  const ModelSpec m = Gpt(96, 12288, 96, 51200);
+  const double s = 2048, batch = 1536;
+  const double l = 96, h = 12288, V = 51200;
+  const double megatron = 72 * batch * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(TrainingStepModelFlops(m, s, batch) / megatron, 1.0, 1e-12);
+}
+
+// Kaplan et al. 2020 / Brown et al. 2020 Table D.1: GPT-3 175B on 300B tokens = 3.14e23 FLOPs
+// by 6*N*D. Our count adds attention (+2.8% at s=2048) and the LM head.
+TEST(Golden, SixNDTrainingFlops) {
+  Expected<ModelSpec> m = FindModelPreset("gpt3-175b");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const double tokens = 300e9, s = 2048;
+  const double flops = TrainingStepModelFlops(*m, s, tokens / s);
+  const double six_nd = 6.0 * CountParameters(*m).total * tokens;
+  EXPECT_NEAR(six_nd, 3.14e23, 0.01e23);
+  EXPECT_GT(flops / six_nd, 1.0);
+  EXPECT_LT(flops / six_nd, 1.05);
+}
+
+// LoRA: frozen weights skip weight-gradient GEMMs: backward = 1x forward for them.
+TEST(Golden, LoraFrozenBaseFlops) {
+  const ModelSpec m = Gpt(24, 2048, 16, 50000);
+  const double full = TrainingStepModelFlops(m, 1024, 8, false);
+  const double lora = TrainingStepModelFlops(m, 1024, 8, true);
+  EXPECT_LT(lora / full, 0.70);
+  EXPECT_GT(lora / full, 0.66);
+}
+
+JobSpec KorthikantiJob(Recompute rc, bool sp) {
+  JobSpec j;
+  j.model = Gpt(96, 12288, 96, 51200);
+  j.training.seq_len = 2048;
+  j.training.micro_batch_size = 1;
+  j.training.global_batch_size = 64;
+  j.training.precision = Precision::kFp16;
+  j.training.recompute = rc;
+  j.training.attention = AttentionImpl::kUnfused;
+  j.parallel.tp = 8;
+  j.parallel.sequence_parallel = sp;
+  return j;
+}
+
+// Korthikanti et al. 2022, Table 2 (activation memory per transformer layer).
+TEST(Golden, KorthikantiActivationBytesPerLayer) {
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  const double sbh = s * b * h;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kNone, false), false,
+                                        Recompute::kNone),
+                   sbh * (10 + 24 / t + 5 * a * s / (h * t)));
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kNone, true), false,
+                                        Recompute::kNone),
+                   sbh * (34 / t + 5 * a * s / (h * t)));
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kSelective, true), false,
+                                        Recompute::kSelective),
+                   sbh * 34 / t);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kSelective, false), false,
+                                        Recompute::kSelective),
+                   sbh * (10 + 24 / t));
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kFull, false), false,
+                                        Recompute::kFull),
+                   2 * sbh);
+  // No parallelism: 34sbh + 5as^2b (Sec. 4.1, eq. 1).
+  JobSpec single = KorthikantiJob(Recompute::kNone, false);
+  single.parallel.tp = 1;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(single, false, Recompute::kNone),
+                   sbh * (34 + 5 * a * s / h));
+}
+
+// Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5B parameters, 64-way DP, K = 12.
+TEST(Golden, ZeroMemoryPerStage) {
+  const double psi = 7.5e9, nd = 64;
+  auto gb = [&](int stage) {
+    return ZeroModelStateBytes(psi, nd, stage, Precision::kBf16, false).Total() / 1e9;
+  };
+  EXPECT_NEAR(gb(0), 120.0, 0.05);
+  EXPECT_NEAR(gb(1), 31.4, 0.05);
+  EXPECT_NEAR(gb(2), 16.6, 0.05);
+  EXPECT_NEAR(gb(3), 1.9, 0.05);
+  EXPECT_EQ(ZeroModelStateBytes(psi, nd, 1, Precision::kBf16, true).optimizer, 0.0);
+}
+
+// nccl-tests doc/PERFORMANCE.md bus bandwidth factors.
+TEST(Golden, BusBandwidthFactors) {
+  const double n = 8;
+  EXPECT_DOUBLE_EQ(GetCollectiveInfo(Collective::kAllReduce).bus_factor(n), 2 * (n - 1) / n);
+  EXPECT_DOUBLE_EQ(GetCollectiveInfo(Collective::kAllGather).bus_factor(n), (n - 1) / n);
+  EXPECT_DOUBLE_EQ(GetCollectiveInfo(Collective::kReduceScatter).bus_factor(n), (n - 1) / n);
+  EXPECT_DOUBLE_EQ(GetCollectiveInfo(Collective::kAllToAll).bus_factor(n), (n - 1) / n);
+  EXPECT_DOUBLE_EQ(GetCollectiveInfo(Collective::kBroadcast).bus_factor(n), 1.0);
+  EXPECT_DOUBLE_EQ(GetCollectiveInfo(Collective::kSendRecv).bus_factor(n), 1.0);
+  EXPECT_EQ(GetCollectiveInfo(Collective::kAllReduce).name, "all_reduce");
+}
+
+// Large all-reduce on 8 A100 (NVSwitch): nccl-tests measured 229 GB/s busbw at 1 GiB
+// (calibration/collectives.json mle_a100_8gpu_allreduce_1073741824).
+TEST(Golden, IntraNodeAllReduceMatchesNcclTests) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const ClusterLinks links =
+      ResolveLinks(*db->FindGpu("a100-sxm4-80gb"), *db->FindNetwork("ib-hdr-200"), 8);
+  const GroupLink g = PlaceGroup(links, 8, 1);
+  const double bytes = 1073741824.0;
+  const double t = CollectiveSeconds(Collective::kAllReduce, bytes, g);
+  const double busbw = bytes / t * 2 * 7 / 8;
+  EXPECT_NEAR(busbw / 229.04e9, 1.0, 0.05);
+}
+
+// Multi-node: 4 nodes x 8 B200 with 8x 50 GB/s EFA: 362 GB/s busbw at 1 GiB (collectives.json
+// mle_b200_4node_allreduce_1GiB, measured with NCCL via all_reduce_bench.py).
+TEST(Golden, InterNodeAllReduceMatchesMeasurement) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const ClusterLinks links = ResolveLinks(*db->FindGpu("b200"), *db->FindNetwork("efa-p5"), 8);
+  const GroupLink g = PlaceGroup(links, 32, 1);
+  EXPECT_EQ(g.ranks_per_node, 8);
+  const double bytes = 1073741824.0;
+  const double busbw = bytes / CollectiveSeconds(Collective::kAllReduce, bytes, g) * 2 * 31 / 32;
+  EXPECT_NEAR(busbw / 361.99e9, 1.0, 0.10);
+}
+
+// Placement: TP=8 inside a node, DP across nodes with one member per node.
+TEST(Golden, MegatronPlacement) {
+  ClusterLinks links;
+  links.gpus_per_node = 8;
+  links.scaleup_kind = "nvswitch";
+  links.scaleup_domain_gpus = 8;
+  links.scaleup_busbw = 230e9;
+  links.pcie_busbw = 20e9;
+  links.network_bytes_per_s = 24e9;
+  EXPECT_EQ(PlaceGroup(links, 8, 1).nodes(), 1);
+  EXPECT_EQ(PlaceGroup(links, 16, 8).ranks_per_node, 1);
+  EXPECT_EQ(PlaceGroup(links, 16, 2).ranks_per_node, 4);
+  EXPECT_DOUBLE_EQ(GroupBusBandwidth(PlaceGroup(links, 16, 2)), 4 * 24e9);
+  EXPECT_DOUBLE_EQ(GroupBusBandwidth(PlaceGroup(links, 4, 1)), 230e9);
+}
+
+// Narayanan et al. 2021 Sec. 2.2: bubble fractions.
+TEST(Golden, PipelineBubbles) {
+  EXPECT_DOUBLE_EQ(PipelineBubbleFraction(Schedule::k1F1B, 8, 64, 1), 7.0 / 71.0);
+  EXPECT_DOUBLE_EQ(PipelineBubbleFraction(Schedule::kGpipe, 4, 16, 1), 3.0 / 19.0);
+  EXPECT_DOUBLE_EQ(PipelineBubbleFraction(Schedule::kInterleaved, 8, 64, 3), 7.0 / 199.0);
+  // Equal stages: total = (m + (p-1)/v) t and bubble / total = the fraction above.
+  const PipelineTime t = PipelineStepTime(Schedule::k1F1B, 8, 64, 1, 1.0, 8.0);
+  EXPECT_DOUBLE_EQ(t.total_s, 71.0);
+  EXPECT_DOUBLE_EQ(t.bubble_s / t.total_s, 7.0 / 71.0);
+  const PipelineTime vi = PipelineStepTime(Schedule::kInterleaved, 8, 64, 3, 1.0, 8.0);
+  EXPECT_NEAR(vi.bubble_s / vi.total_s, 7.0 / 199.0, 1e-12);
+}
+
+// 1F1B keeps p micro-batches in flight on the first stage, 1 on the last (Narayanan 2021);
+// interleaving adds (p-1)/v (Korthikanti 2022 Sec. 4.2.3); GPipe keeps all m.
+TEST(Golden, MicrobatchesInFlight) {
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::k1F1B, 8, 64, 1, 0), 8.0);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::k1F1B, 8, 64, 1, 7), 1.0);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::k1F1B, 8, 4, 1, 0), 4.0);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kInterleaved, 8, 64, 2, 0), 8.0 + 3.5);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kGpipe, 8, 64, 1, 0), 64.0);
+}
+
+}  // namespace
+}  // namespace gpuplan
