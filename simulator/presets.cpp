@@ -6,11 +6,9 @@
 namespace gpuplan {
 namespace {
 
-// Megatron GPT of Narayanan et al. 2021 Table 1: GELU, ffn 4h, MHA, vocab 51200 (GPT-2 BPE padded
-// to a multiple of 1024), 2048 learned positions, biases, embedding tied to the output layer
-// (Megatron's default); the model sizes in the table come from P = 12lh^2(1 + 13/12h +
-// (V+s)/12lh), which CountParameters reproduces (plus the final LayerNorm).
-ModelSpec MegatronGpt(const char* name, int64_t layers, int64_t hidden, int64_t heads) {
+// GPT-style decoder shared by the Megatron and MPT families: GELU, ffn 4h, MHA, tied embeddings.
+ModelSpec GeluDecoder(const char* name, int64_t layers, int64_t hidden, int64_t heads,
+                      int64_t vocab) {
   ModelSpec m;
   m.name = name;
   m.num_layers = layers;
@@ -18,9 +16,18 @@ ModelSpec MegatronGpt(const char* name, int64_t layers, int64_t hidden, int64_t 
   m.ffn_hidden_size = 4 * hidden;
   m.num_attention_heads = heads;
   m.num_kv_heads = heads;
-  m.vocab_size = 51200;
+  m.vocab_size = vocab;
   m.mlp = MlpKind::kGelu;
   m.tied_embeddings = true;
+  return m;
+}
+
+// Megatron GPT of Narayanan et al. 2021 Table 1: GELU, ffn 4h, MHA, vocab 51200 (GPT-2 BPE padded
+// to a multiple of 1024), 2048 learned positions, biases, embedding tied to the output layer
+// (Megatron's default); the model sizes in the table come from P = 12lh^2(1 + 13/12h +
+// (V+s)/12lh), which CountParameters reproduces (plus the final LayerNorm).
+ModelSpec MegatronGpt(const char* name, int64_t layers, int64_t hidden, int64_t heads) {
+  ModelSpec m = GeluDecoder(name, layers, hidden, heads, 51200);
   m.max_position_embeddings_learned = 2048;
   return m;
 }
@@ -30,16 +37,7 @@ ModelSpec MegatronGpt(const char* name, int64_t layers, int64_t hidden, int64_t 
 // checkpoints: no biases anywhere (no_bias: true, LayerNorm without bias), ALiBi instead of
 // position embeddings, tied embeddings.
 ModelSpec Mpt(const char* name, int64_t layers, int64_t hidden, int64_t heads) {
-  ModelSpec m;
-  m.name = name;
-  m.num_layers = layers;
-  m.hidden_size = hidden;
-  m.ffn_hidden_size = 4 * hidden;
-  m.num_attention_heads = heads;
-  m.num_kv_heads = heads;
-  m.vocab_size = 50368;
-  m.mlp = MlpKind::kGelu;
-  m.tied_embeddings = true;
+  ModelSpec m = GeluDecoder(name, layers, hidden, heads, 50368);
   m.linear_biases = false;
   return m;
 }
