@@ -68,7 +68,7 @@ LayerTime EvaluateLayer(const Ctx& c, bool moe) {
   const double s_full = static_cast<double>(tr.seq_len);
   const double b = static_cast<double>(tr.micro_batch_size);
   const bool swiglu = m.mlp == MlpKind::kSwiGlu;
-  const bool dropout = m.mlp == MlpKind::kGelu;
+  const bool dropout = tr.dropout;
   const bool lora = tr.lora.enabled;
 
   LayerTime lt;

@@ -46,6 +46,7 @@ struct TrainingSpec {
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
   AttentionImpl attention = AttentionImpl::kFlash;
+  bool dropout = false;  ///< dropout layers (their masks are kept for backward)
   LoraSpec lora;
 };
 

@@ -208,11 +208,12 @@ Status ParseLora(const nlohmann::json* j, const std::string& context, Precision 
   return r.status();
 }
 
-Status ParseTraining(const nlohmann::json* j, const std::string& origin, TrainingSpec* t) {
+Status ParseTraining(const nlohmann::json* j, const std::string& origin, const ModelSpec& model,
+                     TrainingSpec* t) {
   const std::string context = origin + ": training";
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
-                         "recompute", "attention", "lora"});
+                         "recompute", "attention", "dropout", "lora"});
   t->seq_len = r.PositiveInt("seq_len");
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
@@ -228,6 +229,9 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, Trainin
   t->attention = r.OptionalEnum("attention", "flash", {"flash", "unfused"}) == "unfused"
                      ? AttentionImpl::kUnfused
                      : AttentionImpl::kFlash;
+  // Default: GPT-style models with linear biases train with dropout (Megatron-LM's default
+  // hidden/attention dropout 0.1); bias-free models (Llama family, MPT presets) without.
+  t->dropout = r.OptionalBool("dropout", model.HasLinearBiases());
   const nlohmann::json* lora = r.OptionalObject("lora");
   GPUPLAN_RETURN_IF_ERROR(r.status());
   t->lora = LoraSpec{};
@@ -316,7 +320,7 @@ Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& or
   job.model = std::move(*model);
   GPUPLAN_RETURN_IF_ERROR(ValidateModel(job.model, origin + ": model"));
   GPUPLAN_RETURN_IF_ERROR(ParseCluster(cluster, origin, db, &job.cluster));
-  GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, &job.training));
+  GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, job.model, &job.training));
   GPUPLAN_RETURN_IF_ERROR(ParseParallel(parallelism, origin, job.cluster.num_gpus, &job.parallel));
   GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
   GPUPLAN_RETURN_IF_ERROR(ValidateJob(job, db).WithPrefix(origin));
@@ -481,6 +485,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"precision", NameOf(t.precision)},
       {"recompute", NameOf(t.recompute)},
       {"attention", NameOf(t.attention)},
+      {"dropout", t.dropout},
   };
   if (t.lora.enabled) {
     nlohmann::json targets = nlohmann::json::array();

@@ -43,8 +43,7 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   const double q = a * static_cast<double>(m.HeadDim());
   const double kv = static_cast<double>(m.num_kv_heads * m.HeadDim());
   const double scale = IsFp32(tr.precision) ? 2.0 : 1.0;  // Table 2 assumes 2-byte activations
-  // GPT-family models train with dropout (Megatron default 0.1); Llama-family (SwiGLU) without.
-  const bool dropout = m.mlp == MlpKind::kGelu;
+  const bool dropout = tr.dropout;
 
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
   // (2sbh each), two dropout masks (1 byte each). Sequence parallelism splits them by t.
@@ -141,9 +140,9 @@ MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
         MicrobatchesInFlight(par.schedule, par.pp, micro, par.vpp, stage_index);
     mb.activations_bytes = layers_per_stage * layer_act * in_flight + recompute_working;
     if (kind == StageKind::kLast || kind == StageKind::kOnly) {
-      // Logits (2 bytes) and their fp32 copy for the cross-entropy, one micro-batch, vocabulary
-      // split over TP (Korthikanti et al. 2022 Sec. 4.3 count 4sbv/t for the output layer).
-      mb.logits_bytes = (2.0 + 4.0) * sb * static_cast<double>(m.vocab_size) /
+      // Logits and cross-entropy buffers of one micro-batch, vocabulary split over TP:
+      // 4sbv/t (Korthikanti et al. 2022 Sec. 4.3, output layer + loss).
+      mb.logits_bytes = 4.0 * sb * static_cast<double>(m.vocab_size) /
                         static_cast<double>(par.tp);
     }
     mb.overhead_bytes =

@@ -67,6 +67,7 @@ JobSpec KorthikantiJob(Recompute rc, bool sp) {
   j.training.precision = Precision::kFp16;
   j.training.recompute = rc;
   j.training.attention = AttentionImpl::kUnfused;
+  j.training.dropout = true;  // GPT as in the paper
   j.parallel.tp = 8;
   j.parallel.sequence_parallel = sp;
   return j;
