@@ -17,7 +17,7 @@ constexpr gpuplan::CommandSpec kCommands[] = {
     {"hardware", "List the GPUs, networks and node templates of the hardware database",
      &gpuplan::AttachHardware},
     {"models", "List the built-in model presets", &gpuplan::AttachModels},
-    {"profile", "Detect local GPUs (measurement suite: see docs/PROFILER.md)",
+    {"profile", "Detect local GPUs (the measurement suite is issue #5)",
      &gpuplan::AttachProfile},
 };
 

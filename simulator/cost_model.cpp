@@ -355,7 +355,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const double s = static_cast<double>(tr.seq_len);
   if (tr.recompute == Recompute::kFull) {
     recompute_flops = ModelForwardFlopsPerSequence(m, s) - LogitsForwardFlops(m, s);
-  } else if (tr.recompute == Recompute::kSelective) {
+  } else if (tr.recompute == Recompute::kSelective && tr.attention == AttentionImpl::kUnfused) {
+    // With fused attention, selective recompute re-runs nothing beyond the kernel's own backward.
     recompute_flops = static_cast<double>(m.num_layers) * DenseLayerForwardFlops(m, s).attn_core;
   }
   res.hardware_flops_per_step = res.model_flops_per_step + recompute_flops * seqs;
