@@ -275,8 +275,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const double last = par.pp == 1 ? first : stage_core + head + fsdp_per_mb;
   const double middle = stage_core + fsdp_per_mb;
   const double max_stage = std::max(first, last);
-  const double sum_stages = first + last + (pp - 2.0 > 0 ? (pp - 2.0) * middle : 0.0) -
-                            (par.pp == 1 ? last : 0.0);
+  const double sum_stages = par.pp == 1 ? first : first + last + (pp - 2.0) * middle;
   const int64_t micro = MicrobatchesPerStep(job);
   const double mm = static_cast<double>(micro);
   const PipelineTime pipe =
