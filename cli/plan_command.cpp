@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "common/file_write.h"
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
 #include "planner/export.h"
@@ -251,23 +252,6 @@ class TerminalProgress : public ProgressSink {
   std::mutex mu_;
 };
 
-Status WriteFile(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << content;
-    if (!out.good()) {
-      std::remove(tmp.c_str());
-      return Status::Unavailable("cannot write " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::Unavailable("cannot write " + path);
-  }
-  return Status::Ok();
-}
-
 Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
@@ -300,7 +284,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   }
   if (!o.report_dir.empty()) GPUPLAN_RETURN_IF_ERROR(WriteReport(r, o.report_dir));
   if (!o.export_out.empty() && !exported.empty()) {
-    GPUPLAN_RETURN_IF_ERROR(WriteFile(o.export_out, exported));
+    GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.export_out, exported));
   }
   if (o.json) {
     nlohmann::json out = PlanResultToJson(r);

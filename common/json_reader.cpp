@@ -13,7 +13,7 @@ std::string Describe(const nlohmann::json& v) {
   return s;
 }
 
-std::string JoinAllowed(std::initializer_list<std::string_view> allowed) {
+std::string JoinAllowed(std::span<const std::string_view> allowed) {
   std::string out;
   for (std::string_view a : allowed) {
     if (!out.empty()) out += ", ";
@@ -31,8 +31,8 @@ Expected<nlohmann::json> ParseJson(const std::string& text, const std::string& o
     try {
       [[maybe_unused]] nlohmann::json ignored = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-      return Status::Invalid(origin + ": malformed JSON at byte " + std::to_string(e.byte) +
-                             ": " + e.what());
+      return Status::Invalid(origin + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                             e.what());
     }
     return Status::Invalid(origin + ": malformed JSON");
   }
@@ -117,8 +117,8 @@ double JsonObjectReader::OptionalNumberInRange(std::string_view field, double de
 int64_t JsonObjectReader::PositiveInt(std::string_view field) {
   const nlohmann::json* v = Find(field, true);
   if (!v) return 0;
-  if (!v->is_number() || std::floor(v->get<double>()) != v->get<double>() ||
-      v->get<double>() < 1 || v->get<double>() > 9.0e15) {
+  if (!v->is_number() || std::floor(v->get<double>()) != v->get<double>() || v->get<double>() < 1 ||
+      v->get<double>() > 9.0e15) {
     Fail(field, "must be a positive integer, got " + Describe(*v));
     return 0;
   }
@@ -132,8 +132,8 @@ int64_t JsonObjectReader::OptionalPositiveInt(std::string_view field, int64_t de
 int64_t JsonObjectReader::OptionalNonNegativeInt(std::string_view field, int64_t default_value) {
   const nlohmann::json* v = Find(field, false);
   if (!v) return default_value;
-  if (!v->is_number() || std::floor(v->get<double>()) != v->get<double>() ||
-      v->get<double>() < 0 || v->get<double>() > 9.0e15) {
+  if (!v->is_number() || std::floor(v->get<double>()) != v->get<double>() || v->get<double>() < 0 ||
+      v->get<double>() > 9.0e15) {
     Fail(field, "must be an integer >= 0, got " + Describe(*v));
     return default_value;
   }
@@ -155,7 +155,7 @@ std::string JsonObjectReader::OptionalString(std::string_view field, std::string
 }
 
 std::string JsonObjectReader::Enum(std::string_view field,
-                                   std::initializer_list<std::string_view> allowed) {
+                                   std::span<const std::string_view> allowed) {
   std::string s = String(field);
   if (!status_.ok()) return s;
   for (std::string_view a : allowed) {
@@ -166,7 +166,7 @@ std::string JsonObjectReader::Enum(std::string_view field,
 }
 
 std::string JsonObjectReader::OptionalEnum(std::string_view field, std::string default_value,
-                                           std::initializer_list<std::string_view> allowed) {
+                                           std::span<const std::string_view> allowed) {
   return Find(field, false) ? Enum(field, allowed) : default_value;
 }
 
@@ -217,7 +217,8 @@ void JsonObjectReader::RejectUnknownFields(std::initializer_list<std::string_vie
     bool known = false;
     for (std::string_view a : allowed) known = known || it.key() == a;
     if (!known) {
-      Fail(it.key(), "unknown field (allowed: " + JoinAllowed(allowed) + ")");
+      Fail(it.key(),
+           "unknown field (allowed: " + JoinAllowed({allowed.begin(), allowed.size()}) + ")");
       return;
     }
   }
@@ -227,11 +228,26 @@ std::optional<double> ParseCount(std::string_view text) {
   if (text.empty()) return std::nullopt;
   double scale = 1;
   switch (text.back()) {
-    case 'k': case 'K': scale = 1e3; break;
-    case 'M': case 'm': scale = 1e6; break;
-    case 'B': case 'G': case 'b': case 'g': scale = 1e9; break;
-    case 'T': case 't': scale = 1e12; break;
-    default: break;
+    case 'k':
+    case 'K':
+      scale = 1e3;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1e6;
+      break;
+    case 'B':
+    case 'G':
+    case 'b':
+    case 'g':
+      scale = 1e9;
+      break;
+    case 'T':
+    case 't':
+      scale = 1e12;
+      break;
+    default:
+      break;
   }
   std::string digits(scale == 1 ? text : text.substr(0, text.size() - 1));
   if (digits.empty()) return std::nullopt;

@@ -3,12 +3,12 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 
@@ -48,9 +48,17 @@ class JsonObjectReader {
   std::string String(std::string_view field);
   std::string OptionalString(std::string_view field, std::string default_value);
   /// A string that must be one of `allowed`; the message lists them.
-  std::string Enum(std::string_view field, std::initializer_list<std::string_view> allowed);
+  std::string Enum(std::string_view field, std::span<const std::string_view> allowed);
   std::string OptionalEnum(std::string_view field, std::string default_value,
-                           std::initializer_list<std::string_view> allowed);
+                           std::span<const std::string_view> allowed);
+  std::string Enum(std::string_view field, std::initializer_list<std::string_view> allowed) {
+    return Enum(field, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
+  std::string OptionalEnum(std::string_view field, std::string default_value,
+                           std::initializer_list<std::string_view> allowed) {
+    return OptionalEnum(field, std::move(default_value),
+                        std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
   bool OptionalBool(std::string_view field, bool default_value);
   std::vector<std::string> OptionalStringList(std::string_view field);
 

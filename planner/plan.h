@@ -86,8 +86,11 @@ struct PlanEconomics {
 struct Plan {
   JobSpec job;       ///< model, cluster, training settings, parallel layout
   std::string node;  ///< NodeTemplate id the cluster is built from
-  StepResult step;   ///< the analytic cost model's answer
+  StepResult step;   ///< the analytic cost model's answer, or the event simulator's (below)
   PlanEconomics econ;
+  /// The analytic step time when the event simulator re-timed this plan (a finalist); 0 when
+  /// `step` is the analytic answer.
+  double analytic_step_s = 0;
 };
 
 /// One row of the scaling table: the best plan on `gpus` GPUs of one type.
@@ -108,6 +111,8 @@ struct SearchStats {
   int64_t pruned_invalid = 0;  ///< rejected by divisibility rules (heads % tp, layers % pp, ...)
   double seconds = 0;
   int threads = 1;
+  int64_t event_simulated = 0;  ///< finalist layouts re-timed by the event simulator
+  double event_seconds = 0;     ///< wall time of those simulations
 };
 
 /// When nothing fits: the smallest footprint found and what would fit instead.

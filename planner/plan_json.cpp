@@ -93,7 +93,9 @@ nlohmann::json StatsToJson(const SearchStats& s) {
           {"pruned_memory", s.pruned_memory},
           {"pruned_invalid", s.pruned_invalid},
           {"elapsed_s", s.seconds},
-          {"threads", s.threads}};
+          {"threads", s.threads},
+          {"event_simulated", s.event_simulated},
+          {"event_elapsed_s", s.event_seconds}};
 }
 
 }  // namespace
@@ -103,6 +105,9 @@ nlohmann::json PlanToJson(const Plan& plan) {
           {"node", plan.node},
           {"layout", LayoutSummary(plan.job)},
           {"step", StepResultToJson(plan.step)},
+          {"timed_by", plan.analytic_step_s > 0 ? "event-simulator" : "analytic"},
+          {"analytic_step_time_s",
+           plan.analytic_step_s > 0 ? plan.analytic_step_s : plan.step.step_time_s},
           {"economics", EconomicsToJson(plan.econ)}};
 }
 

@@ -10,6 +10,7 @@
 
 #include "planner/economics.h"
 #include "planner/explain.h"
+#include "planner/rerank.h"
 #include "planner/units_format.h"
 #include "simulator/model.h"
 
@@ -359,6 +360,41 @@ void DiagnoseNoFit(const PlanRequest& req, const HardwareDb& db,
   }
 }
 
+// The event simulator re-times every kept layout of the best few hardware points (by the
+// objective, feasible ones first) and their candidates take the fastest simulated layout.
+Status RerankFinalists(const PlanRequest& req, const HardwareDb& db,
+                       const std::vector<size_t>& origin, const std::vector<PriceOption>& prices,
+                       std::vector<PointResult>* searched, std::vector<Plan>* candidates,
+                       SearchStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<size_t> order(candidates->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Plan& pa = (*candidates)[a];
+    const Plan& pb = (*candidates)[b];
+    const bool fa = Feasible(req, pa), fb = Feasible(req, pb);
+    return fa != fb ? fa : Better(req, pa, pb);
+  });
+  std::vector<size_t> finalists;
+  for (size_t i : order) {
+    if (finalists.size() == static_cast<size_t>(kEventSimFinalistPoints)) break;
+    if (std::find(finalists.begin(), finalists.end(), origin[i]) == finalists.end()) {
+      finalists.push_back(origin[i]);
+    }
+  }
+  for (size_t point : finalists) {
+    std::vector<Plan>& layouts = (*searched)[point].best;
+    GPUPLAN_RETURN_IF_ERROR(RetimeWithEventSim(db, &layouts));
+    stats->event_simulated += static_cast<int64_t>(layouts.size());
+    for (size_t c = 0; c < candidates->size(); ++c) {
+      if (origin[c] == point) (*candidates)[c] = PricedLike(req, layouts.front(), prices[c]);
+    }
+  }
+  stats->event_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
@@ -442,8 +478,7 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
   const int threads = req.threads > 0
                           ? req.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const std::vector<PointResult> searched =
-      SearchPoints(req, BuildPoints(req, db), threads, progress);
+  std::vector<PointResult> searched = SearchPoints(req, BuildPoints(req, db), threads, progress);
   result.stats.threads = threads;
   for (const PointResult& r : searched) {
     result.stats.configurations += r.stats.configurations;
@@ -460,6 +495,7 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
   // Price each hardware point's fastest layout with every price option for its GPU.
   std::vector<Plan> candidates;
   std::vector<PriceOption> prices;
+  std::vector<size_t> origin;  // index into `searched` of each candidate
   std::set<std::string> unpriced;
   // A GPU with no price at all is ranked by time only; a node template nobody sells it in (under
   // the requested providers) is left out when the GPU is sold in another.
@@ -471,6 +507,7 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
   }
   for (const PointResult& r : searched) {
     if (r.best.empty()) continue;
+    const size_t point_index = static_cast<size_t>(&r - searched.data());
     std::vector<PriceOption> options = PriceOptionsFor(req, db, r.point.gpu->id, r.point.node->id);
     if (options.empty()) {
       if (sold.count(r.point.gpu->id)) continue;
@@ -481,6 +518,7 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
       if (!option.Serves(r.point.num_gpus)) continue;  // not sold at this size
       candidates.push_back(PricedLike(req, r.best.front(), option));
       prices.push_back(option);
+      origin.push_back(point_index);
     }
   }
   for (const std::string& g : unpriced) {
@@ -505,6 +543,8 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
     return result;
   }
 
+  GPUPLAN_RETURN_IF_ERROR(
+      RerankFinalists(req, db, origin, prices, &searched, &candidates, &result.stats));
   result.pareto = ParetoFront(candidates);
   const Plan* chosen = Best(req, candidates, [&](const Plan& p) { return Feasible(req, p); });
   const Plan* shown = chosen;

@@ -65,8 +65,12 @@ ReportSection Recommendation(const PlanResult& r) {
   if (e.billed_gpus > p.job.cluster.num_gpus)
     price += ", billed for " + Str(e.billed_gpus) + " GPUs";
   s.facts.push_back({"price", price});
-  s.facts.push_back({"step time", FormatDuration(st.step_time_s) + " (" + Str(st.microbatches) +
-                                      " micro-batches)"});
+  std::string step =
+      FormatDuration(st.step_time_s) + " (" + Str(st.microbatches) + " micro-batches";
+  if (p.analytic_step_s > 0) {
+    step += "; event simulation, analytic model " + FormatDuration(p.analytic_step_s);
+  }
+  s.facts.push_back({"step time", step + ")"});
   s.facts.push_back({"throughput", FormatCount(st.tokens_per_s) + " tokens/s (" +
                                        FormatCount(st.tokens_per_s_per_gpu) + " per GPU)"});
   s.facts.push_back({"MFU / HFU", FormatPercent(st.mfu) + " / " + FormatPercent(st.hfu)});
@@ -172,7 +176,9 @@ ReportSection Search(const SearchStats& st) {
       " layouts: " + FormatCount(static_cast<double>(st.evaluated)) + " evaluated, " +
       FormatCount(static_cast<double>(st.pruned_memory)) + " rejected by the memory check, " +
       FormatCount(static_cast<double>(st.pruned_invalid)) + " by divisibility rules; " +
-      FormatDuration(st.seconds) + " on " + std::to_string(st.threads) + " threads.");
+      FormatDuration(st.seconds) + " on " + std::to_string(st.threads) + " threads. The event " +
+      "simulator re-timed the " + Str(st.event_simulated) + " layouts kept for the best " +
+      "hardware choices (" + FormatDuration(st.event_seconds) + ").");
   return s;
 }
 

@@ -63,6 +63,8 @@ std::string TitleElement(const std::string& tooltip) {
 
 }  // namespace
 
+double EstimateTextWidth(std::string_view text, bool bold) { return TextWidth(text, bold); }
+
 std::string HtmlEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -211,9 +213,12 @@ void SvgCanvas::Polyline(const std::vector<std::pair<double, double>>& points,
            (dashed ? " stroke-dasharray=\"6,4\"" : "") + " points=\"" + pts + "\"/>\n";
 }
 
-void SvgCanvas::Text(double x, double y, const std::string& text, const char* anchor, bool bold) {
+void SvgCanvas::Text(double x, double y, const std::string& text, const char* anchor, bool bold,
+                     const std::string& fill) {
   body_ += "<text x=\"" + N(x) + "\" y=\"" + N(y) + "\" text-anchor=\"" + anchor + "\"" +
-           (bold ? " font-weight=\"bold\"" : "") + ">" + HtmlEscape(text) + "</text>\n";
+           (bold ? " font-weight=\"bold\"" : "") +
+           (fill.empty() ? std::string() : " fill=\"" + HtmlEscape(fill) + "\"") + ">" +
+           HtmlEscape(text) + "</text>\n";
 }
 
 void SvgCanvas::XAxis(const Scale& s, double y, const std::vector<double>& ticks,
@@ -263,11 +268,19 @@ void SvgCanvas::Legend(double x, double y, const std::vector<LegendItem>& items,
   }
 }
 
-std::string SvgCanvas::Finish() const {
-  return "<svg class=\"chart\" width=\"" + N(width_) + "\" height=\"" + N(height_) +
-         "\" viewBox=\"0 0 " + N(width_) + " " + N(height_) + "\" role=\"img\" aria-label=\"" +
-         HtmlEscape(title_) + "\">\n<title>" + HtmlEscape(title_) + "</title>\n" + body_ +
-         "</svg>\n";
+std::string SvgCanvas::Finish() const { return Element(""); }
+
+std::string SvgCanvas::FinishStandalone() const {
+  return Element(
+      " xmlns=\"http://www.w3.org/2000/svg\" font-family=\"system-ui, sans-serif\" "
+      "font-size=\"12\"");
+}
+
+std::string SvgCanvas::Element(const std::string& root_attributes) const {
+  return "<svg" + root_attributes + " class=\"chart\" width=\"" + N(width_) + "\" height=\"" +
+         N(height_) + "\" viewBox=\"0 0 " + N(width_) + " " + N(height_) +
+         "\" role=\"img\" aria-label=\"" + HtmlEscape(title_) + "\">\n<title>" +
+         HtmlEscape(title_) + "</title>\n" + body_ + "</svg>\n";
 }
 
 }  // namespace gpuplan

@@ -16,6 +16,10 @@ namespace gpuplan {
 /// Escapes & < > " ' for text and attribute values in HTML and SVG.
 std::string HtmlEscape(std::string_view text);
 
+/// Estimated width in pixels of `text` in the 12 px chart font: 0.6 em per character (UTF-8
+/// code point), 10% more in bold. The estimate behind PlaceLabels and YAxis.
+double EstimateTextWidth(std::string_view text, bool bold = false);
+
 /// Maps a data interval [lo, hi] onto pixels [px_lo, px_hi], linearly or logarithmically
 /// (log needs 0 < lo < hi). Values outside the interval map outside the pixel range.
 struct Scale {
@@ -95,9 +99,10 @@ class SvgCanvas {
   void Circle(double cx, double cy, double r, const std::string& fill, const std::string& tooltip);
   void Polyline(const std::vector<std::pair<double, double>>& points, const std::string& stroke,
                 bool dashed = false);
-  /// `anchor`: "start", "middle" or "end". `bold` for emphasis.
+  /// `anchor`: "start", "middle" or "end". `bold` for emphasis. `fill`: the text colour, or
+  /// empty for the inherited one.
   void Text(double x, double y, const std::string& text, const char* anchor = "start",
-            bool bold = false);
+            bool bold = false, const std::string& fill = "");
 
   /// A horizontal axis line at pixel row `y` with tick marks and labels below it, and `title`
   /// centred under the labels.
@@ -116,8 +121,14 @@ class SvgCanvas {
 
   /// The finished <svg>...</svg> element.
   std::string Finish() const;
+  /// As Finish, but also usable on its own (a .svg file): the root element declares the SVG
+  /// namespace and the chart font (12 px system-ui, sans-serif) as presentation attributes,
+  /// which the HTML page's CSS still overrides.
+  std::string FinishStandalone() const;
 
  private:
+  std::string Element(const std::string& root_attributes) const;
+
   double width_, height_;
   std::string title_;
   std::string body_;

@@ -34,8 +34,7 @@ void Finish(SourceSummary* s) {
 }  // namespace
 
 Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& doc,
-                                                  const std::string& origin,
-                                                  const HardwareDb& db) {
+                                                  const std::string& origin, const HardwareDb& db) {
   if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array()) {
     return Status::Invalid(origin + ": expected an object with a 'runs' array");
   }
@@ -81,9 +80,8 @@ std::string FormatAccuracyMarkdown(const AccuracyReport& report) {
   char line[512];
   out += "| source | runs | MAPE | mean error (bias) | worst |\n|---|---:|---:|---:|---:|\n";
   auto summary = [&](const SourceSummary& s) {
-    std::snprintf(line, sizeof(line), "| %s | %d | %.1f%% | %+.1f%% | %.1f%% |\n",
-                  s.source.c_str(), s.runs, 100 * s.mape, 100 * s.mean_error,
-                  100 * s.max_abs_error);
+    std::snprintf(line, sizeof(line), "| %s | %d | %.1f%% | %+.1f%% | %.1f%% |\n", s.source.c_str(),
+                  s.runs, 100 * s.mape, 100 * s.mean_error, 100 * s.max_abs_error);
     out += line;
   };
   for (const SourceSummary& s : report.by_source) summary(s);

@@ -2,10 +2,9 @@
 // that docs/ACCURACY.md shows and the calibration test asserts on.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "hardware-db/hardware_db.h"
@@ -14,18 +13,18 @@ namespace gpuplan {
 
 struct RunComparison {
   std::string id;
-  std::string source;       ///< the publication (first words of the run's "source")
-  double measured = 0;      ///< tokens/s/GPU as published (derived_from says how)
-  double predicted = 0;     ///< gpuplan's tokens/s/GPU
-  double error = 0;         ///< (predicted - measured) / measured
-  bool fits = false;        ///< memory model's verdict
+  std::string source;    ///< the publication (first words of the run's "source")
+  double measured = 0;   ///< tokens/s/GPU as published (derived_from says how)
+  double predicted = 0;  ///< gpuplan's tokens/s/GPU
+  double error = 0;      ///< (predicted - measured) / measured
+  bool fits = false;     ///< memory model's verdict
 };
 
 struct SourceSummary {
   std::string source;
   int runs = 0;
-  double mape = 0;          ///< mean |error|
-  double mean_error = 0;    ///< signed mean (bias)
+  double mape = 0;        ///< mean |error|
+  double mean_error = 0;  ///< signed mean (bias)
   double max_abs_error = 0;
 };
 

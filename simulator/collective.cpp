@@ -42,7 +42,8 @@ double CollectiveSeconds(Collective c, double bytes, const GroupLink& link) {
   const double inter_steps =
       nodes > 1.0 ? std::ceil(std::log2(nodes)) * info.latency_steps_multiplier : 0.0;
   double latency = intra_steps * link.intra_latency_s + inter_steps * link.inter_latency_s;
-  if (c == Collective::kSendRecv) latency = nodes > 1.0 ? link.inter_latency_s : link.intra_latency_s;
+  if (c == Collective::kSendRecv)
+    latency = nodes > 1.0 ? link.inter_latency_s : link.intra_latency_s;
 
   if (c == Collective::kAllToAll && nodes > 1.0) {
     // Each rank sends bytes/n to every peer: (ranks_per_node - 1) shares over the intra-node

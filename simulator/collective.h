@@ -7,7 +7,14 @@
 namespace gpuplan {
 
 /// The collectives gpuplan models. Order indexes kCollectives.
-enum class Collective { kAllReduce = 0, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };
+enum class Collective {
+  kAllReduce = 0,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kSendRecv
+};
 
 /// One row of the collective table: name as nccl-tests prints it, the busbw factor, and how many
 /// sequential latency steps a ring (inside a node) / tree (across nodes) implementation takes.
@@ -27,12 +34,12 @@ inline constexpr int kCollectiveCount = 6;
 
 /// How one communicator's ranks sit on the machine.
 struct GroupLink {
-  double ranks = 1;               ///< group size n
-  double ranks_per_node = 1;      ///< members of this group inside one node
-  double intra_bytes_per_s = 0;   ///< achievable busbw between members inside a node
-  double intra_latency_s = 0;     ///< per ring step inside a node
-  double inter_bytes_per_s = 0;   ///< achievable per-GPU network bandwidth (line rate x eff.)
-  double inter_latency_s = 0;     ///< per tree level across nodes
+  double ranks = 1;              ///< group size n
+  double ranks_per_node = 1;     ///< members of this group inside one node
+  double intra_bytes_per_s = 0;  ///< achievable busbw between members inside a node
+  double intra_latency_s = 0;    ///< per ring step inside a node
+  double inter_bytes_per_s = 0;  ///< achievable per-GPU network bandwidth (line rate x eff.)
+  double inter_latency_s = 0;    ///< per tree level across nodes
   double nodes() const { return ranks / ranks_per_node; }
 };
 

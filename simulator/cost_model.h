@@ -7,6 +7,7 @@
 #include "simulator/gemm_time.h"
 #include "simulator/job.h"
 #include "simulator/memory.h"
+#include "simulator/step_costs.h"
 
 namespace gpuplan {
 
@@ -40,20 +41,6 @@ struct StepResult {
   TimeBreakdown breakdown_s;
   MemoryBreakdown memory;
 };
-
-/// Stated parameters of the model (documented in docs/METRICS.md).
-/// Slow-down of computation while communication kernels run beside it on the same SMs: each
-/// second of overlapped communication costs this many seconds of compute (Galvatron uses a
-/// 1.1-1.3x slow-down coefficient for overlapped kernels; peers.md Sec. 4 item 3).
-inline constexpr double kOverlapInterference = 0.15;
-/// Gradient bucket for overlapped DP reduction: Megatron-LM's default ddp bucket of 40M params.
-inline constexpr double kGradBucketParams = 40.0e6;
-/// Host-side Adam throughput with ZeRO-Offload (DeepSpeed CPU-Adam): ~1e9 params/s on a
-/// 2-socket server (Ren et al. 2021, Table 3 order of magnitude). Stated default.
-inline constexpr double kCpuAdamParamsPerSecond = 1.0e9;
-/// Optimizer bytes moved per parameter by fused mixed-precision Adam: read fp32 master,
-/// momentum, variance and the gradient, write the three back and the 16-bit weight copy.
-inline constexpr double kAdamBytesPerParam = 4 + 4 + 4 + 2 + 4 + 4 + 4 + 2;
 
 /// Evaluates one step. `job` must have passed ValidateJob; `gpu`/`net` are its cluster's.
 /// Pure arithmetic on the job's numbers: no allocation, no I/O (the planner's inner loop).

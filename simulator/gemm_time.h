@@ -15,8 +15,8 @@ struct DeviceRates {
   double attention_flops_per_s = 0;  ///< fused (FlashAttention-style) attention throughput
   double memory_bytes_per_s = 0;     ///< streaming-kernel bandwidth (peak x memory_efficiency)
   int sm_count = 1;
-  double kernel_overhead_s = 0;      ///< fixed cost per kernel (launch + tail), see kKernelOverhead
-  double activation_bytes = 2;       ///< bytes per activation element at this precision
+  double kernel_overhead_s = 0;  ///< fixed cost per kernel (launch + tail), see kKernelOverhead
+  double activation_bytes = 2;   ///< bytes per activation element at this precision
 };
 
 /// Fixed per-kernel cost. Back-to-back kernels on one stream leave a gap of a few microseconds

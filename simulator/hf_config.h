@@ -1,9 +1,8 @@
 // Reads a Hugging Face transformers `config.json` into a ModelSpec.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 #include "simulator/model.h"

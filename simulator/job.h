@@ -11,7 +11,8 @@
 namespace gpuplan {
 
 enum class Recompute { kNone, kSelective, kFull };
-enum class Schedule { kGpipe, k1F1B, kInterleaved };
+/// Pipeline schedules; pipeline_schedule.h holds their table (names, pass orders, sources).
+enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };
 /// How attention is computed: fused FlashAttention-style kernels (no s^2 tensor in HBM) or the
 /// unfused softmax path of earlier Megatron/PyTorch (scores materialised, read and written).
 enum class AttentionImpl { kFlash, kUnfused };
@@ -19,10 +20,10 @@ enum class AttentionImpl { kFlash, kUnfused };
 enum class BaseWeights { kSame, kNf4 };
 
 struct ClusterSpec {
-  std::string gpu;          ///< GpuSpec id
+  std::string gpu;  ///< GpuSpec id
   int64_t num_gpus = 0;
   int64_t gpus_per_node = 0;
-  std::string inter_node;   ///< NetworkSpec id
+  std::string inter_node;  ///< NetworkSpec id
 };
 
 /// Low-rank adaptation: only adapters of rank `rank` on the targeted projections are trained.
@@ -34,15 +35,21 @@ struct LoraSpec {
   BaseWeights base = BaseWeights::kSame;
 };
 enum LoraTarget : uint32_t {
-  kLoraQ = 1, kLoraK = 2, kLoraV = 4, kLoraO = 8, kLoraGate = 16, kLoraUp = 32, kLoraDown = 64,
+  kLoraQ = 1,
+  kLoraK = 2,
+  kLoraV = 4,
+  kLoraO = 8,
+  kLoraGate = 16,
+  kLoraUp = 32,
+  kLoraDown = 64,
   kLoraAttention = kLoraQ | kLoraK | kLoraV | kLoraO,
   kLoraAll = kLoraAttention | kLoraGate | kLoraUp | kLoraDown,
 };
 
 struct TrainingSpec {
   int64_t seq_len = 0;
-  int64_t global_batch_size = 0;   ///< sequences per optimizer step
-  int64_t micro_batch_size = 1;    ///< sequences per micro-batch per model replica
+  int64_t global_batch_size = 0;  ///< sequences per optimizer step
+  int64_t micro_batch_size = 1;   ///< sequences per micro-batch per model replica
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
   AttentionImpl attention = AttentionImpl::kFlash;
@@ -53,18 +60,24 @@ struct TrainingSpec {
 struct ParallelSpec {
   int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
   bool sequence_parallel = false;
-  int zero_stage = 0;   ///< 0..3 (DeepSpeed ZeRO / Megatron distributed optimizer = 1)
-  bool fsdp = false;    ///< PyTorch FSDP FULL_SHARD (same traffic as ZeRO-3)
+  int zero_stage = 0;        ///< 0..3 (DeepSpeed ZeRO / Megatron distributed optimizer = 1)
+  bool fsdp = false;         ///< PyTorch FSDP FULL_SHARD (same traffic as ZeRO-3)
   bool cpu_offload = false;  ///< optimizer state and master weights in host memory (ZeRO-Offload)
   Schedule schedule = Schedule::k1F1B;
   bool dp_overlap = true;   ///< gradient reduction overlapped with backward in buckets
   bool tp_overlap = false;  ///< TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  /// The embedding takes one layer slot of the first pipeline stage, and the LM head with the
+  /// loss one slot of the last (Megatron-LM --account-for-embedding-in-pipeline-split and
+  /// --account-for-loss-in-pipeline-split; Llama 3 405B ran 126 layers on 16 stages this way,
+  /// Dubey et al. 2024 Sec. 3.3.2). Needs pp > 1.
+  bool embedding_slot = false;
+  bool loss_slot = false;
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).
 struct OverheadSpec {
-  double framework_bytes = 2.0e9;   ///< CUDA context, cuBLAS/NCCL workspaces, allocator reserve
-  double fragmentation = 0.10;      ///< extra fraction of activation memory lost to fragmentation
+  double framework_bytes = 2.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, allocator reserve
+  double fragmentation = 0.10;     ///< extra fraction of activation memory lost to fragmentation
 };
 
 struct JobSpec {

@@ -8,6 +8,7 @@
 
 #include "common/json_reader.h"
 #include "simulator/hf_config.h"
+#include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
 
 namespace gpuplan {
@@ -44,17 +45,7 @@ const char* NameOf(Precision p) {
 
 const char* NameOf(Recompute r) { return RecomputeName(r).data(); }
 
-const char* NameOf(Schedule s) {
-  switch (s) {
-    case Schedule::kGpipe:
-      return "gpipe";
-    case Schedule::k1F1B:
-      return "1f1b";
-    case Schedule::kInterleaved:
-      return "interleaved";
-  }
-  return "?";
-}
+const char* NameOf(Schedule s) { return ScheduleName(s).data(); }
 
 const char* NameOf(AttentionImpl a) { return a == AttentionImpl::kFlash ? "flash" : "unfused"; }
 
@@ -262,7 +253,9 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   static const nlohmann::json kEmpty = nlohmann::json::object();
   JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
   r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
-                         "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap"});
+                         "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap",
+                         "account_for_embedding_in_pipeline_split",
+                         "account_for_loss_in_pipeline_split"});
   p->tp = r.OptionalPositiveInt("tp", 1);
   p->pp = r.OptionalPositiveInt("pp", 1);
   p->cp = r.OptionalPositiveInt("cp", 1);
@@ -288,13 +281,15 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   }
   p->zero_stage = static_cast<int>(zero);
   p->cpu_offload = r.OptionalBool("cpu_offload", false);
-  const std::string schedule = r.OptionalEnum("schedule", p->vpp > 1 ? "interleaved" : "1f1b",
-                                              {"gpipe", "1f1b", "interleaved"});
-  p->schedule = schedule == "gpipe"         ? Schedule::kGpipe
-                : schedule == "interleaved" ? Schedule::kInterleaved
-                                            : Schedule::k1F1B;
+  std::vector<std::string_view> schedule_names;
+  for (const ScheduleInfo& info : Schedules()) schedule_names.push_back(info.name);
+  const std::string schedule =
+      r.OptionalEnum("schedule", p->vpp > 1 ? "interleaved" : "1f1b", schedule_names);
+  p->schedule = ParseScheduleName(schedule).value_or(Schedule::k1F1B);
   p->dp_overlap = r.OptionalBool("dp_overlap", true);
   p->tp_overlap = r.OptionalBool("tp_overlap", false);
+  p->embedding_slot = r.OptionalBool("account_for_embedding_in_pipeline_split", false);
+  p->loss_slot = r.OptionalBool("account_for_loss_in_pipeline_split", false);
   return r.status();
 }
 
@@ -420,10 +415,22 @@ Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
     return ModelFail("num_kv_heads", Str(m.num_kv_heads) + " and parallelism.tp = " + Str(p.tp) +
                                          ": neither divides the other");
   }
-  if (m.num_layers % (p.pp * p.vpp) != 0) {
-    return ModelFail(
-        "num_layers",
-        Str(m.num_layers) + " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp));
+  if ((p.embedding_slot || p.loss_slot) && p.pp < 2) {
+    return Fail("parallelism",
+                p.embedding_slot ? "account_for_embedding_in_pipeline_split"
+                                 : "account_for_loss_in_pipeline_split",
+                "needs pp > 1");
+  }
+  const int64_t slots = m.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
+  if (slots % (p.pp * p.vpp) != 0) {
+    const std::string extra =
+        slots == m.num_layers ? "" : " + " + Str(slots - m.num_layers) + " embedding/loss slot(s)";
+    return ModelFail("num_layers",
+                     Str(m.num_layers) + extra +
+                         " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp) +
+                         (slots == m.num_layers ? " (parallelism.account_for_embedding_in_pipeline_"
+                                                  "split / _loss_ add one slot each)"
+                                                : ""));
   }
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
     return Fail("parallelism", "vpp",
@@ -534,7 +541,9 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
         {"cpu_offload", p.cpu_offload},
         {"schedule", NameOf(p.schedule)},
         {"dp_overlap", p.dp_overlap},
-        {"tp_overlap", p.tp_overlap}}},
+        {"tp_overlap", p.tp_overlap},
+        {"account_for_embedding_in_pipeline_split", p.embedding_slot},
+        {"account_for_loss_in_pipeline_split", p.loss_slot}}},
       {"overhead",
        {{"framework_gb", job.overhead.framework_bytes / 1e9},
         {"fragmentation", job.overhead.fragmentation}}},

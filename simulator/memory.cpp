@@ -55,8 +55,8 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // Core attention: unfused keeps softmax output (2), dropout mask (1) and output (2) per score;
   // fused attention keeps only the fp32 log-sum-exp per query row (Dao et al. 2022, Sec. 3.1).
   const double scores = a * sb * s_full;
-  const double core = tr.attention == AttentionImpl::kUnfused ? (dropout ? 5.0 : 2.0) * scores
-                                                              : 4.0 * sb * a;
+  const double core =
+      tr.attention == AttentionImpl::kUnfused ? (dropout ? 5.0 : 2.0) * scores : 4.0 * sb * a;
   // MLP intermediates: GELU keeps its input and FC2's input (2sbf each); SwiGLU keeps gate, up
   // and the product (2sbf each). MoE: every token's top-k experts (+ shared) keep theirs, plus
   // the dispatched copy of the token (2sbh each).
@@ -91,7 +91,6 @@ MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
   const double dp_shards = static_cast<double>(par.dp * par.cp);
   const double expert_shards = std::max(1.0, dp_shards / static_cast<double>(par.ep));
   const int zero = par.fsdp ? 3 : par.zero_stage;
-  const double layers_per_stage = static_cast<double>(m.num_layers) / static_cast<double>(par.pp);
   const double moe_fraction =
       static_cast<double>(m.MoeLayers()) / static_cast<double>(m.num_layers);
   const bool has_moe = moe_fraction > 0;
@@ -110,6 +109,8 @@ MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
   for (int i = 0; i < (par.pp == 1 ? 1 : 2); ++i) {
     const StageKind kind = stages[i];
     const ShardParams shard = ParamsPerGpu(job, kind);
+    const int64_t stage_index = StageIndex(job, kind);
+    const double layers_per_stage = static_cast<double>(StageLayers(job, stage_index));
     MemoryBreakdown mb;
     if (tr.lora.enabled) {
       // Frozen base: weights only (bf16, or NF4 for QLoRA); adapters carry full Adam state.
@@ -117,8 +118,8 @@ MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
           tr.lora.base == BaseWeights::kNf4 ? kNf4BytesPerParam : (IsFp32(tr.precision) ? 4 : 2);
       const ModelStateBytes adapters =
           ZeroModelStateBytes(shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload);
-      mb.weights_bytes = base_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) +
-                         adapters.weights;
+      mb.weights_bytes =
+          base_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
       mb.grads_bytes = adapters.grads;
       mb.optimizer_bytes = adapters.optimizer;
     } else {
@@ -135,15 +136,13 @@ MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
       const double layer_params = shard.Total() / std::max(1.0, layers_per_stage);
       mb.weights_bytes += 2.0 * 2.0 * layer_params;
     }
-    const int64_t stage_index = kind == StageKind::kLast ? par.pp - 1 : 0;
     const double in_flight =
         MicrobatchesInFlight(par.schedule, par.pp, micro, par.vpp, stage_index);
     mb.activations_bytes = layers_per_stage * layer_act * in_flight + recompute_working;
     if (kind == StageKind::kLast || kind == StageKind::kOnly) {
       // Logits and cross-entropy buffers of one micro-batch, vocabulary split over TP:
       // 4sbv/t (Korthikanti et al. 2022 Sec. 4.3, output layer + loss).
-      mb.logits_bytes = 4.0 * sb * static_cast<double>(m.vocab_size) /
-                        static_cast<double>(par.tp);
+      mb.logits_bytes = 4.0 * sb * static_cast<double>(m.vocab_size) / static_cast<double>(par.tp);
     }
     mb.overhead_bytes =
         job.overhead.framework_bytes + job.overhead.fragmentation * mb.activations_bytes;

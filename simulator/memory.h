@@ -36,12 +36,12 @@ struct MemoryBreakdown {
   double weights_bytes = 0;
   double grads_bytes = 0;
   double optimizer_bytes = 0;
-  double activations_bytes = 0;     ///< transformer layers, all micro-batches in flight
-  double logits_bytes = 0;          ///< LM-head output and fp32 cross-entropy buffers
-  double overhead_bytes = 0;        ///< framework + fragmentation (OverheadSpec)
-  double peak_bytes = 0;            ///< sum of the above on the worst pipeline stage
-  double capacity_bytes = 0;        ///< the GPU's memory
-  bool fits = false;                ///< peak_bytes <= capacity_bytes
+  double activations_bytes = 0;  ///< transformer layers, all micro-batches in flight
+  double logits_bytes = 0;       ///< LM-head output and fp32 cross-entropy buffers
+  double overhead_bytes = 0;     ///< framework + fragmentation (OverheadSpec)
+  double peak_bytes = 0;         ///< sum of the above on the worst pipeline stage
+  double capacity_bytes = 0;     ///< the GPU's memory
+  bool fits = false;             ///< peak_bytes <= capacity_bytes
 };
 
 /// Memory of the most loaded pipeline stage (first or last) of `job` on `gpu`.

@@ -12,11 +12,15 @@ double PipelineBubbleFraction(Schedule schedule, int64_t p, int64_t m, int64_t v
 }
 
 PipelineTime PipelineStepTime(Schedule schedule, int64_t p, int64_t m, int64_t v,
-                              double max_stage_s, double sum_stage_s) {
+                              double max_stage_s, double sum_stage_s, double wgrad_stage_s) {
   PipelineTime t;
   const double vv = schedule == Schedule::kInterleaved ? static_cast<double>(v) : 1.0;
   const double busy = static_cast<double>(m) * max_stage_s;
-  t.total_s = busy + (p > 1 ? (sum_stage_s - max_stage_s) / vv : 0.0);
+  double fill = p > 1 ? (sum_stage_s - max_stage_s) / vv : 0.0;
+  if (schedule == Schedule::kZeroBubbleH1 && p > 1) {
+    fill = std::max(0.0, fill - 2.0 * static_cast<double>(p - 1) * wgrad_stage_s);
+  }
+  t.total_s = busy + fill;
   t.bubble_s = t.total_s - busy;
   return t;
 }
@@ -31,6 +35,8 @@ double MicrobatchesInFlight(Schedule schedule, int64_t p, int64_t m, int64_t v, 
       return std::min(remaining, mm);
     case Schedule::kInterleaved:
       return std::min(remaining + (remaining - 1.0) / static_cast<double>(v), mm);
+    case Schedule::kZeroBubbleH1:
+      return std::min(static_cast<double>(p), mm);
   }
   return mm;
 }

@@ -68,9 +68,9 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
   out += "  tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
          " dp=" + std::to_string(p.dp) + " cp=" + std::to_string(p.cp) +
          " ep=" + std::to_string(p.ep) + " vpp=" + std::to_string(p.vpp) +
-         "  micro-batch=" + std::to_string(job.training.micro_batch_size) +
-         " x " + std::to_string(r.microbatches) + " per step, seq " +
-         std::to_string(job.training.seq_len) + "\n\n";
+         "  micro-batch=" + std::to_string(job.training.micro_batch_size) + " x " +
+         std::to_string(r.microbatches) + " per step, seq " + std::to_string(job.training.seq_len) +
+         "\n\n";
   out += "  step time            " + Seconds(r.step_time_s) + "\n";
   out += "  tokens/s             " + Fmt("%.0f", r.tokens_per_s) + "\n";
   out += "  tokens/s per GPU     " + Fmt("%.1f", r.tokens_per_s_per_gpu) + "\n";
@@ -79,9 +79,10 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
          Fmt("%.1f%%", 100 * r.hfu) + "\n\n";
   out += "  time per step        seconds     share\n";
   const std::pair<const char*, double> parts[] = {
-      {"compute", b.compute}, {"tp comm (exposed)", b.tp_comm}, {"cp comm (exposed)", b.cp_comm},
-      {"pp comm", b.pp_comm}, {"dp comm (exposed)", b.dp_comm}, {"ep comm", b.ep_comm},
-      {"pipeline bubble", b.bubble}, {"optimizer", b.optimizer}};
+      {"compute", b.compute},           {"tp comm (exposed)", b.tp_comm},
+      {"cp comm (exposed)", b.cp_comm}, {"pp comm", b.pp_comm},
+      {"dp comm (exposed)", b.dp_comm}, {"ep comm", b.ep_comm},
+      {"pipeline bubble", b.bubble},    {"optimizer", b.optimizer}};
   for (const auto& [name, v] : parts) {
     char line[96];
     std::snprintf(line, sizeof(line), "  %-20s %-11s %5.1f%%\n", name, Seconds(v).c_str(),
@@ -91,9 +92,9 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
   out += "\n  memory per GPU       " + Gb(m.peak_bytes) + " of " + Gb(m.capacity_bytes) +
          (m.fits ? "  (fits)\n" : "  (DOES NOT FIT)\n");
   const std::pair<const char*, double> mem[] = {
-      {"weights", m.weights_bytes},         {"gradients", m.grads_bytes},
+      {"weights", m.weights_bytes},           {"gradients", m.grads_bytes},
       {"optimizer state", m.optimizer_bytes}, {"activations", m.activations_bytes},
-      {"logits buffers", m.logits_bytes},   {"framework overhead", m.overhead_bytes}};
+      {"logits buffers", m.logits_bytes},     {"framework overhead", m.overhead_bytes}};
   for (const auto& [name, v] : mem) {
     char line[96];
     std::snprintf(line, sizeof(line), "    %-18s %s\n", name, Gb(v).c_str());

@@ -1,9 +1,8 @@
 // Presenting a StepResult: the JSON object of `gpuplan simulate --json` and a readable table.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "simulator/cost_model.h"
 #include "simulator/job.h"

@@ -1,5 +1,7 @@
 #include "simulator/shard.h"
 
+#include <algorithm>
+
 namespace gpuplan {
 
 double LoraParamsPerLayer(const ModelSpec& m, const LoraSpec& lora) {
@@ -23,35 +25,103 @@ double LoraParamsPerLayer(const ModelSpec& m, const LoraSpec& lora) {
   return static_cast<double>(lora.rank) * (in_plus_out + mlp * mlp_copies);
 }
 
+int64_t LayerSlotsPerChunk(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  const int64_t slots = job.model.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
+  return slots / (p.pp * p.vpp);
+}
+
+int64_t ChunkLayers(const JobSpec& job, int64_t stage, int64_t chunk) {
+  const ParallelSpec& p = job.parallel;
+  int64_t layers = LayerSlotsPerChunk(job);
+  if (p.embedding_slot && stage == 0 && chunk == 0) --layers;
+  if (p.loss_slot && stage == p.pp - 1 && chunk == p.vpp - 1) --layers;
+  return layers;
+}
+
+int64_t StageLayers(const JobSpec& job, int64_t stage) {
+  int64_t layers = 0;
+  for (int64_t chunk = 0; chunk < job.parallel.vpp; ++chunk)
+    layers += ChunkLayers(job, stage, chunk);
+  return layers;
+}
+
+int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk) {
+  const int64_t virtual_stage = chunk * job.parallel.pp + stage;
+  const int64_t first_slot = virtual_stage * LayerSlotsPerChunk(job);
+  return job.parallel.embedding_slot && virtual_stage > 0 ? first_slot - 1 : first_slot;
+}
+
+StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage) {
+  const ModelSpec& m = job.model;
+  StageLayerMix mix;
+  for (int64_t chunk = 0; chunk < job.parallel.vpp; ++chunk) {
+    const int64_t begin = ChunkFirstLayer(job, stage, chunk);
+    const int64_t end = begin + ChunkLayers(job, stage, chunk);
+    const int64_t moe =
+        m.is_moe() ? std::max<int64_t>(0, end - std::max(begin, m.moe_first_dense_layers)) : 0;
+    mix.moe += static_cast<double>(moe);
+    mix.dense += static_cast<double>(end - begin - moe);
+  }
+  return mix;
+}
+
+StageKind StageKindOf(const JobSpec& job, int64_t stage) {
+  if (job.parallel.pp == 1) return StageKind::kOnly;
+  if (stage == 0) return StageKind::kFirst;
+  return stage == job.parallel.pp - 1 ? StageKind::kLast : StageKind::kMiddle;
+}
+
+int64_t StageIndex(const JobSpec& job, StageKind stage) {
+  switch (stage) {
+    case StageKind::kFirst:
+    case StageKind::kOnly:
+      return 0;
+    case StageKind::kLast:
+      return job.parallel.pp - 1;
+    case StageKind::kMiddle:
+      return job.parallel.pp > 2 ? 1 : 0;
+  }
+  return 0;
+}
+
+ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer) {
+  const ModelSpec& m = job.model;
+  const ParameterCounts c = CountParameters(m);
+  const double tp = static_cast<double>(job.parallel.tp);
+  ShardParams s;
+  s.dense = (c.attention_per_layer + c.norms_per_layer) / tp;
+  if (moe_layer) {
+    s.dense += c.router_per_layer + static_cast<double>(m.moe_shared_experts) * c.expert_mlp / tp;
+    s.expert = static_cast<double>(m.moe_num_experts) * c.expert_mlp /
+               (static_cast<double>(job.parallel.ep) * tp);
+  } else {
+    s.dense += c.dense_mlp_per_layer / tp;
+  }
+  s.trainable =
+      job.training.lora.enabled ? LoraParamsPerLayer(m, job.training.lora) / tp : s.Total();
+  return s;
+}
+
 ShardParams ParamsPerGpu(const JobSpec& job, StageKind stage) {
   const ModelSpec& m = job.model;
-  const ParallelSpec& par = job.parallel;
   const ParameterCounts c = CountParameters(m);
-  const double tp = static_cast<double>(par.tp);
-  const double pp = static_cast<double>(par.pp);
-  const double ep = static_cast<double>(par.ep);
-  const double layers = static_cast<double>(m.num_layers) / pp;
-  const double moe_fraction =
-      m.num_layers > 0 ? static_cast<double>(m.MoeLayers()) / static_cast<double>(m.num_layers) : 0;
-  const double dense_layers = layers * (1.0 - moe_fraction);
-  const double moe_layers = layers * moe_fraction;
-
+  const double tp = static_cast<double>(job.parallel.tp);
+  const StageLayerMix mix = StageLayerCounts(job, StageIndex(job, stage));
+  const ShardParams dense = LayerParamsPerGpu(job, false);
+  const ShardParams moe = m.is_moe() ? LayerParamsPerGpu(job, true) : ShardParams{};
   ShardParams s;
-  s.dense = layers * (c.attention_per_layer + c.norms_per_layer) / tp +
-            dense_layers * c.dense_mlp_per_layer / tp +
-            moe_layers * (c.router_per_layer +
-                          static_cast<double>(m.moe_shared_experts) * c.expert_mlp / tp);
-  s.expert = moe_layers * static_cast<double>(m.moe_num_experts) * c.expert_mlp / (ep * tp);
+  s.dense = mix.dense * dense.dense + mix.moe * moe.dense;
+  s.expert = mix.moe * moe.expert;
   const bool first = stage == StageKind::kFirst || stage == StageKind::kOnly;
   const bool last = stage == StageKind::kLast || stage == StageKind::kOnly;
   if (first) s.dense += c.embedding / tp;
   if (last) {
     s.dense += c.output_head / tp;
-    if (m.tied_embeddings && par.pp > 1) s.dense += c.embedding / tp;
+    if (m.tied_embeddings && job.parallel.pp > 1) s.dense += c.embedding / tp;
   }
-  s.trainable = job.training.lora.enabled
-                    ? layers * LoraParamsPerLayer(m, job.training.lora) / tp
-                    : s.Total();
+  s.trainable =
+      job.training.lora.enabled ? mix.dense * dense.trainable + mix.moe * moe.trainable : s.Total();
   return s;
 }
 

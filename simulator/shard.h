@@ -8,17 +8,50 @@ namespace gpuplan {
 /// Which pipeline stage: the first holds the embedding, the last the LM head (one stage: both).
 enum class StageKind { kFirst, kMiddle, kLast, kOnly };
 
+/// Layer slots per model chunk: (num_layers + embedding slot + loss slot) / (pp * vpp).
+int64_t LayerSlotsPerChunk(const JobSpec& job);
+
+/// Transformer layers in model chunk `chunk` (0-based, < vpp) of pipeline stage `stage` (0-based,
+/// < pp): the slots of the chunk, less the embedding's slot in the first chunk of the first stage
+/// and the loss's slot in the last chunk of the last stage.
+int64_t ChunkLayers(const JobSpec& job, int64_t stage, int64_t chunk);
+
+/// Transformer layers of one pipeline stage: the sum over its chunks.
+int64_t StageLayers(const JobSpec& job, int64_t stage);
+
+/// Global index of the first layer of model chunk `chunk` on stage `stage`: Megatron places
+/// virtual stage chunk*pp + stage there (interleaved layout, Narayanan et al. 2021 Fig. 4).
+int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk);
+
+/// Dense-MLP and MoE layers of one stage (layer i is MoE when i >= moe_first_dense_layers).
+struct StageLayerMix {
+  double dense = 0;
+  double moe = 0;
+};
+StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage);
+
+/// Whether stage `stage` holds the embedding, the LM head, both or neither.
+StageKind StageKindOf(const JobSpec& job, int64_t stage);
+
+/// The stage index a StageKind stands for: first 0, last pp-1, middle 1 (or 0 when pp == 1).
+int64_t StageIndex(const JobSpec& job, StageKind stage);
+
 /// Parameters on one GPU of one pipeline stage, after TP (and EP for experts) splitting.
 struct ShardParams {
-  double dense = 0;    ///< attention, dense MLPs, norms, embeddings: replicated across DP
-  double expert = 0;   ///< routed experts: replicated across the expert-data-parallel group
+  double dense = 0;      ///< attention, dense MLPs, norms, embeddings: replicated across DP
+  double expert = 0;     ///< routed experts: replicated across the expert-data-parallel group
   double trainable = 0;  ///< what gets gradients: dense + expert, or only LoRA adapters
   double Total() const { return dense + expert; }
 };
 
-/// Parameters of one GPU on the given stage. Layers split evenly over pp (validated); TP splits
+/// Parameters of one transformer layer on one GPU (dense or MoE layer), split as ParamsPerGpu
+/// splits them; trainable = LoRA adapters under LoRA.
+ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer);
+
+/// Parameters of one GPU on the given stage. TP splits
 /// every weight matrix (Megatron column/row parallel; the vocabulary-parallel embedding too);
 /// experts split over ep and, inside an expert, over tp (Megatron's default expert TP = TP).
+/// Layers per stage follow StageLayers (uneven with embedding/loss slots).
 /// With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the
 /// LM head, as Megatron-LM does.
 ShardParams ParamsPerGpu(const JobSpec& job, StageKind stage);

@@ -11,12 +11,12 @@ namespace gpuplan {
 /// Link facts of one cluster shape (GPU type x network x GPUs per node).
 struct ClusterLinks {
   double gpus_per_node = 1;
-  std::string_view scaleup_kind;      ///< GpuSpec::scaleup_kind
+  std::string_view scaleup_kind;  ///< GpuSpec::scaleup_kind
   double scaleup_domain_gpus = 1;
-  double scaleup_busbw = 0;           ///< achievable ring busbw of a full scale-up domain
-  double pcie_busbw = 0;              ///< achievable busbw when collectives cross PCIe
-  double intra_latency_s = 0;         ///< per ring step inside a node
-  double network_bytes_per_s = 0;     ///< per GPU, line rate x collective efficiency
+  double scaleup_busbw = 0;        ///< achievable ring busbw of a full scale-up domain
+  double pcie_busbw = 0;           ///< achievable busbw when collectives cross PCIe
+  double intra_latency_s = 0;      ///< per ring step inside a node
+  double network_bytes_per_s = 0;  ///< per GPU, line rate x collective efficiency
   double network_latency_s = 0;
 };
 

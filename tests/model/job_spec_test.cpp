@@ -9,6 +9,7 @@
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/shard.h"
 #include "tests/model/contains.h"
 
 namespace gpuplan {
@@ -272,7 +273,47 @@ TEST(JobSpecInvalid, LayersNotDivisibleByPipelineStages) {
   spec["parallelism"]["dp"] = 16;
   spec["parallelism"]["schedule"] = "interleaved";
   EXPECT_EQ(ErrorOf(spec),
-            "job.json: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 10");
+            "job.json: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 10 "
+            "(parallelism.account_for_embedding_in_pipeline_split / _loss_ add one slot each)");
+}
+
+TEST(JobSpecInvalid, LayerSlotsNotDivisibleByPipelineStages) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["pp"] = 4;
+  spec["parallelism"]["dp"] = 8;
+  spec["parallelism"]["account_for_loss_in_pipeline_split"] = true;
+  EXPECT_EQ(
+      ErrorOf(spec),
+      "job.json: model: field 'num_layers': 36 + 1 embedding/loss slot(s) is not divisible by "
+      "parallelism.pp*vpp = 4");
+}
+
+TEST(JobSpecInvalid, LayerSlotsNeedPipeline) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["account_for_embedding_in_pipeline_split"] = true;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: parallelism: field 'account_for_embedding_in_pipeline_split': needs pp > 1");
+}
+
+TEST(JobSpec, EmbeddingAndLossSlotsShortenTheEndStages) {
+  // Llama 3 405B's layout (Dubey et al. 2024 Sec. 3.3.2): 126 layers + 2 slots on 16 stages.
+  nlohmann::json spec = BaseSpec();
+  spec["model"] = "llama3-405b";
+  spec["cluster"]["num_gpus"] = 128;
+  spec["parallelism"] = {{"tp", 8},
+                         {"pp", 16},
+                         {"account_for_embedding_in_pipeline_split", true},
+                         {"account_for_loss_in_pipeline_split", true}};
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(StageLayers(*job, 0), 7);
+  EXPECT_EQ(StageLayers(*job, 1), 8);
+  EXPECT_EQ(StageLayers(*job, 15), 7);
+  EXPECT_EQ(ChunkFirstLayer(*job, 1, 0), 7);
+  EXPECT_EQ(ChunkFirstLayer(*job, 15, 0), 119);
+  int64_t total = 0;
+  for (int64_t s = 0; s < 16; ++s) total += StageLayers(*job, s);
+  EXPECT_EQ(total, 126);
 }
 
 TEST(JobSpecInvalid, VppNeedsInterleavedSchedule) {

@@ -173,10 +173,10 @@ TEST(Golden, PipelineBubbles) {
   EXPECT_DOUBLE_EQ(PipelineBubbleFraction(Schedule::kGpipe, 4, 16, 1), 3.0 / 19.0);
   EXPECT_DOUBLE_EQ(PipelineBubbleFraction(Schedule::kInterleaved, 8, 64, 3), 7.0 / 199.0);
   // Equal stages: total = (m + (p-1)/v) t and bubble / total = the fraction above.
-  const PipelineTime t = PipelineStepTime(Schedule::k1F1B, 8, 64, 1, 1.0, 8.0);
+  const PipelineTime t = PipelineStepTime(Schedule::k1F1B, 8, 64, 1, 1.0, 8.0, 0.0);
   EXPECT_DOUBLE_EQ(t.total_s, 71.0);
   EXPECT_DOUBLE_EQ(t.bubble_s / t.total_s, 7.0 / 71.0);
-  const PipelineTime vi = PipelineStepTime(Schedule::kInterleaved, 8, 64, 3, 1.0, 8.0);
+  const PipelineTime vi = PipelineStepTime(Schedule::kInterleaved, 8, 64, 3, 1.0, 8.0, 0.0);
   EXPECT_NEAR(vi.bubble_s / vi.total_s, 7.0 / 199.0, 1e-12);
 }
 

@@ -1,0 +1,28 @@
+#include "planner/rerank.h"
+
+#include <algorithm>
+
+#include "simulator/event_sim.h"
+
+namespace gpuplan {
+
+Status RetimeWithEventSim(const HardwareDb& db, std::vector<Plan>* layouts) {
+  EventSimOptions options;
+  options.record_timeline = false;
+  for (Plan& plan : *layouts) {
+    const JobSpec& job = plan.job;
+    const GpuSpec& gpu = *db.FindGpu(job.cluster.gpu);
+    const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
+    Expected<EventSimResult> sim = SimulateStepEvents(job, gpu, net, options);
+    if (!sim.ok()) return sim.status();
+    plan.analytic_step_s = plan.step.step_time_s;
+    plan.step = WithEventStep(plan.step, *sim);
+    plan.econ.compute_time_s = plan.econ.steps * plan.step.step_time_s;
+  }
+  std::stable_sort(layouts->begin(), layouts->end(), [](const Plan& a, const Plan& b) {
+    return a.econ.compute_time_s < b.econ.compute_time_s;
+  });
+  return Status::Ok();
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,599 @@
+#include "simulator/event_sim.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "simulator/event_engine.h"
+#include "simulator/memory.h"
+#include "simulator/pipeline_schedule.h"
+#include "simulator/shard.h"
+
+namespace gpuplan {
+namespace {
+
+// What an op's time counts as in the breakdown. Enum order is the attribution priority.
+enum class Category : uint8_t { kCompute, kTp, kCp, kEp, kPp, kDp, kOptimizer };
+constexpr int kCategoryCount = 7;
+
+struct OpMeta {
+  int32_t rank;
+  SimStream stream;
+  Category category;
+  std::string_view name;
+  int32_t microbatch, chunk, layer;
+  double bytes, flops;
+};
+
+// A pipeline transfer: the send op, the GPU that receives it and the op that waits for it.
+struct Transfer {
+  int32_t send;
+  int32_t to_rank;
+};
+
+// Key of a pass input crossing stages: (forward or backward, virtual stage, micro-batch).
+int64_t InputKey(bool forward, int64_t virtual_stage, int64_t microbatch, int64_t m) {
+  return ((forward ? 0 : 1) * 1'000'000 + virtual_stage) * m + microbatch;
+}
+
+class StepBuilder {
+ public:
+  StepBuilder(const JobSpec& job, const StepCosts& costs, const GpuSpec& gpu,
+              const DeviceRates& rates)
+      : job_(job),
+        par_(job.parallel),
+        costs_(costs),
+        gpu_(gpu),
+        rates_(rates),
+        engine_(kOverlapInterference),
+        m_(MicrobatchesPerStep(job)),
+        v_(GetScheduleInfo(par_.schedule).uses_chunks ? par_.vpp : 1),
+        split_(GetScheduleInfo(par_.schedule).splits_backward),
+        zero_(par_.fsdp ? 3 : par_.zero_stage),
+        sharded_dp_(par_.dp * par_.cp > 1) {}
+
+  Expected<EventSimResult> Run(const EventSimOptions& options);
+
+ private:
+  struct Rank {
+    int32_t compute, scaleup, network;               // engine resources
+    std::array<int32_t, kSimStreamCount> last{};     // last op per stream, -1 none
+    std::vector<int32_t> waits;                      // ops the next compute op must wait for
+    int32_t prev_compute = -1;                       // compute op before the latest one
+    std::vector<int32_t> prev_waits;                 // what the latest compute op waited for
+    double bucket_dense = 0, bucket_expert = 0;      // gradients not yet in a DP op
+    std::vector<std::pair<int32_t, double>> memory;  // (op, +/- bytes): at start if +, end if -
+  };
+
+  int32_t Resource(int32_t rank, SimStream stream) const;
+  int32_t NewOp(int32_t rank, SimStream stream, Category category, std::string_view name,
+                double work, int32_t mb = -1, int32_t chunk = -1, int32_t layer = -1,
+                double bytes = 0, double flops = 0);
+  int32_t Compute(int32_t rank, std::string_view name, double work, int32_t mb, int32_t chunk,
+                  int32_t layer, double flops);
+  int32_t Blocking(int32_t rank, SimStream stream, Category category, std::string_view name,
+                   double work, int32_t mb, int32_t layer, double bytes);
+  // A communication op that runs beside the latest compute op (starts with it).
+  void Beside(int32_t rank, SimStream stream, Category category, std::string_view name, double work,
+              int32_t mb, int32_t layer, double bytes);
+  int32_t Async(int32_t rank, SimStream stream, Category category, std::string_view name,
+                double work, double bytes);
+  void FlushBucket(int32_t rank, bool force);
+  void AddGradients(int32_t rank, const ShardParams& params);
+  void BuildRank(int32_t stage);
+  void Pass(int32_t stage, const PipelinePass& pass, bool last_grads_of_chunk);
+  int32_t Gather(int32_t rank, int64_t layer, double passes, int32_t mb);
+
+  const LayerCosts& Layer(int64_t layer) const {
+    return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers ? costs_.moe
+                                                                             : costs_.dense;
+  }
+  bool IsMoe(int64_t layer) const {
+    return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers;
+  }
+
+  const JobSpec& job_;
+  const ParallelSpec& par_;
+  const StepCosts& costs_;
+  const GpuSpec& gpu_;
+  const DeviceRates& rates_;
+  EventEngine engine_;
+  const int64_t m_, v_;
+  const bool split_;
+  const int zero_;
+  const bool sharded_dp_;
+  std::vector<Rank> ranks_;
+  std::vector<OpMeta> meta_;
+  std::vector<std::pair<int64_t, int32_t>> provides_;  // (input key, send op)
+  std::vector<std::pair<int64_t, int32_t>> needs_;     // (input key, first op of the pass)
+  std::vector<Transfer> transfers_;
+  std::vector<int32_t> pass_ops_;  // compute ops of forward/backward passes (pipeline end)
+  ShardParams dense_layer_, moe_layer_;
+  ShardParams embedding_params_, head_params_;  // per GPU; trainable 0 under LoRA
+  double dense_act_ = 0, moe_act_ = 0;
+  std::vector<double> mb_act_;
+};
+
+int32_t StepBuilder::Resource(int32_t rank, SimStream stream) const {
+  // A group inside one node uses the scale-up fabric (NVLink/PCIe); one that spans nodes is
+  // limited by the GPU's NIC.
+  const Rank& r = ranks_[static_cast<size_t>(rank)];
+  const GroupLink* link = nullptr;
+  switch (stream) {
+    case SimStream::kCompute:
+      return r.compute;
+    case SimStream::kTp:
+      link = &costs_.tp_link;
+      break;
+    case SimStream::kCp:
+      link = &costs_.cp_link;
+      break;
+    case SimStream::kEp:
+      link = &costs_.ep_link;
+      break;
+    case SimStream::kPpSend:
+    case SimStream::kPpRecv:
+      link = &costs_.pp_link;
+      break;
+    case SimStream::kDpGather:
+    case SimStream::kDpReduce:
+      link = &costs_.dp_link;
+      break;
+  }
+  return link->nodes() <= 1.0 ? r.scaleup : r.network;
+}
+
+int32_t StepBuilder::NewOp(int32_t rank, SimStream stream, Category category, std::string_view name,
+                           double work, int32_t mb, int32_t chunk, int32_t layer, double bytes,
+                           double flops) {
+  const int32_t id = engine_.AddOp(Resource(rank, stream), work);
+  meta_.push_back({rank, stream, category, name, mb, chunk, layer, bytes, flops});
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  int32_t& last = r.last[static_cast<size_t>(stream)];
+  if (last >= 0) engine_.AddDependency(last, id);  // a stream runs its ops in order
+  last = id;
+  return id;
+}
+
+int32_t StepBuilder::Compute(int32_t rank, std::string_view name, double work, int32_t mb,
+                             int32_t chunk, int32_t layer, double flops) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  r.prev_compute = r.last[static_cast<size_t>(SimStream::kCompute)];
+  const int32_t id =
+      NewOp(rank, SimStream::kCompute, Category::kCompute, name, work, mb, chunk, layer, 0, flops);
+  for (int32_t w : r.waits) engine_.AddDependency(w, id);
+  r.prev_waits.swap(r.waits);
+  r.waits.clear();
+  return id;
+}
+
+int32_t StepBuilder::Blocking(int32_t rank, SimStream stream, Category category,
+                              std::string_view name, double work, int32_t mb, int32_t layer,
+                              double bytes) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const int32_t after = r.last[static_cast<size_t>(SimStream::kCompute)];
+  const int32_t id = NewOp(rank, stream, category, name, work, mb, -1, layer, bytes);
+  if (after >= 0) engine_.AddDependency(after, id);
+  // Data it sends comes out of the ops still pending (a TP all-reduce before a pipeline send).
+  for (int32_t w : r.waits) engine_.AddDependency(w, id);
+  r.waits.push_back(id);
+  return id;
+}
+
+void StepBuilder::Beside(int32_t rank, SimStream stream, Category category, std::string_view name,
+                         double work, int32_t mb, int32_t layer, double bytes) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const int32_t id = NewOp(rank, stream, category, name, work, mb, -1, layer, bytes);
+  if (r.prev_compute >= 0) engine_.AddDependency(r.prev_compute, id);
+  for (int32_t w : r.prev_waits) engine_.AddDependency(w, id);
+  r.waits.push_back(id);
+}
+
+int32_t StepBuilder::Async(int32_t rank, SimStream stream, Category category, std::string_view name,
+                           double work, double bytes) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const int32_t after = r.last[static_cast<size_t>(SimStream::kCompute)];
+  const int32_t id = NewOp(rank, stream, category, name, work, -1, -1, -1, bytes);
+  if (after >= 0) engine_.AddDependency(after, id);
+  return id;
+}
+
+// Gradient reduction in buckets of kGradBucketParams, issued as soon as a bucket is full
+// (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce).
+void StepBuilder::FlushBucket(int32_t rank, bool force) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const double params = r.bucket_dense + r.bucket_expert;
+  if (params <= 0 || (!force && params < kGradBucketParams)) return;
+  const double seconds = GradSyncSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
+  Async(rank, SimStream::kDpReduce, Category::kDp,
+        zero_ >= 1 ? "reduce-scatter + all-gather" : "all-reduce", seconds,
+        costs_.grad_bytes_per_param * params);
+  r.bucket_dense = 0;
+  r.bucket_expert = 0;
+}
+
+void StepBuilder::AddGradients(int32_t rank, const ShardParams& params) {
+  if (zero_ >= 3 || !sharded_dp_) return;
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const double share = params.Total() > 0 ? params.trainable / params.Total() : 0.0;
+  r.bucket_dense += params.dense * share;
+  r.bucket_expert += params.expert * share;
+  if (par_.dp_overlap) FlushBucket(rank, false);
+}
+
+// FSDP/ZeRO-3: gather one layer's weights `passes` times (forward 1; backward 1, or 2 with full
+// recomputation). Prefetch depth one layer (PyTorch FSDP forward/backward prefetch, Zhao et al.
+// 2023 Sec. 3.3): the gather may start once the compute op before the previous layer is done.
+int32_t StepBuilder::Gather(int32_t rank, int64_t layer, double passes, int32_t mb) {
+  const bool moe = IsMoe(layer);
+  const ShardParams& p = moe ? moe_layer_ : dense_layer_;
+  const double bytes = 2.0 * p.Total();
+  const double seconds = passes * CollectiveSeconds(Collective::kAllGather, bytes, costs_.dp_link);
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const int32_t id = NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights", seconds,
+                           mb, -1, static_cast<int32_t>(layer), bytes);
+  if (r.prev_compute >= 0) engine_.AddDependency(r.prev_compute, id);
+  r.waits.push_back(id);
+  return id;
+}
+
+void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_of_chunk) {
+  const int32_t mb = pass.microbatch;
+  const int32_t chunk = pass.chunk;
+  const int64_t pp = par_.pp;
+  const int64_t vs = static_cast<int64_t>(chunk) * pp + stage;  // virtual stage
+  const int64_t vs_count = pp * v_;
+  const int64_t first_layer = ChunkFirstLayer(job_, stage, chunk);
+  const int64_t layers = ChunkLayers(job_, stage, chunk);
+  const bool has_embedding = vs == 0;
+  const bool has_head = vs == vs_count - 1;
+  const bool fsdp = zero_ >= 3 && sharded_dp_;
+  Rank& r = ranks_[static_cast<size_t>(stage)];
+  int32_t first_compute = -1;
+  auto compute = [&](std::string_view name, double work, int32_t layer, double flops) {
+    const int32_t id = Compute(stage, name, work, mb, chunk, layer, flops);
+    if (first_compute < 0) first_compute = id;
+    return id;
+  };
+  const double chunk_act = [&] {
+    double bytes = 0;
+    for (int64_t l = first_layer; l < first_layer + layers; ++l) {
+      bytes += IsMoe(l) ? moe_act_ : dense_act_;
+    }
+    return bytes;
+  }();
+
+  if (pass.kind == PassKind::kForward) {
+    if (has_embedding) compute("embedding", costs_.embed_fwd, -1, 0);
+    for (int64_t l = first_layer; l < first_layer + layers; ++l) {
+      const LayerCosts& c = Layer(l);
+      const int32_t li = static_cast<int32_t>(l);
+      if (fsdp) Gather(stage, l, 1.0, mb);
+      if (par_.cp > 1) {
+        compute("attention", c.fwd_attn, li, 0);
+        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_comm / 3.0, mb, li,
+               c.cp_bytes);
+        compute("forward", c.fwd_gemm + c.fwd_other, li, c.fwd_flops);
+      } else {
+        compute("forward", c.Forward(), li, c.fwd_flops);
+      }
+      if (par_.tp > 1) {
+        const double tp = c.tp_comm / c.tp_passes;
+        if (par_.tp_overlap) {
+          Beside(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
+        } else {
+          Blocking(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
+        }
+      }
+      if (IsMoe(l) && par_.ep > 1) {
+        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_comm / 2.0, mb, li,
+                 c.ep_bytes);
+      }
+    }
+    if (has_head) compute("lm head", costs_.head_fwd, -1, 0);
+    if (first_compute < 0) first_compute = compute("forward", 0.0, -1, 0);
+    r.memory.emplace_back(first_compute, chunk_act);
+  } else if (pass.kind == PassKind::kBackward) {
+    if (has_head) compute("lm head", costs_.head_bwd, -1, 0);
+    if (!split_ && last_grads_of_chunk && has_head) AddGradients(stage, head_params_);
+    for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
+      const LayerCosts& c = Layer(l);
+      const int32_t li = static_cast<int32_t>(l);
+      const double tp = par_.tp > 1 ? c.tp_comm / c.tp_passes : 0.0;
+      if (fsdp)
+        Gather(stage, l, c.recompute > 0 && job_.training.recompute == Recompute::kFull ? 2.0 : 1.0,
+               mb);
+      if (job_.training.recompute == Recompute::kFull) {
+        compute("recompute", c.recompute, li, c.fwd_flops);
+        if (tp > 0)
+          Blocking(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
+      } else if (c.recompute > 0) {
+        compute("recompute", c.recompute, li, 0);
+      }
+      const double bwd = c.bwd - (split_ ? c.wgrad : 0.0);
+      if (par_.cp > 1) {
+        compute("attention backward", c.bwd_attn, li, 0);
+        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", 2.0 * c.cp_comm / 3.0, mb, li,
+               c.cp_bytes);
+        compute("backward", bwd - c.bwd_attn, li, 2.0 * c.fwd_flops);
+      } else {
+        compute("backward", bwd, li, 2.0 * c.fwd_flops);
+      }
+      if (tp > 0) {
+        if (par_.tp_overlap) {
+          Beside(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
+        } else {
+          Blocking(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
+        }
+      }
+      if (IsMoe(l) && par_.ep > 1) {
+        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_comm / 2.0, mb, li,
+                 c.ep_bytes);
+      }
+      if (fsdp) {
+        const ShardParams& p = IsMoe(l) ? moe_layer_ : dense_layer_;
+        const double bytes = costs_.grad_bytes_per_param * p.trainable;
+        Async(stage, SimStream::kDpReduce, Category::kDp, "reduce-scatter grads",
+              CollectiveSeconds(Collective::kReduceScatter, bytes, costs_.dp_link), bytes);
+      }
+      if (!split_ && last_grads_of_chunk) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
+    }
+    if (has_embedding) {
+      compute("embedding", costs_.embed_bwd, -1, 0);
+      if (!split_ && last_grads_of_chunk) AddGradients(stage, embedding_params_);
+    }
+    if (first_compute < 0) first_compute = compute("backward", 0.0, -1, 0);
+    if (!split_) r.memory.emplace_back(r.last[0], -chunk_act);
+  } else {
+    // Weight gradients layer by layer (reverse order, as the B pass left them).
+    for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
+      compute("wgrad", Layer(l).wgrad, static_cast<int32_t>(l), Layer(l).fwd_flops);
+      if (last_grads_of_chunk) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
+    }
+    if (last_grads_of_chunk && has_head) AddGradients(stage, head_params_);
+    if (last_grads_of_chunk && has_embedding) AddGradients(stage, embedding_params_);
+    r.memory.emplace_back(r.last[0], -chunk_act);
+  }
+  pass_ops_.push_back(r.last[0]);
+
+  // Pass inputs and outputs across stages: forward activations go to the next virtual stage,
+  // gradients to the previous one. Megatron's p2p is blocking: the sender waits for the send.
+  if (pass.kind == PassKind::kWeightGrad) return;
+  const bool forward = pass.kind == PassKind::kForward;
+  if (forward ? vs > 0 : vs < vs_count - 1) {
+    needs_.emplace_back(InputKey(forward, vs, mb, m_), first_compute);
+  }
+  if (forward ? vs < vs_count - 1 : vs > 0) {
+    const int64_t to_vs = forward ? vs + 1 : vs - 1;
+    const int32_t send = Blocking(stage, SimStream::kPpSend, Category::kPp,
+                                  forward ? "send activations" : "send gradients", costs_.p2p, mb,
+                                  -1, costs_.p2p_bytes);
+    provides_.emplace_back(InputKey(forward, to_vs, mb, m_), send);
+    transfers_.push_back({send, static_cast<int32_t>(to_vs % pp)});
+  }
+}
+
+void StepBuilder::BuildRank(int32_t stage) {
+  const std::vector<PipelinePass> order = PassOrder(par_.schedule, par_.pp, m_, v_, stage);
+  // The pass that completes a chunk's weight gradients for the step (the last micro-batch's
+  // backward, or W pass) starts that chunk's gradient buckets.
+  const PassKind grads = split_ ? PassKind::kWeightGrad : PassKind::kBackward;
+  std::vector<size_t> last_index(static_cast<size_t>(v_), 0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i].kind == grads) last_index[static_cast<size_t>(order[i].chunk)] = i;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    Pass(stage, order[i], i == last_index[static_cast<size_t>(order[i].chunk)]);
+  }
+  Rank& r = ranks_[static_cast<size_t>(stage)];
+  if (zero_ < 3 && sharded_dp_) FlushBucket(stage, true);
+  const ShardParams stage_params = ParamsPerGpu(job_, StageKindOf(job_, stage));
+  // The optimizer waits for every gradient and gather of this GPU.
+  for (SimStream s : {SimStream::kDpReduce, SimStream::kDpGather}) {
+    const int32_t last = r.last[static_cast<size_t>(s)];
+    if (last >= 0) r.waits.push_back(last);
+  }
+  const double shards = zero_ >= 1 ? static_cast<double>(par_.dp * par_.cp) : 1.0;
+  const int32_t opt = Compute(
+      stage, "optimizer",
+      OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1, 0);
+  meta_[static_cast<size_t>(opt)].category = Category::kOptimizer;
+}
+
+Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
+  const int64_t pp = par_.pp;
+  dense_layer_ = LayerParamsPerGpu(job_, false);
+  {
+    // The LM head's gradients are ready when backward starts on the last stage, the
+    // embedding's when it ends on the first (with tied weights and pp > 1 the last stage keeps
+    // its own copy, as ParamsPerGpu counts it).
+    const ParameterCounts counts = CountParameters(job_.model);
+    const double tp = static_cast<double>(par_.tp);
+    const bool frozen = job_.training.lora.enabled;
+    embedding_params_.dense = counts.embedding / tp;
+    head_params_.dense = counts.output_head / tp +
+                         (job_.model.tied_embeddings && pp > 1 ? counts.embedding / tp : 0.0);
+    embedding_params_.trainable = frozen ? 0.0 : embedding_params_.dense;
+    head_params_.trainable = frozen ? 0.0 : head_params_.dense;
+  }
+  if (job_.model.is_moe()) moe_layer_ = LayerParamsPerGpu(job_, true);
+  dense_act_ = LayerActivationBytes(job_, false, job_.training.recompute);
+  if (job_.model.is_moe()) moe_act_ = LayerActivationBytes(job_, true, job_.training.recompute);
+  ranks_.resize(static_cast<size_t>(pp));
+  for (int32_t s = 0; s < pp; ++s) {
+    Rank& r = ranks_[static_cast<size_t>(s)];
+    r.compute = engine_.AddResource(s, ResourceKind::kCompute);
+    r.scaleup = engine_.AddResource(s, ResourceKind::kLink);
+    r.network = engine_.AddResource(s, ResourceKind::kLink);
+    r.last.fill(-1);
+  }
+  for (int32_t s = 0; s < pp; ++s) BuildRank(s);
+  // Link each pass to the transfer that brings its input.
+  std::sort(provides_.begin(), provides_.end());
+  for (const auto& [key, op] : needs_) {
+    const auto it =
+        std::lower_bound(provides_.begin(), provides_.end(), std::make_pair(key, int32_t{-1}));
+    if (it == provides_.end() || it->first != key) {
+      return Status::Internal("event simulation: no pipeline transfer feeds op " +
+                              std::to_string(op));
+    }
+    engine_.AddDependency(it->second, op);
+  }
+  GPUPLAN_RETURN_IF_ERROR(engine_.Run());
+
+  EventSimResult res;
+  res.simulated_gpus = pp;
+  res.ops = static_cast<int64_t>(engine_.op_count());
+  res.events = engine_.events();
+  std::vector<double> rank_end(static_cast<size_t>(pp), 0.0);
+  for (size_t i = 0; i < meta_.size(); ++i) {
+    const int32_t id = static_cast<int32_t>(i);
+    double& end = rank_end[static_cast<size_t>(meta_[i].rank)];
+    end = std::max(end, engine_.end_s(id));
+  }
+  for (int32_t op : pass_ops_) res.pipeline_s = std::max(res.pipeline_s, engine_.end_s(op));
+  res.critical_rank = std::max_element(rank_end.begin(), rank_end.end()) - rank_end.begin();
+  res.step_time_s = rank_end[static_cast<size_t>(res.critical_rank)];
+
+  // Breakdown of the critical GPU: sweep its op boundaries; each interval goes to the busy
+  // category of highest priority (enum order), optimizer apart, idle = bubble.
+  {
+    std::vector<std::pair<double, int>> marks;  // (time, +/-(category+1))
+    for (size_t i = 0; i < meta_.size(); ++i) {
+      if (meta_[i].rank != res.critical_rank) continue;
+      const int32_t id = static_cast<int32_t>(i);
+      const int c = static_cast<int>(meta_[i].category) + 1;
+      if (engine_.end_s(id) <= engine_.start_s(id)) continue;
+      marks.emplace_back(engine_.start_s(id), c);
+      marks.emplace_back(engine_.end_s(id), -c);
+    }
+    std::sort(marks.begin(), marks.end());
+    std::array<int, kCategoryCount> busy{};
+    std::array<double, kCategoryCount + 1> spent{};  // last slot: idle
+    double t = 0;
+    for (const auto& [time, mark] : marks) {
+      int top = kCategoryCount;
+      for (int c = 0; c < kCategoryCount; ++c) {
+        if (busy[static_cast<size_t>(c)] > 0) {
+          top = c;
+          break;
+        }
+      }
+      spent[static_cast<size_t>(top)] += time - t;
+      t = time;
+      busy[static_cast<size_t>(std::abs(mark) - 1)] += mark > 0 ? 1 : -1;
+    }
+    spent[kCategoryCount] += res.step_time_s - t;
+    TimeBreakdown& bd = res.breakdown_s;
+    bd.compute = spent[static_cast<size_t>(Category::kCompute)];
+    bd.tp_comm = spent[static_cast<size_t>(Category::kTp)];
+    bd.cp_comm = spent[static_cast<size_t>(Category::kCp)];
+    bd.ep_comm = spent[static_cast<size_t>(Category::kEp)];
+    bd.pp_comm = spent[static_cast<size_t>(Category::kPp)];
+    bd.dp_comm = spent[static_cast<size_t>(Category::kDp)];
+    bd.optimizer = spent[static_cast<size_t>(Category::kOptimizer)];
+    bd.bubble = spent[kCategoryCount];
+  }
+
+  // Activation memory per GPU: + when a forward pass starts, - when its gradients are done.
+  res.peak_activation_bytes.assign(static_cast<size_t>(pp), 0.0);
+  res.microbatch_activation_bytes.assign(static_cast<size_t>(pp), 0.0);
+  std::vector<std::vector<std::pair<double, double>>> curves(static_cast<size_t>(pp));
+  for (int32_t s = 0; s < pp; ++s) {
+    double per_mb = 0;
+    for (int64_t c = 0; c < v_; ++c) {
+      const int64_t first = ChunkFirstLayer(job_, s, c);
+      for (int64_t l = first; l < first + ChunkLayers(job_, s, c); ++l) {
+        per_mb += IsMoe(l) ? moe_act_ : dense_act_;
+      }
+    }
+    res.microbatch_activation_bytes[static_cast<size_t>(s)] = per_mb;
+    auto& curve = curves[static_cast<size_t>(s)];
+    for (const auto& [op, delta] : ranks_[static_cast<size_t>(s)].memory) {
+      curve.emplace_back(delta > 0 ? engine_.start_s(op) : engine_.end_s(op), delta);
+    }
+    // At equal times frees go first: a pass that ends as the next begins does not add up.
+    std::sort(curve.begin(), curve.end());
+    double level = 0;
+    for (auto& [time, delta] : curve) {
+      level += delta;
+      delta = level;
+      res.peak_activation_bytes[static_cast<size_t>(s)] =
+          std::max(res.peak_activation_bytes[static_cast<size_t>(s)], level);
+    }
+  }
+
+  if (options.record_timeline) {
+    Timeline& tl = res.timeline;
+    const int64_t group = par_.tp * par_.cp * par_.dp;
+    for (int32_t s = 0; s < pp; ++s) {
+      TimelineRank r;
+      r.stage = s;
+      r.global_rank = s * group;
+      r.represents = group;
+      r.name = "stage " + std::to_string(s) + " (rank " + std::to_string(r.global_rank) + ")";
+      tl.ranks.push_back(std::move(r));
+    }
+    tl.ops.reserve(meta_.size() + transfers_.size());
+    for (size_t i = 0; i < meta_.size(); ++i) {
+      const OpMeta& o = meta_[i];
+      const int32_t id = static_cast<int32_t>(i);
+      if (engine_.end_s(id) <= engine_.start_s(id)) continue;  // empty placeholders
+      tl.ops.push_back({o.rank, o.stream, o.name, engine_.start_s(id), engine_.end_s(id),
+                        o.microbatch, o.chunk, o.layer, o.bytes, o.flops});
+    }
+    std::vector<int32_t> index_of(meta_.size(), -1);
+    for (size_t i = 0, k = 0; i < meta_.size(); ++i) {
+      const int32_t id = static_cast<int32_t>(i);
+      if (engine_.end_s(id) > engine_.start_s(id)) index_of[i] = static_cast<int32_t>(k++);
+    }
+    for (const Transfer& t : transfers_) {
+      const int32_t from = index_of[static_cast<size_t>(t.send)];
+      if (from < 0) continue;
+      TimelineOp recv = tl.ops[static_cast<size_t>(from)];
+      recv.rank = t.to_rank;
+      recv.stream = SimStream::kPpRecv;
+      recv.name = recv.name == "send activations" ? "recv activations" : "recv gradients";
+      tl.ops.push_back(recv);
+      tl.flows.push_back({from, static_cast<int32_t>(tl.ops.size() - 1)});
+    }
+    for (int32_t s = 0; s < pp; ++s) {
+      tl.activation_memory.push_back({s, 0.0, 0.0});
+      for (const auto& [time, level] : curves[static_cast<size_t>(s)]) {
+        tl.activation_memory.push_back({s, time, level});
+      }
+    }
+  }
+  return res;
+}
+
+}  // namespace
+
+Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const StepCosts& costs,
+                                            const GpuSpec& gpu, const DeviceRates& rates,
+                                            const EventSimOptions& options) {
+  StepBuilder builder(job, costs, gpu, rates);
+  return builder.Run(options);
+}
+
+Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const GpuSpec& gpu,
+                                            const NetworkSpec& net,
+                                            const EventSimOptions& options) {
+  const DeviceRates rates = DatasheetRates(gpu, job.training.precision);
+  return SimulateStepEvents(job, ComputeStepCosts(job, gpu, net, rates), gpu, rates, options);
+}
+
+StepResult WithEventStep(const StepResult& analytic, const EventSimResult& sim) {
+  StepResult r = analytic;
+  const double speed = analytic.step_time_s / sim.step_time_s;
+  r.step_time_s = sim.step_time_s;
+  r.breakdown_s = sim.breakdown_s;
+  r.tokens_per_s *= speed;
+  r.tokens_per_s_per_gpu *= speed;
+  r.model_tflops_per_gpu *= speed;
+  r.mfu *= speed;
+  r.hfu *= speed;
+  return r;
+}
+
+}  // namespace gpuplan

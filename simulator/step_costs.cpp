@@ -1,0 +1,255 @@
+#include "simulator/step_costs.h"
+
+#include <algorithm>
+
+#include "simulator/topology.h"
+
+namespace gpuplan {
+namespace {
+
+// Causal masking: fused kernels skip the upper triangle of the score matrix, so they compute
+// half of the s x s products (FlashAttention-2, Dao 2023, Sec. 3.1.1 "causal masking").
+constexpr double kCausalFraction = 0.5;
+// Bytes moved per attention score by unfused softmax path, forward: scale+mask+softmax reads
+// and writes the scores (2+2); dropout reads them and writes output and mask (2+2+1).
+constexpr double kUnfusedScoreBytesWithDropout = 9.0;
+constexpr double kUnfusedScoreBytesNoDropout = 4.0;
+// Bytes per logit of the vocabulary-parallel cross-entropy, forward + backward: read the 16-bit
+// logits, write/read fp32 softmax, write 16-bit gradients (Megatron's fused kernel).
+constexpr double kCrossEntropyBytesPerLogit = 2 + 4 + 4 + 4 + 2;
+
+struct Ctx {
+  const JobSpec& job;
+  const DeviceRates& r;
+  GroupLink tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link;
+  double tokens = 0;     // tokens per micro-batch on one rank (b*s/cp)
+  double act_bytes = 2;  // bytes per activation element
+};
+
+double LoraAdapterSeconds(const Ctx& c, double in, double out) {
+  const double rank = static_cast<double>(c.job.training.lora.rank);
+  return GemmSeconds(c.r, c.tokens, rank, in) + GemmSeconds(c.r, c.tokens, out, rank);
+}
+
+LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
+  const JobSpec& job = c.job;
+  const ModelSpec& m = job.model;
+  const TrainingSpec& tr = job.training;
+  const ParallelSpec& par = job.parallel;
+  const DeviceRates& r = c.r;
+  const double t = static_cast<double>(par.tp);
+  const double T = c.tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double d = static_cast<double>(m.HeadDim());
+  const double a = static_cast<double>(m.num_attention_heads);
+  const double q = a * d;
+  const double kv = static_cast<double>(m.num_kv_heads) * d;
+  const double s_full = static_cast<double>(tr.seq_len);
+  const double b = static_cast<double>(tr.micro_batch_size);
+  const bool swiglu = m.mlp == MlpKind::kSwiGlu;
+  const bool dropout = tr.dropout;
+  const bool lora = tr.lora.enabled;
+
+  LayerCosts lt;
+  // Projections. Column-parallel QKV and FC1 split their outputs, row-parallel O and FC2 their
+  // inputs, over t ranks (Shoeybi et al. 2019, Sec. 3).
+  double gemm = GemmSeconds(r, T, (q + 2.0 * kv) / t, h) + GemmSeconds(r, T, h, q / t);
+  double gemm_flops = 2.0 * T * h * (q + 2.0 * kv + q) / t;
+  double mlp_active = 1.0;
+  double f = static_cast<double>(m.ffn_hidden_size);
+  if (moe) {
+    // Each token visits top_k routed experts (+ shared ones). With balanced routing a rank
+    // computes T*top_k token-expert rows over its local experts (Lepikhin et al. 2020).
+    f = static_cast<double>(m.ExpertFfn());
+    mlp_active = static_cast<double>(m.moe_top_k + m.moe_shared_experts);
+    gemm += GemmSeconds(r, T, static_cast<double>(m.moe_num_experts), h);  // router
+    gemm_flops += 2.0 * T * h * static_cast<double>(m.moe_num_experts);
+  }
+  const double up_width = (swiglu ? 2.0 : 1.0) * f / t;  // gate and up fused
+  gemm += mlp_active * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
+  gemm_flops += mlp_active * 2.0 * T * h * (up_width + f / t);
+  lt.fwd_gemm = gemm;
+
+  // Core attention over the full sequence (CP: each rank's queries against all keys).
+  const double heads_local = a / t;
+  const double score_elems = heads_local * T * s_full;  // (b * s/cp) queries x s keys
+  if (tr.attention == AttentionImpl::kFlash) {
+    const double flops = 4.0 * score_elems * d * kCausalFraction;
+    gemm_flops += flops;
+    lt.fwd_attn = flops / r.attention_flops_per_s + r.kernel_overhead_s;
+    lt.bwd_attn = kFlashBackwardRatio * flops / r.attention_flops_per_s + r.kernel_overhead_s;
+  } else {
+    const double batch = b * heads_local;
+    const double s_local = T / b;
+    const double gemms =
+        GemmSeconds(r, s_local, s_full, d, batch) + GemmSeconds(r, s_local, d, s_full, batch);
+    const double traffic = MemoryBoundSeconds(
+        r, score_elems * (dropout ? kUnfusedScoreBytesWithDropout : kUnfusedScoreBytesNoDropout),
+        dropout ? 2 : 1);
+    lt.fwd_attn = gemms + traffic;
+    gemm_flops += 4.0 * score_elems * d;
+    lt.bwd_attn = 2.0 * lt.fwd_attn;
+  }
+
+  // Memory-bound kernels, elements per token: two norms (read h, write h), two residual adds
+  // (read 2h, write h; with dropout also a mask and the dropout itself), the activation (GELU
+  // read f write f; SwiGLU read 2f write f), rotary embedding on q and k for SwiGLU-family
+  // models. Norms and residuals run on all T tokens unless sequence parallelism splits them.
+  const bool sp = par.sequence_parallel && par.tp > 1;
+  const double replicated = (4.0 + 6.0 + (dropout ? 3.0 : 0.0)) * h * (sp ? T / t : T);
+  const double activation = mlp_active * (swiglu ? 3.0 : 2.0) * f / t * T;
+  const double rope = swiglu ? 2.0 * (q + kv) / t * T : 0.0;
+  const double other_bytes = c.act_bytes * (replicated + activation + rope);
+  lt.fwd_other = MemoryBoundSeconds(r, other_bytes, dropout ? 8 : 6);
+
+  // Backward: data gradients and weight gradients, each a GEMM as large as the forward one
+  // (2x forward). Frozen (LoRA) weights need data gradients only.
+  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + 2.0 * lt.fwd_other;
+  lt.wgrad = lora ? 0.0 : lt.fwd_gemm;
+  if (lora) {
+    // Adapters: forward down(in->r) and up(r->out) GEMMs, backward 2x.
+    const uint32_t tg = tr.lora.targets;
+    double adapters = 0;
+    if (tg & kLoraQ) adapters += LoraAdapterSeconds(c, h, q / t);
+    if (tg & kLoraK) adapters += LoraAdapterSeconds(c, h, kv / t);
+    if (tg & kLoraV) adapters += LoraAdapterSeconds(c, h, kv / t);
+    if (tg & kLoraO) adapters += LoraAdapterSeconds(c, q / t, h);
+    if ((tg & kLoraGate) && swiglu) adapters += mlp_active * LoraAdapterSeconds(c, h, f / t);
+    if (tg & kLoraUp) adapters += mlp_active * LoraAdapterSeconds(c, h, f / t);
+    if (tg & kLoraDown) adapters += mlp_active * LoraAdapterSeconds(c, f / t, h);
+    lt.fwd_gemm += adapters;
+    lt.bwd += 2.0 * adapters;
+    lt.wgrad += adapters;
+    if (tr.lora.base == BaseWeights::kNf4) {
+      // QLoRA dequantises each frozen matrix before use: read 0.5 B, write and re-read 2 B per
+      // parameter, in forward, backward and any recomputation.
+      const double layer_params =
+          (h * (q + 2.0 * kv) + q * h + mlp_active * f * h * (swiglu ? 3.0 : 2.0)) / t;
+      const double dequant = MemoryBoundSeconds(r, 4.5 * layer_params, swiglu ? 7 : 6);
+      lt.fwd_other += dequant;
+      lt.bwd += dequant;
+    }
+  }
+
+  // Recomputation (Korthikanti et al. 2022): full re-runs the layer's forward; selective
+  // re-runs core attention, which FlashAttention's backward already does on its own.
+  switch (tr.recompute) {
+    case Recompute::kFull:
+      lt.recompute = lt.fwd_gemm + lt.fwd_attn + lt.fwd_other;
+      break;
+    case Recompute::kSelective:
+      lt.recompute = tr.attention == AttentionImpl::kUnfused ? lt.fwd_attn : 0.0;
+      break;
+    case Recompute::kNone:
+      break;
+  }
+
+  // TP: per layer two all-reduces forward and two backward of the T x h activation (without SP)
+  // or the same bytes as all-gather + reduce-scatter pairs (with SP; Korthikanti Sec. 4.2.2).
+  if (par.tp > 1) {
+    const double bytes = T * h * c.act_bytes;
+    const double one = sp ? CollectiveSeconds(Collective::kAllGather, bytes, c.tp_link) +
+                                CollectiveSeconds(Collective::kReduceScatter, bytes, c.tp_link)
+                          : CollectiveSeconds(Collective::kAllReduce, bytes, c.tp_link);
+    lt.tp_passes = tr.recompute == Recompute::kFull ? 3.0 : 2.0;  // fwd, bwd, recompute
+    lt.tp_comm = 2.0 * lt.tp_passes * one;
+    lt.tp_bytes = bytes;
+  }
+  // CP: ring attention passes each rank's K and V chunk around the ring (cp-1 hops) forward,
+  // and K, V plus their gradients backward (Liu et al. 2023; Megatron-LM context parallel).
+  if (par.cp > 1) {
+    const double chunk = 2.0 * T * kv / t * c.act_bytes;
+    const double hops = static_cast<double>(par.cp - 1);
+    lt.cp_comm = 3.0 * hops * CollectiveSeconds(Collective::kSendRecv, chunk, c.cp_link);
+    lt.cp_bytes = chunk;
+  }
+  // EP: dispatch and combine all-to-all of the routed tokens, forward and backward.
+  if (moe && par.ep > 1) {
+    const double bytes = T * static_cast<double>(m.moe_top_k) * h * c.act_bytes;
+    lt.ep_comm = 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
+    lt.ep_bytes = bytes;
+  }
+  lt.fwd_flops = gemm_flops;
+  return lt;
+}
+
+}  // namespace
+
+StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
+                           const DeviceRates& rates) {
+  const TrainingSpec& tr = job.training;
+  const ParallelSpec& par = job.parallel;
+  const ClusterLinks links = ResolveLinks(gpu, net, job.cluster.gpus_per_node);
+
+  Ctx c{job, rates, {}, {}, {}, {}, {}, {}};
+  c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);
+  c.act_bytes = rates.activation_bytes;
+  // Megatron rank order: tp fastest, then cp, then dp (ep inside dp), then pp.
+  c.tp_link = PlaceGroup(links, par.tp, 1);
+  c.cp_link = PlaceGroup(links, par.cp, par.tp);
+  c.ep_link = PlaceGroup(links, par.ep, par.tp * par.cp);
+  c.dp_link = PlaceGroup(links, par.dp * par.cp, par.tp);
+  c.expert_dp_link =
+      PlaceGroup(links, std::max<int64_t>(1, par.dp * par.cp / par.ep), par.tp * par.ep);
+  c.pp_link = PlaceGroup(links, par.pp, par.tp * par.cp * par.dp);
+
+  StepCosts s;
+  s.dense = EvaluateLayer(c, false);
+  if (job.model.is_moe()) s.moe = EvaluateLayer(c, true);
+  const double t = static_cast<double>(par.tp);
+  const double V = static_cast<double>(job.model.vocab_size);
+  const double h = static_cast<double>(job.model.hidden_size);
+  // First stage: embedding lookup (read ids, write T x h) and its backward scatter-add (read the
+  // gradient, read-modify-write the table rows): 3 T*h element moves in 2 kernels.
+  s.embed_fwd = MemoryBoundSeconds(rates, c.tokens * h * c.act_bytes, 1);
+  s.embed_bwd = MemoryBoundSeconds(rates, 2.0 * c.tokens * h * c.act_bytes, 1);
+  // Last stage: LM head GEMM forward, data + weight gradients backward (frozen under LoRA), and
+  // the vocabulary-parallel cross-entropy.
+  const double head_gemm = GemmSeconds(rates, c.tokens, V / t, h);
+  const double cross_entropy =
+      MemoryBoundSeconds(rates, kCrossEntropyBytesPerLogit * c.tokens * V / t, 4);
+  s.head_fwd = head_gemm + 0.5 * cross_entropy;
+  s.head_bwd = (tr.lora.enabled ? 1.0 : 2.0) * head_gemm + 0.5 * cross_entropy;
+  // PP: activations (and their gradients) cross each stage boundary once per micro-batch per
+  // model chunk; with Megatron's scatter-gather optimisation a rank sends 1/t of the tensor.
+  if (par.pp > 1) {
+    s.p2p_bytes = c.tokens * h * c.act_bytes / t;
+    s.p2p = CollectiveSeconds(Collective::kSendRecv, s.p2p_bytes, c.pp_link);
+  }
+  s.grad_bytes_per_param =
+      (tr.precision == Precision::kFp32 || tr.precision == Precision::kTf32) ? 4.0 : 2.0;
+  s.tp_link = c.tp_link;
+  s.cp_link = c.cp_link;
+  s.ep_link = c.ep_link;
+  s.pp_link = c.pp_link;
+  s.dp_link = c.dp_link;
+  s.expert_dp_link = c.expert_dp_link;
+  return s;
+}
+
+double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                       double expert_params) {
+  if (zero_stage >= 3) return 0;
+  auto sync = [&](double params, const GroupLink& link) {
+    if (params <= 0 || link.ranks <= 1) return 0.0;
+    const double bytes = costs.grad_bytes_per_param * params;
+    if (zero_stage >= 1) {
+      return CollectiveSeconds(Collective::kReduceScatter, bytes, link) +
+             CollectiveSeconds(Collective::kAllGather, 2.0 * params, link);
+    }
+    return CollectiveSeconds(Collective::kAllReduce, bytes, link);
+  };
+  return sync(dense_params, costs.dp_link) + sync(expert_params, costs.expert_dp_link);
+}
+
+double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,
+                        const DeviceRates& rates, double params) {
+  if (job.parallel.cpu_offload) {
+    // Gradients down and updated 16-bit weights up over PCIe.
+    return params / kCpuAdamParamsPerSecond +
+           (costs.grad_bytes_per_param + 2.0) * params / gpu.pcie_bytes_per_s;
+  }
+  return MemoryBoundSeconds(rates, kAdamBytesPerParam * params, 10);
+}
+
+}  // namespace gpuplan

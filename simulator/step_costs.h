@@ -1,0 +1,84 @@
+// The durations of the pieces of one training step on one GPU: per layer and micro-batch the
+// kernels of forward, backward and recomputation, the collectives each needs, and the per-stage
+// extras (embedding, LM head, pipeline hops, gradient synchronisation, optimizer). The analytic
+// model (cost_model.h) adds them up in closed form; the event simulator (event_sim.h) places
+// them on streams and links. Both read these numbers, so they cannot drift apart.
+#pragma once
+
+#include "hardware-db/hardware.h"
+#include "simulator/collective.h"
+#include "simulator/gemm_time.h"
+#include "simulator/job.h"
+
+namespace gpuplan {
+
+/// Stated parameters of the model (documented in docs/METRICS.md).
+/// Slow-down of computation while communication kernels run beside it on the same SMs: each
+/// second of overlapped communication costs this many seconds of compute (Galvatron uses a
+/// 1.1-1.3x slow-down coefficient for overlapped kernels; peers.md Sec. 4 item 3).
+inline constexpr double kOverlapInterference = 0.15;
+/// Gradient bucket for overlapped DP reduction: Megatron-LM's default ddp bucket of 40M params.
+inline constexpr double kGradBucketParams = 40.0e6;
+/// Host-side Adam throughput with ZeRO-Offload (DeepSpeed CPU-Adam): ~1e9 params/s on a
+/// 2-socket server (Ren et al. 2021, Table 3 order of magnitude). Stated default.
+inline constexpr double kCpuAdamParamsPerSecond = 1.0e9;
+/// Optimizer bytes moved per parameter by fused mixed-precision Adam: read fp32 master,
+/// momentum, variance and the gradient, write the three back and the 16-bit weight copy.
+inline constexpr double kAdamBytesPerParam = 4 + 4 + 4 + 2 + 4 + 4 + 4 + 2;
+
+/// FlashAttention backward runs 5 matmuls per block against 2 in forward (it recomputes QK^T):
+/// 2.5x forward FLOPs (Dao 2023, Sec. 3.1.2).
+inline constexpr double kFlashBackwardRatio = 2.5;
+
+/// One transformer layer, one micro-batch, one GPU (seconds unless the name says otherwise).
+struct LayerCosts {
+  double fwd_gemm = 0;   ///< projections and MLP GEMMs (+ LoRA adapters)
+  double fwd_attn = 0;   ///< core attention
+  double fwd_other = 0;  ///< memory-bound kernels (norms, residuals, activation, rotary)
+  double bwd = 0;        ///< all backward kernels
+  double bwd_attn = 0;   ///< the core-attention part of bwd
+  double wgrad = 0;      ///< the weight-gradient part of bwd (zero-bubble "W" pass)
+  double recompute = 0;  ///< forward kernels re-run during backward
+  double tp_comm = 0;    ///< TP collectives of forward + backward (+ recompute)
+  double tp_passes = 0;  ///< passes tp_comm covers: 2, or 3 with full recompute
+  double cp_comm = 0;    ///< CP ring exchange, forward + backward (1/3 forward, 2/3 backward)
+  double ep_comm = 0;    ///< expert all-to-all, forward + backward (half each)
+  double fwd_flops = 0;  ///< FLOPs of the forward kernels (trace annotation)
+  double tp_bytes = 0;   ///< nccl-tests size of one TP collective
+  double cp_bytes = 0;   ///< one K/V chunk of the ring
+  double ep_bytes = 0;   ///< one dispatch (or combine) all-to-all
+  double Forward() const { return fwd_gemm + fwd_attn + fwd_other; }
+  double Compute() const { return Forward() + bwd + recompute; }
+};
+
+/// Everything one step is made of, for one GPU of the job.
+struct StepCosts {
+  LayerCosts dense;                     ///< a dense-MLP layer
+  LayerCosts moe;                       ///< a mixture-of-experts layer (zero for dense models)
+  double embed_fwd = 0, embed_bwd = 0;  ///< first stage: lookup and its backward scatter
+  double head_fwd = 0, head_bwd = 0;    ///< last stage: LM head GEMM and cross-entropy
+  double p2p = 0;                       ///< one activation (or gradient) hop between stages
+  double p2p_bytes = 0;
+  double grad_bytes_per_param = 2;  ///< gradient element size (4 for fp32/tf32 training)
+  GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
+  GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
+  GroupLink expert_dp_link;                      ///< gradient group of expert parameters
+};
+
+/// The step's pieces for `job` (validated) on `gpu`/`net` at `rates`. Pure arithmetic.
+StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
+                           const DeviceRates& rates);
+
+/// Gradient synchronisation of `dense_params` and `expert_params` trainable parameters over the
+/// step's DP groups: all-reduce (ZeRO 0), or reduce-scatter of the gradients + all-gather of the
+/// updated 16-bit weights (ZeRO 1/2, Megatron distributed optimizer). Zero for ZeRO-3, which
+/// synchronises per layer (see FsdpLayerSeconds).
+double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                       double expert_params);
+
+/// Optimizer step over `params` trainable parameters held by one GPU: fused Adam streaming
+/// kAdamBytesPerParam per parameter, or with ZeRO-Offload host Adam + the PCIe round trip.
+double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,
+                        const DeviceRates& rates, double params);
+
+}  // namespace gpuplan

@@ -1,0 +1,287 @@
+// The event-driven step simulator against the pipeline bubble formulas (no-communication limit),
+// against the analytic model (overlap off: same step within 2%; DP overlap on: no more exposed
+// DP time), and its activation-memory counter against the micro-batches a schedule keeps.
+#include "simulator/event_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "simulator/job_spec_json.h"
+#include "simulator/pipeline.h"
+#include "simulator/pipeline_schedule.h"
+#include "tests/builtin_db.h"
+
+namespace gpuplan {
+namespace {
+
+JobSpec Parse(const nlohmann::json& spec) {
+  Expected<JobSpec> job = ParseJobSpec(spec, "<test>", ".", BuiltinDb());
+  EXPECT_TRUE(job.ok()) << job.status().message();
+  return job.ok() ? *job : JobSpec{};
+}
+
+const GpuSpec& Gpu(const JobSpec& job) { return *BuiltinDb().FindGpu(job.cluster.gpu); }
+const NetworkSpec& Net(const JobSpec& job) {
+  return *BuiltinDb().FindNetwork(job.cluster.inter_node);
+}
+
+EventSimResult Simulate(const JobSpec& job, const StepCosts& costs) {
+  const DeviceRates rates = DatasheetRates(Gpu(job), job.training.precision);
+  Expected<EventSimResult> r = SimulateStepEvents(job, costs, Gpu(job), rates);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r).value() : EventSimResult{};
+}
+
+EventSimResult Simulate(const JobSpec& job) {
+  Expected<EventSimResult> r = SimulateStepEvents(job, Gpu(job), Net(job));
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r).value() : EventSimResult{};
+}
+
+StepResult Analytic(const JobSpec& job) { return EvaluateStep(job, Gpu(job), Net(job)); }
+
+// A pipeline-only job: p stages of one GPU, m micro-batches, v chunks.
+JobSpec PipelineJob(const std::string& schedule, int64_t p, int64_t m, int64_t v) {
+  return Parse({{"model", "gpt-1.7b"},  // 24 layers
+                {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", p}, {"gpus_per_node", 8}}},
+                {"training", {{"seq_len", 2048}, {"global_batch_size", m}}},
+                {"parallelism", {{"pp", p}, {"vpp", v}, {"schedule", schedule}}}});
+}
+
+// The no-communication limit: every layer takes F forward, B (+ W) backward; no hops, no
+// embedding or head, no collectives.
+StepCosts UnitCosts(const JobSpec& job, double f, double b, double w) {
+  const DeviceRates rates = DatasheetRates(Gpu(job), job.training.precision);
+  StepCosts costs = ComputeStepCosts(job, Gpu(job), Net(job), rates);
+  costs.dense = LayerCosts{};
+  costs.dense.fwd_gemm = f;
+  costs.dense.bwd = b + w;
+  costs.dense.wgrad = w;
+  costs.embed_fwd = costs.embed_bwd = costs.head_fwd = costs.head_bwd = 0;
+  costs.p2p = 0;
+  return costs;
+}
+
+// Idle share of one stage during the pipeline phase.
+double StageBubble(const EventSimResult& r, int32_t stage) {
+  double busy = 0;
+  for (const TimelineOp& op : r.timeline.ops) {
+    if (op.rank == stage && op.stream == SimStream::kCompute && op.name != "optimizer") {
+      busy += op.end_s - op.start_s;
+    }
+  }
+  return 1.0 - busy / r.pipeline_s;
+}
+
+TEST(EventSimBubble, GpipeAnd1F1BMatchTheFormula) {
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 8}, std::pair{4, 16}, std::pair{6, 3}}) {
+      const JobSpec job = PipelineJob(schedule, p, m, 1);
+      const EventSimResult r = Simulate(job, UnitCosts(job, 1e-3, 2e-3, 0));
+      const double expected = PipelineBubbleFraction(job.parallel.schedule, p, m, 1);
+      for (int32_t s = 0; s < p; ++s) {
+        EXPECT_NEAR(StageBubble(r, s), expected, 1e-9)
+            << schedule << " p=" << p << " m=" << m << " stage " << s;
+      }
+    }
+  }
+}
+
+TEST(EventSimBubble, InterleavedMatchesTheFormula) {
+  for (auto [p, m, v] :
+       {std::tuple{4, 8, 2}, std::tuple{4, 16, 3}, std::tuple{2, 4, 4}, std::tuple{3, 6, 2}}) {
+    const JobSpec job = PipelineJob("interleaved", p, m, v);
+    const EventSimResult r = Simulate(job, UnitCosts(job, 1e-3, 2e-3, 0));
+    const double expected = PipelineBubbleFraction(Schedule::kInterleaved, p, m, v);
+    for (int32_t s = 0; s < p; ++s) {
+      EXPECT_NEAR(StageBubble(r, s), expected, 1e-9) << "p=" << p << " m=" << m << " v=" << v;
+    }
+  }
+}
+
+TEST(EventSimBubble, ZeroBubbleH1ShrinksTheFillToFPlusBMinusW) {
+  // F = B = W per layer (Qi et al. 2024 Sec. 2.1's setting): the fill is (p-1)(F+B-W), a
+  // third of 1F1B's (p-1)(F+B+W).
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{4, 16}, std::pair{8, 24}}) {
+    const JobSpec job = PipelineJob("zb-h1", p, m, 1);
+    const double layers = 24.0 / p;
+    const double t = 1e-3 * layers;  // F, B and W of one stage
+    const EventSimResult r = Simulate(job, UnitCosts(job, 1e-3, 1e-3, 1e-3));
+    const double expected = m * 3.0 * t + (p - 1) * t;
+    EXPECT_NEAR(r.pipeline_s, expected, 1e-9) << "p=" << p << " m=" << m;
+    const PipelineTime analytic =
+        PipelineStepTime(Schedule::kZeroBubbleH1, p, m, 1, 3.0 * t, p * 3.0 * t, t);
+    EXPECT_NEAR(analytic.total_s, expected, 1e-9);
+    const JobSpec one = PipelineJob("1f1b", p, m, 1);
+    EXPECT_LT(r.pipeline_s, Simulate(one, UnitCosts(one, 1e-3, 2e-3, 0)).pipeline_s);
+  }
+}
+
+TEST(EventSimMemory, First1F1BStageHoldsPMicrobatches) {
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{4, 4}}) {
+    const JobSpec job = PipelineJob("1f1b", p, m, 1);
+    const EventSimResult r = Simulate(job);
+    ASSERT_EQ(r.peak_activation_bytes.size(), static_cast<size_t>(p));
+    for (int32_t s = 0; s < p; ++s) {
+      const double in_flight = r.peak_activation_bytes[static_cast<size_t>(s)] /
+                               r.microbatch_activation_bytes[static_cast<size_t>(s)];
+      EXPECT_NEAR(in_flight, std::min<double>(p - s, m), 1e-9) << "stage " << s;
+      EXPECT_NEAR(in_flight, MicrobatchesInFlight(Schedule::k1F1B, p, m, 1, s), 1e-9);
+    }
+  }
+}
+
+TEST(EventSimMemory, GpipeHoldsAllAndZbH1HoldsPOnEveryStage) {
+  const JobSpec gpipe = PipelineJob("gpipe", 4, 8, 1);
+  const EventSimResult g = Simulate(gpipe);
+  EXPECT_NEAR(g.peak_activation_bytes[3] / g.microbatch_activation_bytes[3], 8.0, 1e-9);
+  const JobSpec zb = PipelineJob("zb-h1", 4, 8, 1);
+  const EventSimResult z = Simulate(zb);
+  for (size_t s = 0; s < 4; ++s) {
+    EXPECT_LE(z.peak_activation_bytes[s] / z.microbatch_activation_bytes[s], 4.0 + 1e-9);
+  }
+}
+
+TEST(EventSimMemory, CounterRisesThroughWarmUpAndFallsToZero) {
+  const JobSpec job = PipelineJob("1f1b", 4, 8, 1);
+  const EventSimResult r = Simulate(job);
+  double level = -1, peak = 0;
+  bool fell = false;
+  for (const CounterSample& c : r.timeline.activation_memory) {
+    if (c.rank != 0) continue;
+    if (c.bytes < level) fell = true;
+    EXPECT_FALSE(fell && c.bytes > peak) << "rises again after the peak on the first stage";
+    peak = std::max(peak, c.bytes);
+    level = c.bytes;
+  }
+  EXPECT_TRUE(fell);
+  EXPECT_NEAR(level, 0.0, 1.0);
+}
+
+// Overlap off: every communication is on the critical path in both models.
+struct Case {
+  std::string name;
+  nlohmann::json spec;
+};
+
+std::vector<Case> NoOverlapCases() {
+  auto spec = [](const std::string& model, const std::string& gpu, int gpus, int seq, int gbs,
+                 nlohmann::json training, nlohmann::json par) {
+    training["seq_len"] = seq;
+    training["global_batch_size"] = gbs;
+    par["dp_overlap"] = false;
+    return nlohmann::json{
+        {"model", model},
+        {"cluster",
+         {{"gpu", gpu}, {"num_gpus", gpus}, {"gpus_per_node", 8}, {"inter_node", "ib-ndr-400"}}},
+        {"training", training},
+        {"parallelism", par}};
+  };
+  return {
+      {"llama3-8b dp8 zero1",
+       spec("llama3-8b", "h100-sxm5-80gb", 8, 8192, 64, {}, {{"zero_stage", 1}})},
+      {"gpt3-175b tp8 pp8 1f1b full recompute",
+       spec("gpt3-175b", "a100-sxm4-80gb", 512, 2048, 1536, {{"recompute", "full"}},
+            {{"tp", 8}, {"pp", 8}, {"sequence_parallel", true}, {"zero_stage", 1}})},
+      {"gpt3-175b tp8 pp8 interleaved v4",
+       spec("gpt3-175b", "a100-sxm4-80gb", 512, 2048, 1536, {{"recompute", "selective"}},
+            {{"tp", 8}, {"pp", 8}, {"vpp", 4}, {"sequence_parallel", true}})},
+      {"llama3-70b tp4 pp4 gpipe",
+       spec("llama3-70b", "h100-sxm5-80gb", 64, 4096, 256, {{"recompute", "full"}},
+            {{"tp", 4}, {"pp", 4}, {"schedule", "gpipe"}})},
+      {"llama3-70b tp8 pp4 zb-h1",
+       spec("llama3-70b", "h100-sxm5-80gb", 256, 4096, 512, {{"recompute", "full"}},
+            {{"tp", 8}, {"pp", 4}, {"schedule", "zb-h1"}})},
+      {"mixtral ep8", spec("mixtral-8x7b", "h100-sxm5-80gb", 64, 4096, 256, {},
+                           {{"ep", 8}, {"zero_stage", 1}, {"pp", 2}})},
+      {"llama3-405b Llama 3 layout", spec("llama3-405b", "h100-sxm5-80gb", 16384, 8192, 2048, {},
+                                          {{"tp", 8},
+                                           {"pp", 16},
+                                           {"vpp", 4},
+                                           {"sequence_parallel", true},
+                                           {"zero_stage", 1},
+                                           {"account_for_embedding_in_pipeline_split", true},
+                                           {"account_for_loss_in_pipeline_split", true}})},
+  };
+}
+
+TEST(EventSimVsAnalytic, OverlapOffStepTimeWithinTwoPercent) {
+  for (const Case& c : NoOverlapCases()) {
+    const JobSpec job = Parse(c.spec);
+    const EventSimResult sim = Simulate(job);
+    const StepResult analytic = Analytic(job);
+    const double error = sim.step_time_s / analytic.step_time_s - 1.0;
+    EXPECT_LT(std::fabs(error), 0.02) << c.name << ": event " << sim.step_time_s << " s, analytic "
+                                      << analytic.step_time_s << " s";
+    EXPECT_NEAR(sim.breakdown_s.Total(), sim.step_time_s, 1e-9 * sim.step_time_s) << c.name;
+  }
+}
+
+TEST(EventSimVsAnalytic, DpOverlapExposesNoMoreThanTheEstimate) {
+  for (Case c : NoOverlapCases()) {
+    c.spec["parallelism"]["dp_overlap"] = true;
+    const JobSpec job = Parse(c.spec);
+    const EventSimResult sim = Simulate(job);
+    const StepResult analytic = Analytic(job);
+    EXPECT_LE(sim.breakdown_s.dp_comm, analytic.breakdown_s.dp_comm * (1.0 + 1e-9)) << c.name;
+    // Without a pipeline, hiding the reduction behind backward shortens the step. With one,
+    // it need not: the buckets slow every stage's compute (interference) and share the NIC with
+    // pipeline sends during the drain (docs/SIMULATOR.md, "Overlap").
+    if (job.parallel.pp == 1) {
+      c.spec["parallelism"]["dp_overlap"] = false;
+      EXPECT_LT(sim.step_time_s, Simulate(Parse(c.spec)).step_time_s) << c.name;
+    }
+  }
+}
+
+TEST(EventSimTimeline, PipelineSendsBecomeFlowsAndEveryStageIsNamed) {
+  const JobSpec job = PipelineJob("1f1b", 4, 8, 1);
+  const EventSimResult r = Simulate(job);
+  ASSERT_EQ(r.timeline.ranks.size(), 4u);
+  EXPECT_EQ(r.timeline.ranks[3].name, "stage 3 (rank 3)");
+  // 3 boundaries x 8 micro-batches x (activation + gradient).
+  EXPECT_EQ(r.timeline.flows.size(), 48u);
+  for (const TimelineFlow& f : r.timeline.flows) {
+    const TimelineOp& from = r.timeline.ops[static_cast<size_t>(f.from)];
+    const TimelineOp& to = r.timeline.ops[static_cast<size_t>(f.to)];
+    EXPECT_EQ(from.stream, SimStream::kPpSend);
+    EXPECT_EQ(to.stream, SimStream::kPpRecv);
+    EXPECT_EQ(std::abs(from.rank - to.rank), 1);
+  }
+  std::map<std::string_view, int> forwards;
+  for (const TimelineOp& op : r.timeline.ops) {
+    if (op.name == "forward" && op.layer >= 0) ++forwards[r.timeline.ranks[op.rank].name];
+  }
+  for (const auto& [name, count] : forwards) EXPECT_EQ(count, 6 * 8) << name;
+}
+
+TEST(EventSimTimeline, SymmetryKeepsTheLlama3JobSmall) {
+  const JobSpec job = Parse(NoOverlapCases().back().spec);
+  const EventSimResult r = Simulate(job);
+  EXPECT_EQ(r.simulated_gpus, 16);
+  EXPECT_EQ(r.timeline.ranks[1].represents, 1024);
+  EXPECT_EQ(r.timeline.ranks[1].global_rank, 1024);
+  EXPECT_LT(r.ops, 200000);
+}
+
+TEST(EventSimSchedule, EveryPassAppearsOnce) {
+  for (const ScheduleInfo& info : Schedules()) {
+    const int64_t v = info.uses_chunks ? 3 : 1;
+    for (int64_t stage = 0; stage < 4; ++stage) {
+      const std::vector<PipelinePass> order = PassOrder(info.kind, 4, 10, v, stage);
+      std::map<std::tuple<int, int, int>, int> seen;
+      for (const PipelinePass& p : order) {
+        ++seen[{static_cast<int>(p.kind), p.microbatch, p.chunk}];
+      }
+      const size_t kinds = info.splits_backward ? 3 : 2;
+      EXPECT_EQ(order.size(), kinds * 10 * static_cast<size_t>(v)) << info.name;
+      for (const auto& [key, count] : seen) EXPECT_EQ(count, 1) << info.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
