@@ -2,13 +2,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
+#include "common/file_write.h"
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
+#include "planner/report_document.h"
+#include "planner/timeline_svg.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/pipeline_schedule.h"
 #include "simulator/result_format.h"
+#include "simulator/trace_json.h"
 
 namespace gpuplan {
 namespace {
@@ -25,12 +31,18 @@ struct SimulateOptions {
   std::string lora_base;
   bool fsdp = false, sequence_parallel = false, cpu_offload = false, tp_overlap = false;
   bool no_dp_overlap = false;
+  bool event = false;      // also run the event-driven simulator
+  std::string trace_path;  // Chrome-trace / Perfetto JSON of the simulated step
+  std::string svg_path;    // SVG Gantt chart of the simulated step
+  bool svg_compute_only = false;
+  bool embedding_slot = false, loss_slot = false;
 };
 
 // Flags write into the same JSON shape the spec file uses, so one parser validates both.
 nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o) {
   auto set = [&](const char* section, const char* key, const nlohmann::json& v) {
-    if (!spec.contains(section) || !spec[section].is_object()) spec[section] = nlohmann::json::object();
+    if (!spec.contains(section) || !spec[section].is_object())
+      spec[section] = nlohmann::json::object();
     spec[section][key] = v;
   };
   if (!o.model.empty()) {
@@ -66,6 +78,8 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o) {
   if (o.cpu_offload) set("parallelism", "cpu_offload", true);
   if (o.tp_overlap) set("parallelism", "tp_overlap", true);
   if (o.no_dp_overlap) set("parallelism", "dp_overlap", false);
+  if (o.embedding_slot) set("parallelism", "account_for_embedding_in_pipeline_split", true);
+  if (o.loss_slot) set("parallelism", "account_for_loss_in_pipeline_split", true);
   return spec;
 }
 
@@ -85,14 +99,50 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   }
   Expected<JobSpec> job = ParseJobSpec(ApplyFlags(std::move(spec), o), origin, base_dir, *db);
   if (!job.ok()) return job.status();
-  const StepResult r = EvaluateStep(*job, *db->FindGpu(job->cluster.gpu),
-                                    *db->FindNetwork(job->cluster.inter_node));
+  const GpuSpec& gpu = *db->FindGpu(job->cluster.gpu);
+  const NetworkSpec& net = *db->FindNetwork(job->cluster.inter_node);
+  const StepResult r = EvaluateStep(*job, gpu, net);
+  const bool event = o.event || !o.trace_path.empty() || !o.svg_path.empty();
+  std::optional<EventSimResult> sim;
+  if (event) {
+    EventSimOptions options;
+    options.record_timeline = !o.trace_path.empty() || !o.svg_path.empty();
+    Expected<EventSimResult> simulated = SimulateStepEvents(*job, gpu, net, options);
+    if (!simulated.ok()) return simulated.status();
+    sim = std::move(simulated).value();
+    const std::string title = job->model.name + " on " + std::to_string(job->cluster.num_gpus) +
+                              " x " + job->cluster.gpu + ", " + LayoutSummary(*job) + ", " +
+                              std::string(ScheduleName(job->parallel.schedule));
+    if (!o.trace_path.empty()) {
+      TraceInfo info;
+      info.title = title;
+      info.facts = {{"tool", "gpuplan simulate"},
+                    {"step_time_s", std::to_string(sim->step_time_s)},
+                    {"analytic_step_time_s", std::to_string(r.step_time_s)},
+                    {"simulated_gpus", std::to_string(sim->simulated_gpus)},
+                    {"represented_gpus", std::to_string(job->cluster.num_gpus)}};
+      GPUPLAN_RETURN_IF_ERROR(WriteChromeTrace(o.trace_path, sim->timeline, info));
+    }
+    if (!o.svg_path.empty()) {
+      GanttOptions gantt;
+      gantt.title = title;
+      gantt.compute_only = o.svg_compute_only;
+      GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.svg_path, TimelineSvg(sim->timeline, gantt)));
+    }
+  }
   if (o.json) {
     nlohmann::json out = StepResultToJson(r);
     out["job"] = JobSpecToJson(*job);
+    if (sim) out["event_simulation"] = EventSimResultToJson(*sim, r);
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("%s", FormatStepResult(*job, r).c_str());
+    if (sim) std::printf("%s", FormatEventSimResult(*sim, r).c_str());
+    if (!o.trace_path.empty()) {
+      std::printf("\n  trace written to %s (open in https://ui.perfetto.dev)\n",
+                  o.trace_path.c_str());
+    }
+    if (!o.svg_path.empty()) std::printf("  timeline written to %s\n", o.svg_path.c_str());
   }
   return Status::Ok();
 }
@@ -115,7 +165,7 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--cp", o->cp, "Context-parallel size");
   sub->add_option("--ep", o->ep, "Expert-parallel size");
   sub->add_option("--vpp", o->vpp, "Virtual pipeline stages per GPU (interleaved schedule)");
-  sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved");
+  sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved | zb-h1");
   sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");
   sub->add_option("--global-batch", o->global_batch, "Sequences per optimizer step");
   sub->add_option("--seq-len", o->seq_len, "Tokens per sequence");
@@ -128,6 +178,21 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_flag("--cpu-offload", o->cpu_offload, "Optimizer state in host memory");
   sub->add_flag("--tp-overlap", o->tp_overlap, "Overlap TP communication with GEMMs");
   sub->add_flag("--no-dp-overlap", o->no_dp_overlap, "Do not overlap gradient reduction");
+  sub->add_flag("--embedding-slot", o->embedding_slot,
+                "The embedding takes one layer slot of the first stage (Megatron "
+                "--account-for-embedding-in-pipeline-split)");
+  sub->add_flag("--loss-slot", o->loss_slot,
+                "The LM head + loss take one layer slot of the last stage (Megatron "
+                "--account-for-loss-in-pipeline-split)");
+  sub->add_flag("--event", o->event,
+                "Also run the event-driven simulator (docs/SIMULATOR.md) and compare");
+  sub->add_option(
+      "--trace", o->trace_path,
+      "Write the simulated step as a Chrome-trace/Perfetto JSON file (implies --event)");
+  sub->add_option("--timeline-svg", o->svg_path,
+                  "Write the simulated step as an SVG Gantt chart (implies --event)");
+  sub->add_flag("--timeline-compute-only", o->svg_compute_only,
+                "Only the compute stream of each GPU in --timeline-svg");
   sub->add_option("--lora-rank", o->lora_rank, "Fine-tune with LoRA adapters of this rank");
   sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all");
   sub->add_option("--lora-base", o->lora_base, "Frozen base storage: bf16 | nf4");

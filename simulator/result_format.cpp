@@ -20,7 +20,72 @@ std::string Seconds(double s) {
 
 std::string Gb(double bytes) { return Fmt("%.2f GB", bytes / 1e9); }
 
+nlohmann::json BreakdownToJson(const TimeBreakdown& b) {
+  return {{"compute", b.compute}, {"tp_comm", b.tp_comm},    {"cp_comm", b.cp_comm},
+          {"pp_comm", b.pp_comm}, {"dp_comm", b.dp_comm},    {"ep_comm", b.ep_comm},
+          {"bubble", b.bubble},   {"optimizer", b.optimizer}};
+}
+
 }  // namespace
+
+std::string FormatBreakdown(const TimeBreakdown& b, double step_time_s) {
+  std::string out = "  time per step        seconds     share\n";
+  const std::pair<const char*, double> parts[] = {
+      {"compute", b.compute},           {"tp comm (exposed)", b.tp_comm},
+      {"cp comm (exposed)", b.cp_comm}, {"pp comm", b.pp_comm},
+      {"dp comm (exposed)", b.dp_comm}, {"ep comm", b.ep_comm},
+      {"pipeline bubble", b.bubble},    {"optimizer", b.optimizer}};
+  for (const auto& [name, v] : parts) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "  %-20s %-11s %5.1f%%\n", name, Seconds(v).c_str(),
+                  100.0 * v / step_time_s);
+    out += line;
+  }
+  return out;
+}
+
+nlohmann::json EventSimResultToJson(const EventSimResult& sim, const StepResult& analytic) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t s = 0; s < sim.peak_activation_bytes.size(); ++s) {
+    const double per_mb = sim.microbatch_activation_bytes[s];
+    stages.push_back(
+        {{"stage", s},
+         {"peak_activation_bytes", sim.peak_activation_bytes[s]},
+         {"microbatches_in_flight",
+          per_mb > 0 ? nlohmann::json(sim.peak_activation_bytes[s] / per_mb) : nlohmann::json()}});
+  }
+  return {{"step_time_s", sim.step_time_s},
+          {"analytic_step_time_s", analytic.step_time_s},
+          {"relative_difference", sim.step_time_s / analytic.step_time_s - 1.0},
+          {"pipeline_s", sim.pipeline_s},
+          {"critical_stage", sim.critical_rank},
+          {"simulated_gpus", sim.simulated_gpus},
+          {"ops", sim.ops},
+          {"events", sim.events},
+          {"breakdown_s", BreakdownToJson(sim.breakdown_s)},
+          {"stages", stages}};
+}
+
+std::string FormatEventSimResult(const EventSimResult& sim, const StepResult& analytic) {
+  std::string out = "\nEvent simulation: " + std::to_string(sim.simulated_gpus) +
+                    " GPUs simulated (one per pipeline stage), " + std::to_string(sim.ops) +
+                    " ops\n";
+  out += "  step time            " + Seconds(sim.step_time_s) + "  (analytic " +
+         Seconds(analytic.step_time_s) + ", " +
+         Fmt("%+.1f%%", 100.0 * (sim.step_time_s / analytic.step_time_s - 1.0)) + ")\n";
+  out += "  critical GPU         stage " + std::to_string(sim.critical_rank) + "\n\n";
+  out += FormatBreakdown(sim.breakdown_s, sim.step_time_s);
+  out += "\n  stage   peak activations   micro-batches in flight\n";
+  for (size_t s = 0; s < sim.peak_activation_bytes.size(); ++s) {
+    const double per_mb = sim.microbatch_activation_bytes[s];
+    char line[96];
+    std::snprintf(line, sizeof(line), "  %5zu   %-18s %s\n", s,
+                  Gb(sim.peak_activation_bytes[s]).c_str(),
+                  per_mb > 0 ? Fmt("%.1f", sim.peak_activation_bytes[s] / per_mb).c_str() : "-");
+    out += line;
+  }
+  return out;
+}
 
 nlohmann::json StepResultToJson(const StepResult& r) {
   const TimeBreakdown& b = r.breakdown_s;
@@ -45,15 +110,7 @@ nlohmann::json StepResultToJson(const StepResult& r) {
         {"activations_bytes", m.activations_bytes},
         {"logits_bytes", m.logits_bytes},
         {"overhead_bytes", m.overhead_bytes}}},
-      {"breakdown_s",
-       {{"compute", b.compute},
-        {"tp_comm", b.tp_comm},
-        {"cp_comm", b.cp_comm},
-        {"pp_comm", b.pp_comm},
-        {"dp_comm", b.dp_comm},
-        {"ep_comm", b.ep_comm},
-        {"bubble", b.bubble},
-        {"optimizer", b.optimizer}}},
+      {"breakdown_s", BreakdownToJson(b)},
   };
 }
 
@@ -77,18 +134,7 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
   out += "  model TFLOP/s / GPU  " + Fmt("%.1f", r.model_tflops_per_gpu) + "\n";
   out += "  MFU / HFU            " + Fmt("%.1f%%", 100 * r.mfu) + " / " +
          Fmt("%.1f%%", 100 * r.hfu) + "\n\n";
-  out += "  time per step        seconds     share\n";
-  const std::pair<const char*, double> parts[] = {
-      {"compute", b.compute},           {"tp comm (exposed)", b.tp_comm},
-      {"cp comm (exposed)", b.cp_comm}, {"pp comm", b.pp_comm},
-      {"dp comm (exposed)", b.dp_comm}, {"ep comm", b.ep_comm},
-      {"pipeline bubble", b.bubble},    {"optimizer", b.optimizer}};
-  for (const auto& [name, v] : parts) {
-    char line[96];
-    std::snprintf(line, sizeof(line), "  %-20s %-11s %5.1f%%\n", name, Seconds(v).c_str(),
-                  100.0 * v / r.step_time_s);
-    out += line;
-  }
+  out += FormatBreakdown(b, r.step_time_s);
   out += "\n  memory per GPU       " + Gb(m.peak_bytes) + " of " + Gb(m.capacity_bytes) +
          (m.fits ? "  (fits)\n" : "  (DOES NOT FIT)\n");
   const std::pair<const char*, double> mem[] = {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "simulator/cost_model.h"
+#include "simulator/event_sim.h"
 #include "simulator/job.h"
 
 namespace gpuplan {
@@ -15,5 +16,17 @@ nlohmann::json StepResultToJson(const StepResult& r);
 
 /// A human-readable report: the job in one line, then time, throughput, breakdown and memory.
 std::string FormatStepResult(const JobSpec& job, const StepResult& r);
+
+/// The breakdown table ("time per step  seconds  share") of a step of `step_time_s`.
+std::string FormatBreakdown(const TimeBreakdown& b, double step_time_s);
+
+/// The event simulator's answer next to the analytic one (`gpuplan simulate --event`): step
+/// time and difference, the critical GPU's breakdown, activations per stage.
+std::string FormatEventSimResult(const EventSimResult& sim, const StepResult& analytic);
+
+/// JSON of the same: step_time_s, analytic_step_time_s, relative_difference, pipeline_s,
+/// critical_stage, simulated_gpus, ops, events, breakdown_s{...}, stages[{stage,
+/// peak_activation_bytes, microbatches_in_flight}].
+nlohmann::json EventSimResultToJson(const EventSimResult& sim, const StepResult& analytic);
 
 }  // namespace gpuplan

@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline.h"
 #include "simulator/pipeline_schedule.h"
+#include "simulator/trace_json.h"
 #include "tests/builtin_db.h"
 
 namespace gpuplan {
@@ -265,6 +267,41 @@ TEST(EventSimTimeline, SymmetryKeepsTheLlama3JobSmall) {
   EXPECT_EQ(r.timeline.ranks[1].represents, 1024);
   EXPECT_EQ(r.timeline.ranks[1].global_rank, 1024);
   EXPECT_LT(r.ops, 200000);
+}
+
+TEST(EventSimTimeline, ChromeTraceOfASimulatedStepIsWellFormed) {
+  const JobSpec job = Parse({{"model", "llama3-8b"},
+                             {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
+                             {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
+                             {"parallelism", {{"tp", 2}, {"pp", 4}, {"vpp", 2}}}});
+  const EventSimResult r = Simulate(job);
+  const nlohmann::json trace = TimelineToChromeTrace(r.timeline, {"step", {}});
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  std::set<int> pids_named, pids_used;
+  std::set<std::pair<int, int>> threads_named, threads_used;
+  int complete = 0, counters = 0, flows = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name")) << e.dump();
+    const std::string ph = e["ph"];
+    const int pid = e["pid"];
+    if (ph == "M" && e["name"] == "process_name") pids_named.insert(pid);
+    if (ph == "M" && e["name"] == "thread_name") threads_named.insert({pid, e["tid"].get<int>()});
+    if (ph == "X") {
+      ++complete;
+      ASSERT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("tid")) << e.dump();
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      pids_used.insert(pid);
+      threads_used.insert({pid, e["tid"].get<int>()});
+    }
+    if (ph == "C") ++counters;
+    if (ph == "s" || ph == "f") ++flows;
+  }
+  EXPECT_EQ(pids_named.size(), 4u);
+  for (int pid : pids_used) EXPECT_TRUE(pids_named.count(pid)) << pid;
+  for (const auto& t : threads_used) EXPECT_TRUE(threads_named.count(t));
+  EXPECT_EQ(complete, static_cast<int>(r.timeline.ops.size()));
+  EXPECT_EQ(flows, 2 * static_cast<int>(r.timeline.flows.size()));
+  EXPECT_EQ(counters, static_cast<int>(r.timeline.activation_memory.size()));
 }
 
 TEST(EventSimSchedule, EveryPassAppearsOnce) {
