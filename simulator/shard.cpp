@@ -85,9 +85,10 @@ int64_t StageIndex(const JobSpec& job, StageKind stage) {
   return 0;
 }
 
-ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer) {
+namespace {
+
+ShardParams LayerParams(const JobSpec& job, const ParameterCounts& c, bool moe_layer) {
   const ModelSpec& m = job.model;
-  const ParameterCounts c = CountParameters(m);
   const double tp = static_cast<double>(job.parallel.tp);
   ShardParams s;
   s.dense = (c.attention_per_layer + c.norms_per_layer) / tp;
@@ -103,13 +104,19 @@ ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer) {
   return s;
 }
 
+}  // namespace
+
+ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer) {
+  return LayerParams(job, CountParameters(job.model), moe_layer);
+}
+
 ShardParams ParamsPerGpu(const JobSpec& job, StageKind stage) {
   const ModelSpec& m = job.model;
   const ParameterCounts c = CountParameters(m);
   const double tp = static_cast<double>(job.parallel.tp);
   const StageLayerMix mix = StageLayerCounts(job, StageIndex(job, stage));
-  const ShardParams dense = LayerParamsPerGpu(job, false);
-  const ShardParams moe = m.is_moe() ? LayerParamsPerGpu(job, true) : ShardParams{};
+  const ShardParams dense = LayerParams(job, c, false);
+  const ShardParams moe = m.is_moe() ? LayerParams(job, c, true) : ShardParams{};
   ShardParams s;
   s.dense = mix.dense * dense.dense + mix.moe * moe.dense;
   s.expert = mix.moe * moe.expert;
