@@ -239,6 +239,42 @@ TEST(EventSimVsAnalytic, DpOverlapExposesNoMoreThanTheEstimate) {
   }
 }
 
+TEST(EventSimVsAnalytic, OverlappedLayoutsStayNearTheAnalyticStep) {
+  // FSDP prefetch, CP ring beside attention, TP overlap: the two models place the same pieces
+  // differently (docs/SIMULATOR.md) but agree within a few percent.
+  const nlohmann::json h100 = {{"gpu", "h100-sxm5-80gb"}};
+  auto cluster = [&](int gpus) {
+    nlohmann::json c = h100;
+    c["num_gpus"] = gpus;
+    return c;
+  };
+  const std::vector<nlohmann::json> specs = {
+      {{"model", "llama3-8b"},
+       {"cluster", cluster(64)},
+       {"training", {{"seq_len", 8192}, {"global_batch_size", 128}}},
+       {"parallelism", {{"fsdp", true}}}},
+      {{"model", "llama3-70b"},
+       {"cluster", cluster(512)},
+       {"training", {{"seq_len", 4096}, {"global_batch_size", 1024}}},
+       {"parallelism", {{"cp", 2}, {"fsdp", true}}}},
+      {{"model", "llama3-70b"},
+       {"cluster", cluster(256)},
+       {"training", {{"seq_len", 32768}, {"global_batch_size", 64}, {"recompute", "full"}}},
+       {"parallelism", {{"tp", 8}, {"cp", 4}, {"pp", 2}, {"zero_stage", 1}}}},
+      {{"model", "llama3-70b"},
+       {"cluster", cluster(256)},
+       {"training", {{"seq_len", 4096}, {"global_batch_size", 512}}},
+       {"parallelism", {{"tp", 8}, {"pp", 4}, {"tp_overlap", true}, {"sequence_parallel", true}}}},
+  };
+  for (const nlohmann::json& spec : specs) {
+    const JobSpec job = Parse(spec);
+    const EventSimResult sim = Simulate(job);
+    const double error = sim.step_time_s / Analytic(job).step_time_s - 1.0;
+    EXPECT_LT(std::fabs(error), 0.05) << spec.dump();
+    EXPECT_NEAR(sim.breakdown_s.Total(), sim.step_time_s, 1e-9 * sim.step_time_s);
+  }
+}
+
 TEST(EventSimTimeline, PipelineSendsBecomeFlowsAndEveryStageIsNamed) {
   const JobSpec job = PipelineJob("1f1b", 4, 8, 1);
   const EventSimResult r = Simulate(job);
