@@ -20,6 +20,7 @@
 #include "planner/units_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
+#include "tests/temp_dir.h"
 
 namespace gpuplan {
 namespace {
@@ -67,27 +68,6 @@ std::vector<std::string> CsvFields(const std::string& line) {
   }
   return fields;
 }
-
-// A fresh directory under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("gpuplan_report_" + std::string(info->name()) + "_" +
-             std::to_string(std::hash<std::string>{}(fs::current_path().string())));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 class ReportTest : public ::testing::Test {
  protected:
@@ -504,7 +484,7 @@ TEST_F(ReportTest, CsvQuotesCommasAndQuotes) {
 // ---- WriteReport -----------------------------------------------------------------------------
 
 TEST_F(ReportTest, WriteReportWritesTheFourFiles) {
-  TempDir tmp;
+  TempDir tmp("gpuplan_report_");
   const fs::path dir = tmp.path() / "out" / "run1";  // created
   const PlanResult r = Found();
   const Status st = WriteReport(r, dir.string());
@@ -525,7 +505,7 @@ TEST_F(ReportTest, WriteReportWritesTheFourFiles) {
 }
 
 TEST_F(ReportTest, WriteReportFailsCleanlyWhenTheDirectoryCannotBeMade) {
-  TempDir tmp;
+  TempDir tmp("gpuplan_report_");
   const fs::path file = tmp.path() / "not-a-dir";
   std::ofstream(file) << "x";
   const std::string dir = (file / "reports").string();
@@ -537,7 +517,7 @@ TEST_F(ReportTest, WriteReportFailsCleanlyWhenTheDirectoryCannotBeMade) {
 }
 
 TEST_F(ReportTest, WriteReportLeavesNoTemporaryFilesOnFailure) {
-  TempDir tmp;
+  TempDir tmp("gpuplan_report_");
   fs::create_directories(tmp.path() / "plan.json");  // a directory where a file must go
   const Status st = WriteReport(Found(), tmp.path().string());
   ASSERT_FALSE(st.ok());

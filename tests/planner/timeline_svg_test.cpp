@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "tests/timeline_op.h"
+
 namespace gpuplan {
 namespace {
 
@@ -24,18 +26,6 @@ size_t Count(const std::string& haystack, const std::string& needle) {
 
 bool HasText(const std::string& svg, const std::string& text) {
   return svg.find(">" + text + "</text>") != std::string::npos;
-}
-
-TimelineOp Op(int32_t rank, SimStream stream, std::string_view name, double start_s, double end_s,
-              int32_t microbatch = -1) {
-  TimelineOp op;
-  op.rank = rank;
-  op.stream = stream;
-  op.name = name;
-  op.start_s = start_s;
-  op.end_s = end_s;
-  op.microbatch = microbatch;
-  return op;
 }
 
 // Two stages over 100 ms. Stage 0: forward mb 7 (wide), a 0.1 ms forward mb 9 (too narrow for a

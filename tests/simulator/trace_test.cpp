@@ -16,24 +16,14 @@
 #include <vector>
 
 #include "simulator/trace_json.h"
+#include "tests/temp_dir.h"
+#include "tests/timeline_op.h"
 
 namespace gpuplan {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-TimelineOp Op(int32_t rank, SimStream stream, std::string_view name, double start_s, double end_s,
-              int32_t microbatch = -1) {
-  TimelineOp op;
-  op.rank = rank;
-  op.stream = stream;
-  op.name = name;
-  op.start_s = start_s;
-  op.end_s = end_s;
-  op.microbatch = microbatch;
-  return op;
-}
 
 // Two pipeline stages, one micro-batch: forward on stage 0, a send to stage 1, forward and
 // backward there, a send back, backward and the optimizer on stage 0; tensor-parallel
@@ -97,27 +87,6 @@ json EnclosingSlice(const json& trace, int pid, int tid, double ts) {
   }
   return nullptr;
 }
-
-// A fresh directory under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("gpuplan_trace_" + std::string(info->name()) + "_" +
-             std::to_string(std::hash<std::string>{}(fs::current_path().string())));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 TEST(TraceJson, TopLevelObject) {
   const json trace = TimelineToChromeTrace(TwoStages(), Info());
@@ -348,7 +317,7 @@ TEST(TraceJson, EmptyTimeline) {
 }
 
 TEST(TraceJson, WriteRoundTrips) {
-  TempDir tmp;
+  TempDir tmp("gpuplan_trace_");
   const Timeline t = TwoStages();
   const std::string path = (tmp.path() / "trace.json").string();
   const Status st = WriteChromeTrace(path, t, Info());
@@ -368,7 +337,7 @@ TEST(TraceJson, WriteRoundTrips) {
 }
 
 TEST(TraceJson, WriteIntoAMissingDirectoryFails) {
-  TempDir tmp;
+  TempDir tmp("gpuplan_trace_");
   const std::string path = (tmp.path() / "missing" / "trace.json").string();
   const Status st = WriteChromeTrace(path, TwoStages(), Info());
   ASSERT_FALSE(st.ok());
@@ -378,7 +347,7 @@ TEST(TraceJson, WriteIntoAMissingDirectoryFails) {
 }
 
 TEST(TraceJson, WriteOverADirectoryFailsWithoutLeftovers) {
-  TempDir tmp;
+  TempDir tmp("gpuplan_trace_");
   const fs::path dir = tmp.path() / "trace.json";
   fs::create_directories(dir / "inside");  // a non-empty directory where the file must go
   const Status st = WriteChromeTrace(dir.string(), TwoStages(), Info());
@@ -410,7 +379,7 @@ TEST(TraceJson, LargeTimelineIsFast) {
   for (int32_t i = 0; i + kOpsPerRank < static_cast<int32_t>(t.ops.size()); i += 50) {
     t.flows.push_back({i, i + kOpsPerRank});
   }
-  TempDir tmp;
+  TempDir tmp("gpuplan_trace_");
   const std::string path = (tmp.path() / "big.json").string();
   const auto begin = std::chrono::steady_clock::now();
   const Status st = WriteChromeTrace(path, t, Info());
