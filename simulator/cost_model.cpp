@@ -77,22 +77,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
 
   StageTime slowest;
   double max_stage = 0, sum_stages = 0, wgrad_sum = 0;
-  // Middle stages with the same layers take the same time: evaluate each distinct one once.
-  StageLayerMix cached_mix{-1, -1};
-  StageTime cached;
   for (int64_t stage = 0; stage < par.pp; ++stage) {
-    const bool middle = stage > 0 && stage < par.pp - 1;
-    StageTime st;
-    if (middle) {
-      const StageLayerMix mix = StageLayerCounts(job, stage);
-      if (mix.dense != cached_mix.dense || mix.moe != cached_mix.moe) {
-        cached = stage_time(stage);
-        cached_mix = mix;
-      }
-      st = cached;
-    } else {
-      st = stage_time(stage);
-    }
+    const StageTime st = stage_time(stage);
     sum_stages += st.Total();
     wgrad_sum += st.wgrad;
     if (st.Total() > max_stage) {

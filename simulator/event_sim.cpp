@@ -91,6 +91,15 @@ class StepBuilder {
   bool IsMoe(int64_t layer) const {
     return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers;
   }
+  // Stored activations of one micro-batch through the layers of one chunk of one stage.
+  double ChunkActivationBytes(int64_t stage, int64_t chunk) const {
+    const int64_t first = ChunkFirstLayer(job_, stage, chunk);
+    double bytes = 0;
+    for (int64_t l = first; l < first + ChunkLayers(job_, stage, chunk); ++l) {
+      bytes += IsMoe(l) ? moe_act_ : dense_act_;
+    }
+    return bytes;
+  }
 
   const JobSpec& job_;
   const ParallelSpec& par_;
@@ -255,13 +264,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
     if (first_compute < 0) first_compute = id;
     return id;
   };
-  const double chunk_act = [&] {
-    double bytes = 0;
-    for (int64_t l = first_layer; l < first_layer + layers; ++l) {
-      bytes += IsMoe(l) ? moe_act_ : dense_act_;
-    }
-    return bytes;
-  }();
+  const double chunk_act = ChunkActivationBytes(stage, chunk);
 
   if (pass.kind == PassKind::kForward) {
     if (has_embedding) compute("embedding", costs_.embed_fwd, -1, 0);
@@ -300,9 +303,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
       const double tp = par_.tp > 1 ? c.tp_comm / c.tp_passes : 0.0;
-      if (fsdp)
-        Gather(stage, l, c.recompute > 0 && job_.training.recompute == Recompute::kFull ? 2.0 : 1.0,
-               mb);
+      if (fsdp) Gather(stage, l, job_.training.recompute == Recompute::kFull ? 2.0 : 1.0, mb);
       if (job_.training.recompute == Recompute::kFull) {
         compute("recompute", c.recompute, li, c.fwd_flops);
         if (tp > 0)
@@ -501,12 +502,7 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
   std::vector<std::vector<std::pair<double, double>>> curves(static_cast<size_t>(pp));
   for (int32_t s = 0; s < pp; ++s) {
     double per_mb = 0;
-    for (int64_t c = 0; c < v_; ++c) {
-      const int64_t first = ChunkFirstLayer(job_, s, c);
-      for (int64_t l = first; l < first + ChunkLayers(job_, s, c); ++l) {
-        per_mb += IsMoe(l) ? moe_act_ : dense_act_;
-      }
-    }
+    for (int64_t c = 0; c < v_; ++c) per_mb += ChunkActivationBytes(s, c);
     res.microbatch_activation_bytes[static_cast<size_t>(s)] = per_mb;
     auto& curve = curves[static_cast<size_t>(s)];
     for (const auto& [op, delta] : ranks_[static_cast<size_t>(s)].memory) {
@@ -534,18 +530,16 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
       r.name = "stage " + std::to_string(s) + " (rank " + std::to_string(r.global_rank) + ")";
       tl.ranks.push_back(std::move(r));
     }
+    // Zero-length ops (a chunk with no layers still marks its pass) are left out of the trace.
     tl.ops.reserve(meta_.size() + transfers_.size());
+    std::vector<int32_t> index_of(meta_.size(), -1);
     for (size_t i = 0; i < meta_.size(); ++i) {
       const OpMeta& o = meta_[i];
       const int32_t id = static_cast<int32_t>(i);
-      if (engine_.end_s(id) <= engine_.start_s(id)) continue;  // empty placeholders
+      if (engine_.end_s(id) <= engine_.start_s(id)) continue;
+      index_of[i] = static_cast<int32_t>(tl.ops.size());
       tl.ops.push_back({o.rank, o.stream, o.name, engine_.start_s(id), engine_.end_s(id),
                         o.microbatch, o.chunk, o.layer, o.bytes, o.flops});
-    }
-    std::vector<int32_t> index_of(meta_.size(), -1);
-    for (size_t i = 0, k = 0; i < meta_.size(); ++i) {
-      const int32_t id = static_cast<int32_t>(i);
-      if (engine_.end_s(id) > engine_.start_s(id)) index_of[i] = static_cast<int32_t>(k++);
     }
     for (const Transfer& t : transfers_) {
       const int32_t from = index_of[static_cast<size_t>(t.send)];
