@@ -29,6 +29,7 @@ struct OpMeta {
 struct Transfer {
   int32_t send;
   int32_t to_rank;
+  bool forward;  // activations (else gradients)
 };
 
 // Key of a pass input crossing stages: (forward or backward, virtual stage, micro-batch).
@@ -70,7 +71,7 @@ class StepBuilder {
                 double work, int32_t mb = -1, int32_t chunk = -1, int32_t layer = -1,
                 double bytes = 0, double flops = 0);
   int32_t Compute(int32_t rank, std::string_view name, double work, int32_t mb, int32_t chunk,
-                  int32_t layer, double flops);
+                  int32_t layer, double flops, Category category = Category::kCompute);
   int32_t Blocking(int32_t rank, SimStream stream, Category category, std::string_view name,
                    double work, int32_t mb, int32_t layer, double bytes);
   // A communication op that runs beside the latest compute op (starts with it).
@@ -165,11 +166,11 @@ int32_t StepBuilder::NewOp(int32_t rank, SimStream stream, Category category, st
 }
 
 int32_t StepBuilder::Compute(int32_t rank, std::string_view name, double work, int32_t mb,
-                             int32_t chunk, int32_t layer, double flops) {
+                             int32_t chunk, int32_t layer, double flops, Category category) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   r.prev_compute = r.last[static_cast<size_t>(SimStream::kCompute)];
   const int32_t id =
-      NewOp(rank, SimStream::kCompute, Category::kCompute, name, work, mb, chunk, layer, 0, flops);
+      NewOp(rank, SimStream::kCompute, category, name, work, mb, chunk, layer, 0, flops);
   for (int32_t w : r.waits) engine_.AddDependency(w, id);
   r.prev_waits.swap(r.waits);
   r.waits.clear();
@@ -370,7 +371,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
                                   forward ? "send activations" : "send gradients", costs_.p2p, mb,
                                   -1, costs_.p2p_bytes);
     provides_.emplace_back(InputKey(forward, to_vs, mb, m_), send);
-    transfers_.push_back({send, static_cast<int32_t>(to_vs % pp)});
+    transfers_.push_back({send, static_cast<int32_t>(to_vs % pp), forward});
   }
 }
 
@@ -395,10 +396,9 @@ void StepBuilder::BuildRank(int32_t stage) {
     if (last >= 0) r.waits.push_back(last);
   }
   const double shards = zero_ >= 1 ? static_cast<double>(par_.dp * par_.cp) : 1.0;
-  const int32_t opt = Compute(
-      stage, "optimizer",
-      OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1, 0);
-  meta_[static_cast<size_t>(opt)].category = Category::kOptimizer;
+  Compute(stage, "optimizer",
+          OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1,
+          0, Category::kOptimizer);
 }
 
 Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
@@ -547,7 +547,7 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
       TimelineOp recv = tl.ops[static_cast<size_t>(from)];
       recv.rank = t.to_rank;
       recv.stream = SimStream::kPpRecv;
-      recv.name = recv.name == "send activations" ? "recv activations" : "recv gradients";
+      recv.name = t.forward ? "recv activations" : "recv gradients";
       tl.ops.push_back(recv);
       tl.flows.push_back({from, static_cast<int32_t>(tl.ops.size() - 1)});
     }
