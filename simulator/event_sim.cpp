@@ -25,7 +25,7 @@ struct OpMeta {
   double bytes, flops;
 };
 
-// A pipeline transfer: the send op, the GPU that receives it and the op that waits for it.
+// A pipeline transfer: the send op, the GPU that receives it, and which way it goes.
 struct Transfer {
   int32_t send;
   int32_t to_rank;
