@@ -1,10 +1,9 @@
 // The subcommands of `gpuplan`: one table (main.cpp), one function per command.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "common/status.h"
 

@@ -1,11 +1,10 @@
-// `gpuplan accuracy`, `gpuplan hardware`, `gpuplan models`, `gpuplan profile`.
+// `gpuplan accuracy`, `gpuplan hardware`, `gpuplan models`.
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
-#include "profiler/gpu_probe.h"
 #include "simulator/accuracy.h"
 #include "simulator/presets.h"
 
@@ -25,8 +24,8 @@ Status RunAccuracy(const std::string& path, bool markdown, const GlobalOptions& 
   }
   std::printf("%-24s %5s %8s %8s %8s\n", "source", "runs", "MAPE", "bias", "worst");
   for (const SourceSummary& s : report->by_source) {
-    std::printf("%-24.24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", s.source.c_str(), s.runs,
-                100 * s.mape, 100 * s.mean_error, 100 * s.max_abs_error);
+    std::printf("%-24.24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", s.source.c_str(), s.runs, 100 * s.mape,
+                100 * s.mean_error, 100 * s.max_abs_error);
   }
   const SourceSummary& o = report->overall;
   std::printf("%-24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", "all runs", o.runs, 100 * o.mape,
@@ -60,8 +59,8 @@ Status RunHardware(const GlobalOptions& g) {
 }
 
 Status RunModels() {
-  std::printf("  %-18s %8s %7s %6s %6s %4s %8s  %s\n", "id", "params", "layers", "hidden",
-              "heads", "kv", "vocab", "source");
+  std::printf("  %-18s %8s %7s %6s %6s %4s %8s  %s\n", "id", "params", "layers", "hidden", "heads",
+              "kv", "vocab", "source");
   for (const ModelPreset& p : ModelPresets()) {
     const ParameterCounts c = CountParameters(p.spec);
     std::printf("  %-18s %7.1fB %7lld %6lld %6lld %4lld %8lld  %s\n", p.id, c.total / 1e9,
@@ -72,23 +71,6 @@ Status RunModels() {
                 static_cast<long long>(p.spec.vocab_size), p.source);
   }
   return Status::Ok();
-}
-
-Status RunProfile() {
-  std::unique_ptr<GpuProbe> probe = MakeSystemGpuProbe();
-  Expected<std::vector<GpuDeviceInfo>> devices = probe->ListDevices();
-  if (!devices.ok()) {
-    return Status::Unavailable("cannot profile: " + devices.status().message());
-  }
-  std::printf("%s\n", probe->VersionString().c_str());
-  for (const GpuDeviceInfo& d : *devices) {
-    std::printf("  GPU %d: %s  sm_%d%d  %d SMs  %.1f GB  %.0f MHz  bus %s\n", d.index,
-                d.name.c_str(), d.compute_capability_major, d.compute_capability_minor,
-                d.sm_count, d.memory_bytes / 1e9, d.clock_hz / 1e6, d.pci_bus_id.c_str());
-  }
-  return Status::Unavailable(
-      "device detection works; the measurement suite (GEMM, attention, NCCL) is not built yet "
-      "(issue: profiler and kernels)");
 }
 
 }  // namespace
@@ -107,10 +89,6 @@ void AttachHardware(CLI::App* sub, const GlobalOptions* global, std::function<St
 
 void AttachModels(CLI::App* sub, const GlobalOptions*, std::function<Status()>* run) {
   sub->callback([=] { *run = [] { return RunModels(); }; });
-}
-
-void AttachProfile(CLI::App* sub, const GlobalOptions*, std::function<Status()>* run) {
-  sub->callback([=] { *run = [] { return RunProfile(); }; });
 }
 
 }  // namespace gpuplan

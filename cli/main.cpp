@@ -1,8 +1,7 @@
 // gpuplan: plan and simulate multi-GPU training. Thin program over the libraries.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 
@@ -19,7 +18,7 @@ constexpr gpuplan::CommandSpec kCommands[] = {
     {"hardware", "List the GPUs, networks and node templates of the hardware database",
      &gpuplan::AttachHardware},
     {"models", "List the built-in model presets", &gpuplan::AttachModels},
-    {"profile", "Detect local GPUs (the measurement suite is issue #5)",
+    {"profile", "Measure the local GPUs (GEMM, kernels, copies, NCCL) into a profile",
      &gpuplan::AttachProfile},
 };
 

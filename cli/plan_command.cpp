@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/model_option.h"
+#include "cli/profile_option.h"
+#include "cli/progress_bar.h"
 #include "common/file_write.h"
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
@@ -42,6 +44,7 @@ struct PlanOptions {
   std::string lora_base;
   std::string attention;
   std::vector<std::string> gpus, nodes, providers, prices;
+  std::string profile_path;
   int64_t min_gpus = 1, max_gpus = 1024;
   bool spot = false;
   std::string deadline, budget, objective = "cost";
@@ -96,13 +99,6 @@ Expected<std::vector<int64_t>> ParseBatches(const std::string& text) {
     out.push_back(*b);
   }
   return out;
-}
-
-Expected<ModelSpec> ResolveModel(const std::string& model) {
-  if (model.empty())
-    return Invalid("--model", "required (a preset id from `gpuplan models` or a config.json)");
-  const bool is_file = model.size() > 5 && model.substr(model.size() - 5) == ".json";
-  return is_file ? ReadHfConfigFile(model) : FindModelPreset(model);
 }
 
 Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
@@ -238,18 +234,11 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
 class TerminalProgress : public ProgressSink {
  public:
   void Update(int64_t done, int64_t total) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    constexpr int kWidth = 40;
-    const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(1, total));
-    std::fprintf(stderr, "\rsearching [%s%s] %lld/%lld hardware points",
-                 std::string(filled, '#').c_str(), std::string(kWidth - filled, ' ').c_str(),
-                 static_cast<long long>(done), static_cast<long long>(total));
-    if (done == total) std::fprintf(stderr, "\r%*s\r", kWidth + 50, "");
-    std::fflush(stderr);
+    bar_.Draw("searching", done, total, "hardware points");
   }
 
  private:
-  std::mutex mu_;
+  ProgressBar bar_;
 };
 
 Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
@@ -258,6 +247,24 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   std::vector<std::string> notes;
   Expected<PlanRequest> req = BuildRequest(o, *db, &notes);
   if (!req.ok()) return req.status();
+  std::optional<ProfileCalibration> cal;
+  if (!o.profile_path.empty()) {
+    Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile_path, *db);
+    if (!loaded.ok()) return loaded.status();
+    const std::string& id = loaded->rates.gpu_id;
+    if (std::find(req->gpus.begin(), req->gpus.end(), id) == req->gpus.end()) {
+      return Status::Invalid("--profile: " + o.profile_path + " calibrates " + id +
+                             ", which is not among the GPUs searched (--gpu)");
+    }
+    cal = std::move(loaded).value();
+    req->measured = &cal->rates;
+    std::string figures;
+    for (const FigureSource& f : cal->sources) {
+      if (f.from_profile) figures += (figures.empty() ? "" : ", ") + f.figure;
+    }
+    notes.push_back(id + " timed with measured " + figures + " from " + o.profile_path +
+                    "; everything else from the datasheet");
+  }
   if (!o.export_format.empty()) {
     bool known = false;
     for (const ExporterSpec& e : Exporters()) known = known || e.name == o.export_format;
@@ -323,6 +330,9 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
       ->delimiter(',');
   sub->add_option("--lora-base", o->lora_base, "Frozen base storage: same | nf4 (QLoRA)");
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
+  sub->add_option("--profile", o->profile_path,
+                  "Measured profile (gpuplan profile) of one of the GPUs: its figures replace "
+                  "the datasheet ones for that GPU");
   sub->add_option("--gpu", o->gpus, "GPU ids to consider, comma-separated, or 'all' (default)")
       ->delimiter(',');
   sub->add_option("--node", o->nodes, "Node templates to consider (default: all of each GPU)")

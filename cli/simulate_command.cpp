@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/profile_option.h"
 #include "common/file_write.h"
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
@@ -29,6 +30,7 @@ struct SimulateOptions {
   int zero = -1;
   std::vector<std::string> lora_targets;
   std::string lora_base;
+  std::string profile_path;
   bool fsdp = false, sequence_parallel = false, cpu_offload = false, tp_overlap = false;
   bool no_dp_overlap = false;
   bool event = false;      // also run the event-driven simulator
@@ -101,13 +103,25 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   if (!job.ok()) return job.status();
   const GpuSpec& gpu = *db->FindGpu(job->cluster.gpu);
   const NetworkSpec& net = *db->FindNetwork(job->cluster.inter_node);
-  const StepResult r = EvaluateStep(*job, gpu, net);
+  std::optional<ProfileCalibration> cal;
+  if (!o.profile_path.empty()) {
+    Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile_path, *db);
+    if (!loaded.ok()) return loaded.status();
+    if (loaded->rates.gpu_id != gpu.id) {
+      return Status::Invalid("--profile: " + o.profile_path + " calibrates " +
+                             loaded->rates.gpu_id + ", but the job runs on " + gpu.id +
+                             "; profile that GPU or drop --profile");
+    }
+    cal = std::move(loaded).value();
+  }
+  const MeasuredRates* measured = cal ? &cal->rates : nullptr;
+  const StepResult r = EvaluateStep(*job, gpu, net, measured);
   const bool event = o.event || !o.trace_path.empty() || !o.svg_path.empty();
   std::optional<EventSimResult> sim;
   if (event) {
     EventSimOptions options;
     options.record_timeline = !o.trace_path.empty() || !o.svg_path.empty();
-    Expected<EventSimResult> simulated = SimulateStepEvents(*job, gpu, net, options);
+    Expected<EventSimResult> simulated = SimulateStepEvents(*job, gpu, net, options, measured);
     if (!simulated.ok()) return simulated.status();
     sim = std::move(simulated).value();
     const std::string title = job->model.name + " on " + std::to_string(job->cluster.num_gpus) +
@@ -134,10 +148,30 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
     nlohmann::json out = StepResultToJson(r);
     out["job"] = JobSpecToJson(*job);
     if (sim) out["event_simulation"] = EventSimResultToJson(*sim, r);
+    if (cal) {
+      nlohmann::json figures = nlohmann::json::array();
+      for (const FigureSource& f : cal->sources) {
+        figures.push_back({{"figure", f.figure},
+                           {"from", f.from_profile ? "profile" : "datasheet"},
+                           {"detail", f.detail}});
+      }
+      out["calibration"] = {{"profile", o.profile_path},
+                            {"gpu", cal->rates.gpu_id},
+                            {"datasheet_step_time_s", EvaluateStep(*job, gpu, net).step_time_s},
+                            {"figures", figures},
+                            {"warnings", cal->warnings}};
+    }
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("%s", FormatStepResult(*job, r).c_str());
     if (sim) std::printf("%s", FormatEventSimResult(*sim, r).c_str());
+    if (cal) {
+      const double datasheet = EvaluateStep(*job, gpu, net).step_time_s;
+      std::printf("\n  Rates from profile %s (docs/PROFILE.md):\n%s", o.profile_path.c_str(),
+                  FormatFigureSources(*cal).c_str());
+      std::printf("  step time %.3f s with the profile, %.3f s with datasheet rates (%+.1f%%)\n",
+                  r.step_time_s, datasheet, 100.0 * (r.step_time_s - datasheet) / datasheet);
+    }
     if (!o.trace_path.empty()) {
       std::printf("\n  trace written to %s (open in https://ui.perfetto.dev)\n",
                   o.trace_path.c_str());
@@ -193,6 +227,9 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
                   "Write the simulated step as an SVG Gantt chart (implies --event)");
   sub->add_flag("--timeline-compute-only", o->svg_compute_only,
                 "Only the compute stream of each GPU in --timeline-svg");
+  sub->add_option("--profile", o->profile_path,
+                  "Measured profile of the job's GPU (gpuplan profile): its GEMM, attention, "
+                  "memory and collective figures replace the datasheet ones");
   sub->add_option("--lora-rank", o->lora_rank, "Fine-tune with LoRA adapters of this rank");
   sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all");
   sub->add_option("--lora-base", o->lora_base, "Frozen base storage: bf16 | nf4");

@@ -58,6 +58,9 @@ struct PlanRequest {
   Objective objective = Objective::kCost;
 
   ReliabilitySpec reliability;  ///< from the hardware db unless the user overrides
+  /// Measured rates of one GPU type (a profile, simulator/calibration.h): used for that type,
+  /// datasheet figures for the others. Not owned; nullptr = datasheet everywhere.
+  const MeasuredRates* measured = nullptr;
   int threads = 0;              ///< 0 = hardware concurrency
 };
 

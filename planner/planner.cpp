@@ -384,7 +384,7 @@ Status RerankFinalists(const PlanRequest& req, const HardwareDb& db,
   }
   for (size_t point : finalists) {
     std::vector<Plan>& layouts = (*searched)[point].best;
-    GPUPLAN_RETURN_IF_ERROR(RetimeWithEventSim(db, &layouts));
+    GPUPLAN_RETURN_IF_ERROR(RetimeWithEventSim(db, req.measured, &layouts));
     stats->event_simulated += static_cast<int64_t>(layouts.size());
     for (size_t c = 0; c < candidates->size(); ++c) {
       if (origin[c] == point) (*candidates)[c] = PricedLike(req, layouts.front(), prices[c]);

@@ -6,14 +6,15 @@
 
 namespace gpuplan {
 
-Status RetimeWithEventSim(const HardwareDb& db, std::vector<Plan>* layouts) {
+Status RetimeWithEventSim(const HardwareDb& db, const MeasuredRates* measured,
+                          std::vector<Plan>* layouts) {
   EventSimOptions options;
   options.record_timeline = false;
   for (Plan& plan : *layouts) {
     const JobSpec& job = plan.job;
     const GpuSpec& gpu = *db.FindGpu(job.cluster.gpu);
     const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
-    Expected<EventSimResult> sim = SimulateStepEvents(job, gpu, net, options);
+    Expected<EventSimResult> sim = SimulateStepEvents(job, gpu, net, options, measured);
     if (!sim.ok()) return sim.status();
     plan.analytic_step_s = plan.step.step_time_s;
     plan.step = WithEventStep(plan.step, *sim);

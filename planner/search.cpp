@@ -56,7 +56,7 @@ class PointSearch {
     for (Precision precision : req_.precisions) {
       if (!(point_.gpu->PeakFlops(precision) > 0)) continue;
       job_.training.precision = precision;
-      rates_ = DatasheetRates(*point_.gpu, precision);
+      rates_ = CalibratedRates(*point_.gpu, precision, req_.measured);
       for (int64_t gbs : req_.global_batch_sizes) {
         job_.training.global_batch_size = gbs;
         steps_ = StepsFor(req_, gbs);

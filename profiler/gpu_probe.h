@@ -18,9 +18,31 @@ struct GpuDeviceInfo {
   int compute_capability_major = 0;
   int compute_capability_minor = 0;
   double memory_bytes = 0;
-  double clock_hz = 0;           ///< SM clock
+  double clock_hz = 0;  ///< SM clock
   double memory_clock_hz = 0;
   int memory_bus_width_bits = 0;
+  double power_limit_watts = 0;  ///< NVML enforced power limit; 0 when NVML is absent
+};
+
+/// How two local GPUs reach each other (cudaDeviceCanAccessPeer, cudaDeviceGetP2PAttribute,
+/// NVML). One entry per ordered pair (from != to).
+struct GpuLinkInfo {
+  int from = 0;
+  int to = 0;
+  bool peer_access = false;     ///< cudaDeviceCanAccessPeer
+  int performance_rank = -1;    ///< cudaDevP2PAttrPerformanceRank (lower is better), -1 unknown
+  bool native_atomics = false;  ///< cudaDevP2PAttrNativeAtomicSupported
+  int nvlinks = -1;             ///< active NVLinks from `from` whose remote PCI bus id is `to`'s
+                                ///< GPU (NVML), 0 none, -1 when NVML is absent
+};
+
+/// Versions of the software the measurements ran on; "" when unknown.
+struct SoftwareVersions {
+  std::string cuda_runtime;  ///< "13.0"
+  std::string cuda_driver;   ///< CUDA version the driver supports, "13.0"
+  std::string driver;        ///< NVIDIA driver, "580.65.06" (NVML)
+  std::string nccl;          ///< "2.27.7"
+  std::string cublas;        ///< "13.0.0"
 };
 
 /// Side-effect boundary for GPU discovery.
@@ -31,6 +53,10 @@ class GpuProbe {
   virtual Expected<std::vector<GpuDeviceInfo>> ListDevices() = 0;
   /// "CUDA runtime 13.0, driver 13.0" or why that is unknown.
   virtual std::string VersionString() = 0;
+  /// Every ordered pair of local GPUs; empty with one GPU.
+  virtual Expected<std::vector<GpuLinkInfo>> ListLinks() = 0;
+  /// Software versions (runtime, driver, NCCL, cuBLAS); fields the probe cannot learn stay "".
+  virtual SoftwareVersions Versions() = 0;
 };
 
 /// The CUDA-runtime probe when built with CUDA; otherwise one that reports the build lacks it.

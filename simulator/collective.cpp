@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "simulator/calibration.h"
+
 namespace gpuplan {
 namespace {
 
@@ -27,17 +29,44 @@ const CollectiveInfo& GetCollectiveInfo(Collective c) {
   return kCollectives[static_cast<size_t>(c)];
 }
 
+bool ParseCollectiveName(std::string_view name, Collective* out) {
+  for (const CollectiveInfo& info : kCollectives) {
+    if (info.name == name) {
+      *out = info.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
 double GroupBusBandwidth(const GroupLink& link) {
   if (link.nodes() <= 1.0) return link.intra_bytes_per_s;
   const double network = link.ranks_per_node * link.inter_bytes_per_s;
   return link.ranks_per_node > 1 ? std::min(link.intra_bytes_per_s, network) : network;
 }
 
-double CollectiveSeconds(Collective c, double bytes, const GroupLink& link) {
-  const double n = link.ranks;
+namespace {
+
+// The measured fit that applies to collective `c` over `ranks` GPUs of one node, or nullptr.
+const CollectiveFit* MeasuredFit(Collective c, double ranks, const GroupLink& link) {
+  if (link.measured == nullptr) return nullptr;
+  return link.measured->FindCollective(c, c == Collective::kSendRecv ? 2.0 : ranks);
+}
+
+}  // namespace
+
+double CollectiveSeconds(Collective c, double bytes, const GroupLink& measured_link) {
+  const double n = measured_link.ranks;
   if (n <= 1.0 || bytes <= 0.0) return 0.0;
   const CollectiveInfo& info = GetCollectiveInfo(c);
-  const double nodes = link.nodes();
+  const double nodes = measured_link.nodes();
+  GroupLink link = measured_link;
+  if (const CollectiveFit* fit = MeasuredFit(c, nodes <= 1.0 ? n : link.ranks_per_node, link)) {
+    if (nodes <= 1.0) {
+      return fit->alpha_s + bytes * info.bus_factor(n) / fit->busbw_bytes_per_s;
+    }
+    link.intra_bytes_per_s = fit->busbw_bytes_per_s;
+  }
   const double intra_steps = (link.ranks_per_node - 1.0) * info.latency_steps_multiplier;
   const double inter_steps =
       nodes > 1.0 ? std::ceil(std::log2(nodes)) * info.latency_steps_multiplier : 0.0;

@@ -6,6 +6,8 @@
 
 namespace gpuplan {
 
+struct MeasuredRates;
+
 /// The collectives gpuplan models. Order indexes kCollectives.
 enum class Collective {
   kAllReduce = 0,
@@ -30,6 +32,8 @@ struct CollectiveInfo {
 
 /// The table of all collectives (one visible place for anything open-ended).
 const CollectiveInfo& GetCollectiveInfo(Collective c);
+/// Parses a CollectiveInfo::name ("all_reduce", ...); false when unknown.
+bool ParseCollectiveName(std::string_view name, Collective* out);
 inline constexpr int kCollectiveCount = 6;
 
 /// How one communicator's ranks sit on the machine.
@@ -40,6 +44,8 @@ struct GroupLink {
   double intra_latency_s = 0;    ///< per ring step inside a node
   double inter_bytes_per_s = 0;  ///< achievable per-GPU network bandwidth (line rate x eff.)
   double inter_latency_s = 0;    ///< per tree level across nodes
+  /// Measured alpha-beta fits of this GPU type inside one node (a profile), or nullptr.
+  const MeasuredRates* measured = nullptr;
   double nodes() const { return ranks / ranks_per_node; }
 };
 
@@ -51,7 +57,11 @@ double GroupBusBandwidth(const GroupLink& link);
 
 /// Seconds for one collective of `bytes` (nccl-tests "size": the buffer for all-reduce, the
 /// gathered output for all-gather, the input for reduce-scatter, the per-rank total for
-/// all-to-all). time = latency + size * factor(n) / busbw. All-to-all uses the per-destination
+/// all-to-all). time = latency + size * factor(n) / busbw.
+/// With a measured fit (link.measured) for this collective and group size, a group inside one
+/// node takes the fit's alpha + size * factor(n) / busbw instead (a send/recv hop: the 2-rank
+/// sendrecv fit); a group spanning nodes takes the measured busbw of its node-local part
+/// (ranks_per_node) as its intra-node bandwidth. All-to-all uses the per-destination
 /// split instead: the off-node share (n - ranks_per_node)/n goes through the NIC.
 /// Latency (alpha) is ring steps inside the node plus tree levels across nodes (NCCL runs
 /// trees across nodes at scale: 2*log2(nodes) steps for all-reduce).

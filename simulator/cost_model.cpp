@@ -25,8 +25,9 @@ struct StageTime {
 
 }  // namespace
 
-StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net) {
-  return EvaluateStep(job, gpu, net, DatasheetRates(gpu, job.training.precision));
+StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
+                        const MeasuredRates* measured) {
+  return EvaluateStep(job, gpu, net, CalibratedRates(gpu, job.training.precision, measured));
 }
 
 StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,

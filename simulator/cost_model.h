@@ -47,7 +47,9 @@ struct StepResult {
 StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
                         const DeviceRates& rates);
 
-/// Same with datasheet rates (no measured profile).
-StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net);
+/// Same with CalibratedRates(gpu, precision, measured): datasheet rates where `measured` is null
+/// or taken on another GPU type.
+StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
+                        const MeasuredRates* measured = nullptr);
 
 }  // namespace gpuplan

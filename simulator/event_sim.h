@@ -46,10 +46,11 @@ Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const StepCosts&
                                             const GpuSpec& gpu, const DeviceRates& rates,
                                             const EventSimOptions& options = {});
 
-/// Same with the costs of the analytic model at datasheet rates.
+/// Same with the costs of the analytic model at CalibratedRates(gpu, precision, measured).
 Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const GpuSpec& gpu,
                                             const NetworkSpec& net,
-                                            const EventSimOptions& options = {});
+                                            const EventSimOptions& options = {},
+                                            const MeasuredRates* measured = nullptr);
 
 /// `analytic` re-timed by `sim`: the simulated step time and breakdown, and the throughput,
 /// TFLOP/s, MFU and HFU that follow from it. Memory stays the analytic estimate.

@@ -14,6 +14,7 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision) {
     r.attention_flops_per_s = gpu.PeakFlops(Precision::kBf16) * gpu.gemm_efficiency *
                               kSustainedGemmFraction * kFusedAttentionRelativeEfficiency;
   }
+  r.attention_backward_flops_per_s = r.attention_flops_per_s;
   r.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * gpu.memory_efficiency;
   r.sm_count = std::max(1, gpu.sm_count);
   r.kernel_overhead_s = kKernelOverheadSeconds;
@@ -21,14 +22,40 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision) {
   return r;
 }
 
-double GemmSeconds(const DeviceRates& r, double m, double n, double k, double batch) {
-  constexpr double kTile = 128;      // CTA tile edge of cuBLAS/CUTLASS bf16 kernels
-  constexpr double kFillDepth = 64;  // k-elements of pipeline fill + epilogue per tile
+DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
+                            const MeasuredRates* measured) {
+  DeviceRates r = DatasheetRates(gpu, precision);
+  if (measured == nullptr || measured->gpu_id != gpu.id) return r;
+  r.measured = measured;
+  const double gemm = measured->gemm_flops_per_s[static_cast<size_t>(precision)];
+  if (gemm > 0) {
+    r.matmul_flops_per_s = gemm * kSustainedGemmFraction;
+    r.gemm_fill_depth = measured->gemm_fill_depth;
+  }
+  if (measured->kernel_overhead_s > 0) r.kernel_overhead_s = measured->kernel_overhead_s;
+  const bool half_attention = precision == Precision::kBf16 || precision == Precision::kFp16 ||
+                              precision == Precision::kFp8;
+  if (half_attention && measured->attention_forward_flops_per_s > 0 &&
+      measured->attention_backward_flops_per_s > 0) {
+    r.attention_flops_per_s = measured->attention_forward_flops_per_s * kSustainedGemmFraction;
+    r.attention_backward_flops_per_s =
+        measured->attention_backward_flops_per_s * kSustainedGemmFraction;
+  }
+  if (measured->memory_bytes_per_s > 0) r.memory_bytes_per_s = measured->memory_bytes_per_s;
+  return r;
+}
+
+double GemmWaveEfficiency(double m, double n, double batch, int sm_count) {
+  constexpr double kTile = 128;  // CTA tile edge of cuBLAS/CUTLASS bf16 kernels
   const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile) * batch;
-  const double sms = r.sm_count;
+  const double sms = sm_count;
   const double waves = std::ceil(tiles / sms);
-  const double wave_efficiency = tiles / (waves * sms);
-  const double k_efficiency = k / (k + kFillDepth);
+  return tiles / (waves * sms);
+}
+
+double GemmSeconds(const DeviceRates& r, double m, double n, double k, double batch) {
+  const double wave_efficiency = GemmWaveEfficiency(m, n, batch, r.sm_count);
+  const double k_efficiency = k / (k + r.gemm_fill_depth);
   const double flops = 2.0 * m * n * k * batch;
   const double compute_s = flops / (r.matmul_flops_per_s * wave_efficiency * k_efficiency);
   const double bytes = r.activation_bytes * batch * (m * k + k * n + m * n);

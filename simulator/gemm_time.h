@@ -5,18 +5,26 @@
 #include <cstdint>
 
 #include "hardware-db/hardware.h"
+#include "simulator/calibration.h"
 
 namespace gpuplan {
 
+/// k-elements of pipeline fill and epilogue per GEMM tile (see GemmSeconds): two k-tiles of 32.
+inline constexpr double kGemmFillDepth = 64;
+
 /// The achievable rates of one GPU at one precision. DatasheetRates() derives them from the
-/// hardware database; a measured profile (profiler issue) replaces them.
+/// hardware database; CalibratedRates() replaces what a measured profile has.
 struct DeviceRates {
-  double matmul_flops_per_s = 0;     ///< best large-GEMM throughput (peak x gemm_efficiency)
-  double attention_flops_per_s = 0;  ///< fused (FlashAttention-style) attention throughput
+  double matmul_flops_per_s = 0;     ///< sustained large-GEMM throughput in a training step
+  double attention_flops_per_s = 0;  ///< fused (FlashAttention-style) attention, forward
+  double attention_backward_flops_per_s = 0;  ///< same, backward (per useful FLOP)
   double memory_bytes_per_s = 0;     ///< streaming-kernel bandwidth (peak x memory_efficiency)
   int sm_count = 1;
   double kernel_overhead_s = 0;  ///< fixed cost per kernel (launch + tail), see kKernelOverhead
+  double gemm_fill_depth = kGemmFillDepth;  ///< see GemmSeconds
   double activation_bytes = 2;   ///< bytes per activation element at this precision
+  /// Measured collective fits for groups inside one node (CollectiveSeconds), or nullptr.
+  const MeasuredRates* measured = nullptr;
 };
 
 /// Fixed per-kernel cost. Back-to-back kernels on one stream leave a gap of a few microseconds
@@ -43,12 +51,28 @@ inline constexpr double kFusedAttentionRelativeEfficiency = 0.35;
 /// Rates from datasheet peak x the database's measured efficiencies.
 DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision);
 
+/// DatasheetRates with every figure `measured` has replaced, when `measured` is not null and was
+/// taken on `gpu` (same id); otherwise the datasheet rates. The replacements (docs/PROFILE.md):
+///  - GEMM: matmul = fitted best single-GEMM rate x kSustainedGemmFraction (the same sustained
+///    fraction the datasheet path applies to peak x gemm_efficiency), fill depth and kernel
+///    overhead from the same fit;
+///  - attention (bf16/fp16/fp8 training): the measured kernel rates x kSustainedGemmFraction,
+///    instead of matmul x kFusedAttentionRelativeEfficiency;
+///  - memory: the measured copy bandwidth instead of peak x memory_efficiency;
+///  - collectives: `measured` is kept in the rates for CollectiveSeconds.
+DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
+                            const MeasuredRates* measured);
+
+/// Fraction of the SMs busy over a GEMM's waves: the m x n output of each of `batch` GEMMs is cut
+/// into 128 x 128 tiles, one per SM at a time (wave quantisation, see GemmSeconds).
+double GemmWaveEfficiency(double m, double n, double batch, int sm_count);
+
 /// Seconds for `batch` independent (m x k) * (k x n) GEMMs. Efficiency falls for small shapes:
 ///  - wave quantisation: the output is cut into 128x128 tiles, one per SM at a time; a partial
 ///    last wave idles SMs (NVIDIA "Matrix Multiplication Background" user guide, Sec. "Wave
 ///    quantization");
-///  - short reductions: k/(k + 64) of the main loop is useful work, the rest is pipeline fill
-///    and epilogue (same guide, "Dimension quantization"; 64 = two k-tiles of 32);
+///  - short reductions: k/(k + fill) of the main loop is useful work, the rest is pipeline fill
+///    and epilogue (same guide, "Dimension quantization"; fill = r.gemm_fill_depth);
 ///  - memory: a GEMM cannot run faster than reading A and B and writing C once (roofline).
 /// Returns the larger of compute and memory time plus one kernel overhead.
 double GemmSeconds(const DeviceRates& r, double m, double n, double k, double batch = 1);

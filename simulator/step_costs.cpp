@@ -77,7 +77,8 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     const double flops = 4.0 * score_elems * d * kCausalFraction;
     gemm_flops += flops;
     lt.fwd_attn = flops / r.attention_flops_per_s + r.kernel_overhead_s;
-    lt.bwd_attn = kFlashBackwardRatio * flops / r.attention_flops_per_s + r.kernel_overhead_s;
+    lt.bwd_attn =
+        kFlashBackwardRatio * flops / r.attention_backward_flops_per_s + r.kernel_overhead_s;
   } else {
     const double batch = b * heads_local;
     const double s_local = T / b;
@@ -179,7 +180,7 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
                            const DeviceRates& rates) {
   const TrainingSpec& tr = job.training;
   const ParallelSpec& par = job.parallel;
-  const ClusterLinks links = ResolveLinks(gpu, net, job.cluster.gpus_per_node);
+  const ClusterLinks links = ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured);
 
   Ctx c{job, rates, {}, {}, {}, {}, {}, {}};
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);

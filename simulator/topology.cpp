@@ -4,8 +4,10 @@
 
 namespace gpuplan {
 
-ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node) {
+ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node,
+                          const MeasuredRates* measured) {
   ClusterLinks l;
+  l.measured = measured;
   l.gpus_per_node = static_cast<double>(std::max<int64_t>(1, gpus_per_node));
   l.scaleup_kind = gpu.scaleup_kind;
   l.scaleup_domain_gpus = std::max(1, gpu.scaleup_domain_gpus);
@@ -43,6 +45,7 @@ GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
   g.intra_latency_s = links.intra_latency_s;
   g.inter_bytes_per_s = std::max(links.network_bytes_per_s, 1.0);
   g.inter_latency_s = links.network_latency_s;
+  g.measured = links.measured;
   return g;
 }
 

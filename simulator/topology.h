@@ -18,6 +18,7 @@ struct ClusterLinks {
   double intra_latency_s = 0;      ///< per ring step inside a node
   double network_bytes_per_s = 0;  ///< per GPU, line rate x collective efficiency
   double network_latency_s = 0;
+  const MeasuredRates* measured = nullptr;  ///< copied into every GroupLink (CollectiveSeconds)
 };
 
 /// Per ring step inside an NVLink/NVSwitch node: an 8-GPU A100 all-reduce of 32 KiB takes
@@ -30,7 +31,9 @@ inline constexpr double kPcieStepLatencySeconds = 5.0e-6;
 /// PCIe-only boxes reach 70-80% of the link rate when P2P works).
 inline constexpr double kPcieCollectiveEfficiency = 0.75;
 
-ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node);
+/// `measured`: the profile's fits for `gpu`, or nullptr (DeviceRates::measured).
+ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node,
+                          const MeasuredRates* measured = nullptr);
 
 /// The link model of a communicator of `size` ranks whose consecutive members are `stride` ranks
 /// apart in the global rank order. gpuplan places ranks as Megatron-LM does: TP varies fastest,

@@ -1,0 +1,122 @@
+// `gpuplan profile`: measure the local GPUs (or show a saved profile) and print what the cost
+// model will take from it.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cli/model_option.h"
+#include "cli/profile_option.h"
+#include "cli/progress_bar.h"
+#include "profiler/profile_report.h"
+#include "profiler/sweep.h"
+
+namespace gpuplan {
+namespace {
+
+struct ProfileCommandOptions {
+  std::string out = "profile.json";
+  std::string show;
+  bool quick = false;
+  int device = 0;
+  std::string model;
+  int64_t tp = 1;
+  int64_t tokens = 4096;
+  std::string gpu_id;
+};
+
+class TerminalProfileProgress : public ProfileProgress {
+ public:
+  void Update(std::string_view phase, int64_t done, int64_t total) override {
+    bar_.Draw(phase, done, total, "measurements");
+  }
+
+ private:
+  ProgressBar bar_;
+};
+
+std::string UtcNow() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+// Prints the profile and, when its GPU is in the database, what the cost model takes from it.
+Status Print(const Profile& profile, const std::string& origin, const HardwareDb& db) {
+  Expected<ProfileCalibration> cal = CalibrateFromProfile(profile, db, origin);
+  std::printf("%s", FormatProfile(profile, cal.ok() ? &*cal : nullptr, db).c_str());
+  if (!cal.ok()) std::printf("\nNo cost-model figures: %s\n", cal.status().message().c_str());
+  return Status::Ok();
+}
+
+Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g) {
+  Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
+  if (!db.ok()) return db.status();
+  if (!o.gpu_id.empty() && db->FindGpu(o.gpu_id) == nullptr) {
+    return Status::Invalid("--gpu-id: unknown GPU '" + o.gpu_id + "' (see `gpuplan hardware`)");
+  }
+  if (!o.show.empty()) {
+    Expected<Profile> profile = ReadProfile(o.show);
+    if (!profile.ok()) return profile.status();
+    if (!o.gpu_id.empty()) profile->gpu_id = o.gpu_id;
+    return Print(*profile, o.show, *db);
+  }
+  ProfileOptions options = DefaultProfileOptions(o.quick);
+  options.device = o.device;
+  options.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
+  options.host = HostName();
+  options.created_utc = UtcNow();
+  if (!o.model.empty()) {
+    Expected<ModelSpec> model = ResolveModel(o.model);
+    if (!model.ok()) return model.status().WithPrefix("--model");
+    if (o.tp < 1 || o.tokens < 1) return Status::Invalid("--tp and --tokens must be positive");
+    options.gemm_shapes = DefaultGemmShapes(o.quick);
+    for (const GemmShape& s : ModelGemmShapes(*model, o.tp, o.tokens))
+      options.gemm_shapes.push_back(s);
+  }
+  Expected<ProfileBackends> backends = MakeSystemBackends(o.device);
+  if (!backends.ok()) return Status::Unavailable("cannot profile: " + backends.status().message());
+  TerminalProfileProgress progress;
+  Expected<Profile> profile = RunProfile(options, *backends, *db, &progress);
+  if (!profile.ok()) return profile.status();
+  if (!o.gpu_id.empty()) profile->gpu_id = o.gpu_id;
+  GPUPLAN_RETURN_IF_ERROR(WriteProfile(o.out, *profile));
+  GPUPLAN_RETURN_IF_ERROR(Print(*profile, o.out, *db));
+  std::printf("\nprofile written to %s\n", o.out.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
+  auto o = std::make_shared<ProfileCommandOptions>();
+  sub->add_option("--out", o->out, "Profile JSON to write (docs/PROFILE.md)")
+      ->capture_default_str();
+  sub->add_flag("--quick", o->quick, "Smaller grids and shorter timing loops (<= 3 min, one GPU)");
+  sub->add_option("--device", o->device, "GPU index for GEMMs, kernels and copies")
+      ->capture_default_str();
+  sub->add_option("--model", o->model,
+                  "Also time the GEMMs of this model (preset id or HF config.json)");
+  sub->add_option("--tp", o->tp, "Tensor parallelism of those GEMM shapes")->capture_default_str();
+  sub->add_option("--tokens", o->tokens, "Tokens per micro-batch of those GEMM shapes")
+      ->capture_default_str();
+  sub->add_option("--gpu-id", o->gpu_id,
+                  "hardware-db GPU id the profile calibrates (default: matched from the device)");
+  sub->add_option("--show", o->show, "Print a saved profile instead of measuring");
+  sub->callback([=] { *run = [=] { return RunProfileCommand(*o, *global); }; });
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,13 @@
+#include "cli/profile_option.h"
+
+namespace gpuplan {
+
+Expected<ProfileCalibration> LoadProfileCalibration(const std::string& path, const HardwareDb& db) {
+  Expected<Profile> profile = ReadProfile(path);
+  if (!profile.ok()) return profile.status().WithPrefix("--profile");
+  Expected<ProfileCalibration> cal = CalibrateFromProfile(*profile, db, path);
+  if (!cal.ok()) return cal.status().WithPrefix("--profile");
+  return cal;
+}
+
+}  // namespace gpuplan

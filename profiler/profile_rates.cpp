@@ -1,0 +1,168 @@
+#include "profiler/profile_rates.h"
+
+#include <algorithm>
+
+#include "common/str_format.h"
+#include "simulator/gemm_time.h"
+
+namespace gpuplan {
+namespace {
+
+// Useful FLOP/s over all samples of `kind` in a 16-bit dtype, 0 when there are none.
+double AttentionRate(const Profile& p, KernelKind kind) {
+  double flops = 0, seconds = 0;
+  for (const KernelSample& k : p.kernels) {
+    if (k.kernel.kind != kind) continue;
+    if (k.kernel.dtype != Precision::kBf16 && k.kernel.dtype != Precision::kFp16) continue;
+    flops += GetKernelInfo(kind).flops(k.kernel);
+    seconds += k.seconds;
+  }
+  return seconds > 0 ? flops / seconds : 0.0;
+}
+
+// The device-copy sample with the most bytes, or nullptr.
+const BandwidthSample* LargestCopy(const Profile& p) {
+  const BandwidthSample* best = nullptr;
+  for (const BandwidthSample& b : p.bandwidth) {
+    if (b.kind == BandwidthKind::kDeviceCopy && (best == nullptr || b.bytes > best->bytes))
+      best = &b;
+  }
+  return best;
+}
+
+std::string SkipReason(const Profile& p, std::string_view what) {
+  for (const std::string& s : p.skipped)
+    if (s.find(what) != std::string::npos) return s;
+  return "";
+}
+
+}  // namespace
+
+Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const HardwareDb& db,
+                                                  const std::string& origin) {
+  const std::string measured_on = profile.devices.empty() ? "?" : profile.devices.front().name;
+  if (profile.gpu_id.empty()) {
+    return Status::Invalid(origin + ": field 'gpu_id': the profile was measured on '" +
+                           measured_on +
+                           "', which matches no GPU of the hardware database; "
+                           "set gpu_id to the id it should calibrate (see `gpuplan hardware`)");
+  }
+  const GpuSpec* gpu = db.FindGpu(profile.gpu_id);
+  if (gpu == nullptr) {
+    return Status::Invalid(origin + ": field 'gpu_id': '" + profile.gpu_id +
+                           "' is not a GPU of the hardware database (see `gpuplan hardware`)");
+  }
+  ProfileCalibration cal;
+  MeasuredRates& m = cal.rates;
+  m.gpu_id = gpu->id;
+  const int sms = profile.devices.front().sm_count;
+
+  const BandwidthSample* copy = LargestCopy(profile);
+  if (copy != nullptr) {
+    m.memory_bytes_per_s = copy->BytesPerSecond();
+    cal.sources.push_back(
+        {"memory bandwidth", true,
+         StrFormat("%.0f GB/s measured (copy of %.0f MB; datasheet peak x efficiency %.0f GB/s)",
+                   m.memory_bytes_per_s / 1e9, copy->bytes / 1e6,
+                   gpu->memory_bandwidth_bytes_per_s * gpu->memory_efficiency / 1e9)});
+  } else {
+    cal.sources.push_back({"memory bandwidth", false,
+                           "datasheet peak x memory_efficiency "
+                           "(the profile has no device copy)"});
+  }
+
+  int shape_fit = -1;  // index into cal.gemm_fits of the fit that sets fill depth and overhead
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const auto p = static_cast<Precision>(i);
+    const std::string figure = "GEMM " + std::string(PrecisionName(p));
+    const bool any = std::any_of(profile.gemm.begin(), profile.gemm.end(),
+                                 [&](const GemmSample& g) { return g.dtype == p; });
+    if (!any) {
+      if (gpu->PeakFlops(p) <= 0) continue;  // the GPU has no such precision: nothing to say
+      const std::string why = SkipReason(profile, std::string(PrecisionName(p)));
+      cal.sources.push_back(
+          {figure, false,
+           "datasheet peak x gemm_efficiency (" +
+               (why.empty() ? "no " + std::string(PrecisionName(p)) + " samples in the profile"
+                            : why) +
+               ")"});
+      continue;
+    }
+    Expected<GemmFit> fit = FitGemm(profile.gemm, p, sms, m.memory_bytes_per_s);
+    if (!fit.ok()) {
+      cal.sources.push_back({figure, false, "datasheet (" + fit.status().message() + ")"});
+      continue;
+    }
+    cal.gemm_fits.push_back(*fit);
+    m.gemm_flops_per_s[static_cast<size_t>(i)] = fit->flops_per_s;
+    const double peak = gpu->PeakFlops(p);
+    cal.sources.push_back(
+        {figure, true,
+         StrFormat("fit over %d shapes: best rate %.0f TFLOP/s (%.0f%% of datasheet peak), "
+                   "fill depth %.0f, overhead %.1f us, rms error %.1f%%; x %.2f sustained in "
+                   "training",
+                   fit->samples, fit->flops_per_s / 1e12,
+                   peak > 0 ? 100.0 * fit->flops_per_s / peak : 0.0, fit->fill_depth,
+                   fit->overhead_s * 1e6, 100.0 * fit->rms_relative_error,
+                   kSustainedGemmFraction)});
+    if (peak > 0 && fit->flops_per_s > 1.05 * peak) {
+      cal.warnings.push_back("fitted " + figure +
+                             StrFormat(" rate %.0f TFLOP/s exceeds the datasheet peak %.0f TFLOP/s",
+                                       fit->flops_per_s / 1e12, peak / 1e12) +
+                             " of " + gpu->id + ": is gpu_id right?");
+    }
+    if (p == Precision::kBf16 || shape_fit < 0)
+      shape_fit = static_cast<int>(cal.gemm_fits.size()) - 1;
+  }
+  if (shape_fit >= 0) {
+    const GemmFit& f = cal.gemm_fits[static_cast<size_t>(shape_fit)];
+    m.gemm_fill_depth = f.fill_depth;
+    if (f.overhead_s > 0) m.kernel_overhead_s = f.overhead_s;
+  }
+
+  m.attention_forward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionForward);
+  m.attention_backward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionBackward);
+  if (m.attention_forward_flops_per_s > 0 && m.attention_backward_flops_per_s > 0) {
+    cal.sources.push_back(
+        {"attention", true,
+         StrFormat("gpuplan's flash-attention kernel: forward %.0f, backward %.0f TFLOP/s "
+                   "(x %.2f sustained)",
+                   m.attention_forward_flops_per_s / 1e12, m.attention_backward_flops_per_s / 1e12,
+                   kSustainedGemmFraction)});
+  } else {
+    m.attention_forward_flops_per_s = m.attention_backward_flops_per_s = 0;
+    cal.sources.push_back({"attention", false,
+                           StrFormat("datasheet GEMM rate x %.2f (the profile lacks attention_fwd and "
+                                     "attention_bwd samples)",
+                                     kFusedAttentionRelativeEfficiency)});
+  }
+
+  m.collectives = FitCollectives(profile.collectives);
+  for (const CollectiveFit& f : m.collectives) {
+    cal.sources.push_back(
+        {std::string(GetCollectiveInfo(f.kind).name) + " x" + std::to_string(f.ranks), true,
+         StrFormat("alpha %.1f us, busbw %.1f GB/s (%d sizes, rms error %.1f%%)", f.alpha_s * 1e6,
+                   f.busbw_bytes_per_s / 1e9, f.samples, 100.0 * f.rms_relative_error)});
+  }
+  cal.sources.push_back(
+      {"other collectives", false,
+       m.collectives.empty()
+           ? "datasheet scale-up and network bandwidth x efficiency (the profile has no "
+             "multi-GPU collectives" +
+                 std::string(profile.devices.size() < 2 ? ": one GPU)" : ")")
+           : "group sizes not measured and everything across nodes: datasheet bandwidth x "
+             "efficiency (a one-host profile cannot measure the network)"});
+  return cal;
+}
+
+std::string FormatFigureSources(const ProfileCalibration& calibration) {
+  std::string out;
+  for (const FigureSource& s : calibration.sources) {
+    out += "  " + s.figure + std::string(s.figure.size() < 18 ? 18 - s.figure.size() : 1, ' ') +
+           (s.from_profile ? "profile    " : "datasheet  ") + s.detail + "\n";
+  }
+  for (const std::string& w : calibration.warnings) out += "  warning: " + w + "\n";
+  return out;
+}
+
+}  // namespace gpuplan
