@@ -131,10 +131,11 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
                    kSustainedGemmFraction)});
   } else {
     m.attention_forward_flops_per_s = m.attention_backward_flops_per_s = 0;
-    cal.sources.push_back({"attention", false,
-                           StrFormat("datasheet GEMM rate x %.2f (the profile lacks attention_fwd and "
-                                     "attention_bwd samples)",
-                                     kFusedAttentionRelativeEfficiency)});
+    cal.sources.push_back(
+        {"attention", false,
+         StrFormat("datasheet GEMM rate x %.2f (the profile lacks attention_fwd and "
+                   "attention_bwd samples)",
+                   kFusedAttentionRelativeEfficiency)});
   }
 
   m.collectives = FitCollectives(profile.collectives);
