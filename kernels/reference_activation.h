@@ -1,0 +1,39 @@
+// Float64 CPU reference of the elementwise MLP activations: GELU (tanh approximation) and SwiGLU.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+
+namespace gpuplan::kernels {
+
+/// GELU, tanh approximation (Hendrycks & Gimpel 2016, Sec. 2):
+///   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+double Gelu(double x);
+/// d gelu / dx of the same approximation:
+///   0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(...) above.
+double GeluDerivative(double x);
+
+/// y = gelu(x) elementwise; Invalid when x is empty.
+Expected<std::vector<double>> ReferenceGeluForward(std::span<const double> x);
+/// dx = dy * gelu'(x); x and dy the same non-zero size.
+Expected<std::vector<double>> ReferenceGeluBackward(std::span<const double> x,
+                                                    std::span<const double> dy);
+
+/// SwiGLU's gating (Shazeer 2020, "GLU Variants Improve Transformer", Eq. 6, with beta = 1):
+///   out = silu(gate) * up, silu(g) = g sigmoid(g). gate and up the same non-zero size.
+Expected<std::vector<double>> ReferenceSwiGluForward(std::span<const double> gate,
+                                                     std::span<const double> up);
+
+/// dgate and dup, each the size of gate.
+struct SwiGluGradients {
+  std::vector<double> dgate;
+  std::vector<double> dup;
+};
+/// With s = sigmoid(gate): dgate = dy up s (1 + gate (1 - s)), dup = dy gate s.
+Expected<SwiGluGradients> ReferenceSwiGluBackward(std::span<const double> gate,
+                                                  std::span<const double> up,
+                                                  std::span<const double> dy);
+
+}  // namespace gpuplan::kernels

@@ -1,0 +1,46 @@
+// Float64 CPU reference of causal scaled dot-product attention, forward and backward, in the
+// layout of the CUDA kernels (kernels/attention.h).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "kernels/tensor_shapes.h"
+
+namespace gpuplan::kernels {
+
+/// O and the natural-log log-sum-exp of each row of scaled, masked scores.
+struct AttentionForwardResult {
+  std::vector<double> o;    ///< [batch, seq, heads, head_dim]
+  std::vector<double> lse;  ///< [batch, heads, seq]
+};
+
+/// dq, dk, dv, each [batch, seq, heads, head_dim].
+struct AttentionGradients {
+  std::vector<double> dq;
+  std::vector<double> dk;
+  std::vector<double> dv;
+};
+
+/// Causal attention O = softmax(scale * Q K^T + mask) V with scale = 1/sqrt(head_dim) and key j
+/// visible to query i iff j <= i (Vaswani et al. 2017, Eq. 1). Computed one key at a time with
+/// the online softmax (Milakov & Gimelshein 2018), as FlashAttention-2 does per tile (Dao 2023,
+/// Algorithm 1); lse = m + log(l). q, k, v: [batch, seq, heads, head_dim]. Any head_dim > 0.
+/// Invalid when the shape or a buffer size is wrong.
+Expected<AttentionForwardResult> ReferenceAttentionForward(const AttentionShape& shape,
+                                                           std::span<const double> q,
+                                                           std::span<const double> k,
+                                                           std::span<const double> v);
+
+/// Gradients of a loss L w.r.t. q, k, v given d_o = dL/dO, with P recomputed from the saved
+/// lse (FlashAttention-2, Dao 2023, Algorithm 2): D_i = rowsum(dO_i * O_i),
+/// P_ij = exp(scale q_i.k_j - lse_i), dV_j = sum_i P_ij dO_i, dP_ij = dO_i.v_j,
+/// dS_ij = P_ij (dP_ij - D_i), dQ_i = scale sum_j dS_ij k_j, dK_j = scale sum_i dS_ij q_i.
+/// o and lse as ReferenceAttentionForward returns them (or the kernel's rounded copies).
+Expected<AttentionGradients> ReferenceAttentionBackward(
+    const AttentionShape& shape, std::span<const double> q, std::span<const double> k,
+    std::span<const double> v, std::span<const double> o, std::span<const double> d_o,
+    std::span<const double> lse);
+
+}  // namespace gpuplan::kernels

@@ -1,0 +1,67 @@
+// The CUDA GELU and SwiGLU kernels against the float64 reference, forward and backward, per dtype.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/activation.h"
+#include "kernels/reference_activation.h"
+#include "tests/kernels/gpu_test_support.h"
+
+namespace gpuplan::kernels {
+namespace {
+
+// Odd, so that no launch covers it exactly.
+constexpr size_t kN = 100003;
+
+class ActivationGpuTest : public ::testing::TestWithParam<DType> {};
+
+std::string DTypeCaseName(const ::testing::TestParamInfo<DType>& info) {
+  return std::string(DTypeName(info.param));
+}
+
+TEST_P(ActivationGpuTest, GeluMatchesReference) {
+  GPUPLAN_SKIP_WITHOUT_GPU();
+  const DType dtype = GetParam();
+  const std::vector<double> x = RandomValues(dtype, kN, -6, 6, 1);
+  const std::vector<double> dy = RandomValues(dtype, kN, -1, 1, 2);
+  const DeviceArray x_dev = ToDevice(dtype, x);
+  const DeviceArray dy_dev = ToDevice(dtype, dy);
+  const DeviceArray y(kN * DTypeBytes(dtype));
+  const DeviceArray dx(kN * DTypeBytes(dtype));
+  ASSERT_TRUE(GeluForward(kN, dtype, x_dev.get(), y.get(), nullptr).ok());
+  ASSERT_TRUE(GeluBackward(kN, dtype, x_dev.get(), dy_dev.get(), dx.get(), nullptr).ok());
+  ExpectClose("y", FromDevice(dtype, y, kN), *ReferenceGeluForward(x), ToleranceFor(dtype));
+  ExpectClose("dx", FromDevice(dtype, dx, kN), *ReferenceGeluBackward(x, dy), ToleranceFor(dtype));
+}
+
+TEST_P(ActivationGpuTest, SwiGluMatchesReference) {
+  GPUPLAN_SKIP_WITHOUT_GPU();
+  const DType dtype = GetParam();
+  const std::vector<double> gate = RandomValues(dtype, kN, -6, 6, 3);
+  const std::vector<double> up = RandomValues(dtype, kN, -2, 2, 4);
+  const std::vector<double> dy = RandomValues(dtype, kN, -1, 1, 5);
+  const DeviceArray gate_dev = ToDevice(dtype, gate);
+  const DeviceArray up_dev = ToDevice(dtype, up);
+  const DeviceArray dy_dev = ToDevice(dtype, dy);
+  const DeviceArray out(kN * DTypeBytes(dtype));
+  const DeviceArray dgate(kN * DTypeBytes(dtype));
+  const DeviceArray dup(kN * DTypeBytes(dtype));
+  ASSERT_TRUE(SwiGluForward(kN, dtype, gate_dev.get(), up_dev.get(), out.get(), nullptr).ok());
+  ASSERT_TRUE(SwiGluBackward(kN, dtype, gate_dev.get(), up_dev.get(), dy_dev.get(), dgate.get(),
+                             dup.get(), nullptr)
+                  .ok());
+  const Tolerance tol = ToleranceFor(dtype);
+  ExpectClose("out", FromDevice(dtype, out, kN), *ReferenceSwiGluForward(gate, up), tol);
+  Expected<SwiGluGradients> ref = ReferenceSwiGluBackward(gate, up, dy);
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  ExpectClose("dgate", FromDevice(dtype, dgate, kN), ref->dgate, tol);
+  ExpectClose("dup", FromDevice(dtype, dup, kN), ref->dup, tol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, ActivationGpuTest,
+                         ::testing::Values(DType::kFp32, DType::kBf16, DType::kFp16),
+                         DTypeCaseName);
+
+}  // namespace
+}  // namespace gpuplan::kernels
