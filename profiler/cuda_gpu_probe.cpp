@@ -50,7 +50,16 @@ int P2PAttribute(cudaDeviceP2PAttr attr, int from, int to, int unknown) {
   return value;
 }
 
-Status ReadLink(int from, int to, const Nvml* nvml, GpuLinkInfo* out) {
+// PCI bus id of device `index`, as CUDA and NVML write it.
+Expected<std::string> BusId(int index) {
+  char bus[32] = {0};
+  GPUPLAN_CUDA_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(bus, sizeof(bus), index));
+  return std::string(bus);
+}
+
+// `bus_ids`: every local GPU's PCI bus id, by device index.
+Status ReadLink(int from, int to, const Nvml* nvml, const std::vector<std::string>& bus_ids,
+                GpuLinkInfo* out) {
   out->from = from;
   out->to = to;
   int can_access = 0;
@@ -59,10 +68,8 @@ Status ReadLink(int from, int to, const Nvml* nvml, GpuLinkInfo* out) {
   out->performance_rank = P2PAttribute(cudaDevP2PAttrPerformanceRank, from, to, -1);
   out->native_atomics = P2PAttribute(cudaDevP2PAttrNativeAtomicSupported, from, to, 0) != 0;
   if (nvml != nullptr) {
-    char from_bus[32] = {0}, to_bus[32] = {0};
-    GPUPLAN_CUDA_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(from_bus, sizeof(from_bus), from));
-    GPUPLAN_CUDA_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(to_bus, sizeof(to_bus), to));
-    Expected<int> links = nvml->NvLinksBetween(from_bus, to_bus);
+    Expected<int> links = nvml->NvLinksBetween(bus_ids[static_cast<size_t>(from)],
+                                               bus_ids[static_cast<size_t>(to)], bus_ids);
     if (links.ok()) out->nvlinks = *links;
   }
   return Status::Ok();
@@ -89,11 +96,17 @@ class CudaGpuProbe : public GpuProbe {
   Expected<std::vector<GpuLinkInfo>> ListLinks() override {
     Expected<int> count = DeviceCount();
     if (!count.ok()) return count.status();
+    std::vector<std::string> bus_ids;
+    for (int i = 0; i < *count; ++i) {
+      Expected<std::string> bus = BusId(i);
+      if (!bus.ok()) return bus.status();
+      bus_ids.push_back(*bus);
+    }
     std::vector<GpuLinkInfo> links;
     for (int from = 0; from < *count; ++from) {
       for (int to = 0; to < *count; ++to) {
         if (from == to) continue;
-        GPUPLAN_RETURN_IF_ERROR(ReadLink(from, to, LoadedNvml(), &links.emplace_back()));
+        GPUPLAN_RETURN_IF_ERROR(ReadLink(from, to, LoadedNvml(), bus_ids, &links.emplace_back()));
       }
     }
     return links;

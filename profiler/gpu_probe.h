@@ -32,8 +32,9 @@ struct GpuLinkInfo {
   bool peer_access = false;     ///< cudaDeviceCanAccessPeer
   int performance_rank = -1;    ///< cudaDevP2PAttrPerformanceRank (lower is better), -1 unknown
   bool native_atomics = false;  ///< cudaDevP2PAttrNativeAtomicSupported
-  int nvlinks = -1;             ///< active NVLinks from `from` whose remote PCI bus id is `to`'s
-                                ///< GPU (NVML), 0 none, -1 when NVML is absent
+  /// Active NVLinks over which `from` reaches `to` (NVML): links ending at `to`, plus, when both
+  /// GPUs hang off an NVSwitch, all of `from`'s switch links; 0 none, -1 when NVML is absent.
+  int nvlinks = -1;
 };
 
 /// Versions of the software the measurements ran on; "" when unknown.

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -131,29 +132,51 @@ Expected<double> Nvml::PowerLimitWatts(const std::string& pci_bus_id) const {
   return milliwatts * 1e-3;
 }
 
-Expected<int> Nvml::NvLinksBetween(const std::string& from_bus_id,
-                                   const std::string& to_bus_id) const {
+Expected<int> Nvml::NvLinksBetween(const std::string& from_bus_id, const std::string& to_bus_id,
+                                   const std::vector<std::string>& gpu_bus_ids) const {
+  std::vector<PciAddress> gpus;
+  for (const std::string& id : gpu_bus_ids) {
+    PciAddress a;
+    if (!ParsePciBusId(id, &a)) return Status::Invalid("not a PCI bus id: '" + id + "'");
+    gpus.push_back(a);
+  }
   PciAddress to;
   if (!ParsePciBusId(to_bus_id, &to)) {
     return Status::Invalid("not a PCI bus id: '" + to_bus_id + "'");
   }
-  Expected<nvmlDevice_t> device = api_->Device(from_bus_id);
-  if (!device.ok()) return device.status();
-  int links = 0;
-  for (unsigned link = 0; link < kNvmlNvLinkMaxLinks; ++link) {
-    // Links the GPU lacks answer NVML_ERROR_NOT_SUPPORTED / INVALID_ARGUMENT: not active.
-    nvmlEnableState_t active = 0;
-    if (api_->device_get_nvlink_state(*device, link, &active) != kNvmlSuccess ||
-        active != kNvmlFeatureEnabled) {
-      continue;
+  auto is_gpu = [&](const PciAddress& a) {
+    return std::find(gpus.begin(), gpus.end(), a) != gpus.end();
+  };
+  // Where each active NVLink of the GPU at `bus_id` ends.
+  auto link_ends = [this](const std::string& bus_id) -> Expected<std::vector<PciAddress>> {
+    Expected<nvmlDevice_t> device = api_->Device(bus_id);
+    if (!device.ok()) return device.status();
+    std::vector<PciAddress> ends;
+    for (unsigned link = 0; link < kNvmlNvLinkMaxLinks; ++link) {
+      // Links the GPU lacks answer NVML_ERROR_NOT_SUPPORTED / INVALID_ARGUMENT: not active.
+      nvmlEnableState_t active = 0;
+      if (api_->device_get_nvlink_state(*device, link, &active) != kNvmlSuccess ||
+          active != kNvmlFeatureEnabled) {
+        continue;
+      }
+      nvmlPciInfo_t remote{};
+      GPUPLAN_RETURN_IF_ERROR(
+          api_->Check(api_->device_get_nvlink_remote_pci_info_v2(*device, link, &remote),
+                      "nvmlDeviceGetNvLinkRemotePciInfo_v2"));
+      ends.push_back({remote.domain, remote.bus, remote.device});
     }
-    nvmlPciInfo_t remote{};
-    GPUPLAN_RETURN_IF_ERROR(
-        api_->Check(api_->device_get_nvlink_remote_pci_info_v2(*device, link, &remote),
-                    "nvmlDeviceGetNvLinkRemotePciInfo_v2"));
-    if (PciAddress{remote.domain, remote.bus, remote.device} == to) ++links;
-  }
-  return links;
+    return ends;
+  };
+  Expected<std::vector<PciAddress>> from_ends = link_ends(from_bus_id);
+  if (!from_ends.ok()) return from_ends.status();
+  Expected<std::vector<PciAddress>> to_ends = link_ends(to_bus_id);
+  if (!to_ends.ok()) return to_ends.status();
+  const auto direct = std::count(from_ends->begin(), from_ends->end(), to);
+  const auto from_switch = std::count_if(from_ends->begin(), from_ends->end(),
+                                         [&](const PciAddress& a) { return !is_gpu(a); });
+  const bool to_switch = std::any_of(to_ends->begin(), to_ends->end(),
+                                     [&](const PciAddress& a) { return !is_gpu(a); });
+  return static_cast<int>(direct + (to_switch ? from_switch : 0));
 }
 
 }  // namespace gpuplan

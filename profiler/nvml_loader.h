@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -25,10 +26,13 @@ class Nvml {
   /// The enforced power limit of the GPU at `pci_bus_id`, watts
   /// (nvmlDeviceGetEnforcedPowerLimit reports milliwatts).
   Expected<double> PowerLimitWatts(const std::string& pci_bus_id) const;
-  /// How many active NVLinks of the GPU at `from_bus_id` end at the GPU at `to_bus_id`
-  /// (nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkRemotePciInfo_v2); 0 when none (links through
-  /// an NVSwitch end at the switch, not at the peer GPU).
-  Expected<int> NvLinksBetween(const std::string& from_bus_id, const std::string& to_bus_id) const;
+  /// How many active NVLinks the GPU at `from_bus_id` reaches the GPU at `to_bus_id` over
+  /// (nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkRemotePciInfo_v2): its links that end at `to`
+  /// directly, plus, when both GPUs have links ending at a device that is none of the local
+  /// GPUs (`gpu_bus_ids`: an NVSwitch, as on HGX/DGX boards), all of `from`'s switch links.
+  /// 0 when neither.
+  Expected<int> NvLinksBetween(const std::string& from_bus_id, const std::string& to_bus_id,
+                               const std::vector<std::string>& gpu_bus_ids) const;
 
  private:
   struct Api;

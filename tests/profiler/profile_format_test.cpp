@@ -127,3 +127,34 @@ TEST(ProfileFormat, BadFilesNameTheField) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// Golden numbers of the kernel table (profiler/kernel_cases.h).
+TEST(KernelTable, FlopsAndBytesFollowTheirSources) {
+  KernelCase attn;
+  attn.kind = KernelKind::kAttentionForward;
+  attn.batch = 1;
+  attn.seq = 4096;
+  attn.heads = 32;
+  attn.head_dim = 128;
+  // FlashAttention-2 causal forward: 4 * b * h * s^2 * d / 2 = 137.4 GFLOP.
+  EXPECT_DOUBLE_EQ(GetKernelInfo(attn.kind).flops(attn), 4.0 * 32 * 4096.0 * 4096 * 128 / 2);
+  attn.kind = KernelKind::kAttentionBackward;
+  EXPECT_DOUBLE_EQ(GetKernelInfo(attn.kind).flops(attn), 2.5 * 4.0 * 32 * 4096.0 * 4096 * 128 / 2);
+  // AdamW over 1M bf16 gradients: 3 fp32 reads + 2 B gradient + 3 fp32 writes = 26 B/param.
+  const KernelCase adam{KernelKind::kAdam, Precision::kBf16, 0, 0, 0, 0, 1, 1000000};
+  EXPECT_DOUBLE_EQ(GetKernelInfo(adam.kind).bytes(adam), 26e6);
+  // GELU forward reads and writes each bf16 element once.
+  const KernelCase gelu{KernelKind::kGeluForward, Precision::kBf16, 0, 0, 0, 0, 10, 100};
+  EXPECT_DOUBLE_EQ(GetKernelInfo(gelu.kind).bytes(gelu), 2.0 * 1000 * 2);
+  for (const KernelInfo& k : KernelTable()) {
+    KernelKind parsed;
+    ASSERT_TRUE(ParseKernelName(k.name, &parsed));
+    EXPECT_EQ(parsed, k.kind);
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
