@@ -29,5 +29,6 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
 void AttachHardware(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
 void AttachModels(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
 void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
+void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
 
 }  // namespace gpuplan

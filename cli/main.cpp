@@ -20,6 +20,8 @@ constexpr gpuplan::CommandSpec kCommands[] = {
     {"models", "List the built-in model presets", &gpuplan::AttachModels},
     {"profile", "Measure the local GPUs (GEMM, kernels, copies, NCCL) into a profile",
      &gpuplan::AttachProfile},
+    {"validate", "Run a plan on GPUs against its prediction (--dry-run: print what would run)",
+     &gpuplan::AttachValidate},
 };
 
 }  // namespace

@@ -7,7 +7,7 @@ namespace {
 
 constexpr const char* kNoCuda =
     "this gpuplan was built without CUDA (GPUPLAN_CUDA=OFF or no toolkit found); rebuild with "
-    "the CUDA toolkit at /usr/local/cuda to profile GPUs";
+    "the CUDA toolkit at /usr/local/cuda to use GPUs";
 
 class NoCudaGpuProbe : public GpuProbe {
  public:

@@ -1,0 +1,77 @@
+// The process layout: Megatron-LM's rank order and the communicators each rank joins.
+#include "validator/rank_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "simulator/job_spec_json.h"
+#include "simulator/presets.h"
+#include "tests/builtin_db.h"
+
+namespace gpuplan {
+namespace {
+
+JobSpec Job(int64_t gpus, int64_t tp, int64_t cp, int64_t dp, int64_t pp, int64_t ep = 1,
+            const char* model = "llama3-8b") {
+  JobSpec job;
+  job.model = *FindModelPreset(model);
+  job.cluster.gpu = "h100-sxm5-80gb";
+  job.cluster.num_gpus = gpus;
+  job.cluster.gpus_per_node = std::min<int64_t>(8, gpus);
+  job.cluster.inter_node = "ib-ndr-400";
+  job.training.seq_len = 4096;
+  job.training.micro_batch_size = 1;
+  job.training.global_batch_size = dp * 8;
+  job.parallel.tp = tp;
+  job.parallel.cp = cp;
+  job.parallel.dp = dp;
+  job.parallel.pp = pp;
+  job.parallel.ep = ep;
+  const Status st = ValidateJob(job, BuiltinDb());
+  EXPECT_TRUE(st.ok()) << st.message();
+  return job;
+}
+
+TEST(RankLayout, MegatronOrderTpFastestThenCpDpPp) {
+  const RankLayout l = MakeRankLayout(Job(16, 2, 1, 4, 2));
+  ASSERT_EQ(l.world_size, 16);
+  const RankCoord& r13 = l.ranks[13];  // 13 = tp 1 + 2*(dp 2 + 4*pp 1)
+  EXPECT_EQ(r13.tp, 1);
+  EXPECT_EQ(r13.dp, 2);
+  EXPECT_EQ(r13.pp, 1);
+  EXPECT_EQ(r13.node, 1);
+  EXPECT_EQ(r13.local_gpu, 5);
+  EXPECT_EQ(l.Groups(GroupKind::kTp).front(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(l.Groups(GroupKind::kDp).front(), (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(l.Groups(GroupKind::kPp).front(), (std::vector<int64_t>{0, 8}));
+  EXPECT_EQ(l.Groups(GroupKind::kPp)[3], (std::vector<int64_t>{3, 11}));
+}
+
+TEST(RankLayout, EveryRankIsInExactlyOneGroupOfEachKindOfTheRightSize) {
+  const JobSpec job = Job(64, 2, 2, 8, 2, 4, "mixtral-8x7b");
+  const RankLayout l = MakeRankLayout(job);
+  const int64_t sizes[kGroupKindCount] = {2, 2, 16, 2, 4, 4};  // tp cp dp(x cp) pp ep expert_dp
+  for (int k = 0; k < kGroupKindCount; ++k) {
+    const auto kind = static_cast<GroupKind>(k);
+    std::multiset<int64_t> seen;
+    for (const auto& g : l.Groups(kind)) {
+      EXPECT_EQ(static_cast<int64_t>(g.size()), sizes[k]) << GroupKindName(kind);
+      seen.insert(g.begin(), g.end());
+    }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), l.world_size) << GroupKindName(kind);
+    for (int64_t r = 0; r < l.world_size; ++r) EXPECT_EQ(seen.count(r), 1u) << GroupKindName(kind);
+  }
+  // Expert parallelism takes consecutive data-parallel ranks (stride tp*cp), as the simulator
+  // places ep groups (topology.h PlaceGroup(ep, tp*cp)).
+  EXPECT_EQ(l.Groups(GroupKind::kEp).front(), (std::vector<int64_t>{0, 4, 8, 12}));
+  // TP stays inside a node.
+  for (const auto& g : l.Groups(GroupKind::kTp)) {
+    EXPECT_EQ(l.ranks[static_cast<size_t>(g.front())].node,
+              l.ranks[static_cast<size_t>(g.back())].node);
+  }
+  EXPECT_EQ(l.GroupOf(GroupKind::kTp, 5), 2);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,149 @@
+// Rank programs: pipeline sends match receives, the schedule's passes all appear, TP/DP/ZeRO
+// collectives follow the plan.
+#include "validator/rank_program.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "simulator/job_spec_json.h"
+#include "simulator/presets.h"
+#include "simulator/shard.h"
+#include "tests/builtin_db.h"
+
+namespace gpuplan {
+namespace {
+
+JobSpec Job(int64_t tp, int64_t dp, int64_t pp, Schedule schedule = Schedule::k1F1B,
+            int64_t vpp = 1) {
+  JobSpec job;
+  job.model = *FindModelPreset("llama3-8b");
+  job.cluster.gpu = "h100-sxm5-80gb";
+  job.cluster.num_gpus = tp * dp * pp;
+  job.cluster.gpus_per_node = std::min<int64_t>(8, tp * dp * pp);
+  job.cluster.inter_node = "ib-ndr-400";
+  job.training.seq_len = 2048;
+  job.training.micro_batch_size = 1;
+  job.training.global_batch_size = dp * 8;
+  job.parallel.tp = tp;
+  job.parallel.dp = dp;
+  job.parallel.pp = pp;
+  job.parallel.vpp = vpp;
+  job.parallel.schedule = schedule;
+  const Status st = ValidateJob(job, BuiltinDb());
+  EXPECT_TRUE(st.ok()) << st.message();
+  return job;
+}
+
+int Count(const std::vector<RankOp>& ops, const std::string& name) {
+  int n = 0;
+  for (const RankOp& op : ops) n += op.name == name ? 1 : 0;
+  return n;
+}
+
+// Every (sender, receiver) pair carries as many messages and bytes in one direction as the
+// receiver expects from that sender.
+void ExpectSendsMatchReceives(const JobSpec& job) {
+  const RankLayout l = MakeRankLayout(job);
+  std::map<std::pair<int64_t, int64_t>, std::pair<int, double>> sent, received;
+  for (int64_t r = 0; r < l.world_size; ++r) {
+    for (const ProgramStep& s : RankProgram(job, l, r)) {
+      for (const RankOp& op : s.ops) {
+        if (op.kind == RankOpKind::kSend) {
+          auto& e = sent[{r, op.peer}];
+          ++e.first;
+          e.second += op.bytes;
+        } else if (op.kind == RankOpKind::kRecv) {
+          auto& e = received[{op.peer, r}];
+          ++e.first;
+          e.second += op.bytes;
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(sent.empty());
+  EXPECT_EQ(sent, received);
+}
+
+TEST(RankProgram, PipelineSendsMatchReceives) {
+  ExpectSendsMatchReceives(Job(2, 1, 4));
+  ExpectSendsMatchReceives(Job(1, 2, 4, Schedule::kInterleaved, 2));
+  ExpectSendsMatchReceives(Job(1, 1, 4, Schedule::kZeroBubbleH1));
+}
+
+TEST(RankProgram, RunsEveryPassOfTheScheduleWithItsPeers) {
+  const JobSpec job = Job(1, 1, 4, Schedule::kInterleaved, 2);
+  const RankLayout l = MakeRankLayout(job);
+  const int64_t m = MicrobatchesPerStep(job);
+  const std::vector<ProgramStep> steps = RankProgram(job, l, 3);  // last stage
+  const auto order = PassOrder(job.parallel.schedule, 4, m, 2, 3);
+  ASSERT_GE(steps.size(), order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_TRUE(steps[i].is_pass);
+    EXPECT_EQ(steps[i].pass.microbatch, order[i].microbatch);
+    EXPECT_EQ(steps[i].pass.chunk, order[i].chunk);
+  }
+  // Chunk 0 of the last stage feeds chunk 1 of the first stage (virtual stage 3 -> 4).
+  for (const ProgramStep& s : steps) {
+    if (!s.is_pass || s.pass.kind != PassKind::kForward || s.pass.chunk != 0) continue;
+    ASSERT_EQ(s.ops.back().kind, RankOpKind::kSend);
+    EXPECT_EQ(s.ops.back().peer, 0);
+  }
+}
+
+TEST(RankProgram, TensorParallelCollectivesPerLayer) {
+  JobSpec job = Job(4, 2, 1);
+  std::vector<RankOp> fwd = LayerProgram(job, PassKind::kForward, false);
+  std::vector<RankOp> bwd = LayerProgram(job, PassKind::kBackward, false);
+  EXPECT_EQ(Count(fwd, "all_reduce"), 2);  // after attention and MLP (Shoeybi et al. 2019)
+  EXPECT_EQ(Count(bwd, "all_reduce"), 2);
+  EXPECT_EQ(Count(bwd, "gemm qkv wgrad"), 1);
+  job.parallel.sequence_parallel = true;
+  fwd = LayerProgram(job, PassKind::kForward, false);
+  EXPECT_EQ(Count(fwd, "all_reduce"), 0);
+  EXPECT_EQ(Count(fwd, "all_gather"), 2);
+  EXPECT_EQ(Count(fwd, "reduce_scatter"), 2);
+  // Each TP collective moves the T x h activation of the micro-batch.
+  for (const RankOp& op : fwd) {
+    if (op.kind == RankOpKind::kCollective) {
+      EXPECT_DOUBLE_EQ(op.bytes, 2048.0 * 4096 * 2);
+    }
+  }
+}
+
+TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
+  JobSpec job = Job(1, 8, 1);
+  const RankLayout l = MakeRankLayout(job);
+  auto step_ops = [&](const char* label) {
+    for (const ProgramStep& s : RankProgram(job, l, 0))
+      if (s.label == label) return s.ops;
+    return std::vector<RankOp>{};
+  };
+  job.parallel.zero_stage = 0;
+  EXPECT_EQ(step_ops("grad sync").front().name, "all_reduce grad buckets");
+  job.parallel.zero_stage = 1;
+  EXPECT_EQ(step_ops("grad sync").front().name, "reduce_scatter grad buckets");
+  EXPECT_EQ(step_ops("optimizer").back().name, "all_gather updated params");
+  const RankOp rs = step_ops("grad sync").front();
+  // Buckets of 40M parameters cover the rank's trainable parameters, 2 bytes each.
+  const double params = ParamsPerGpu(job, StageKind::kOnly).trainable;
+  EXPECT_NEAR(rs.bytes * static_cast<double>(rs.count), 2 * params, 1);
+  job.parallel.zero_stage = 3;
+  EXPECT_TRUE(step_ops("grad sync").empty());
+  EXPECT_EQ(Count(LayerProgram(job, PassKind::kForward, false), "all_gather layer params"), 1);
+  EXPECT_EQ(Count(LayerProgram(job, PassKind::kBackward, false), "reduce_scatter layer grads"), 1);
+}
+
+TEST(RankProgram, ZeroBubbleSplitsWeightGradients) {
+  const JobSpec job = Job(1, 1, 4, Schedule::kZeroBubbleH1);
+  EXPECT_EQ(Count(LayerProgram(job, PassKind::kBackward, false), "gemm fc1 wgrad"), 0);
+  EXPECT_EQ(Count(LayerProgram(job, PassKind::kWeightGrad, false), "gemm fc1 wgrad"), 1);
+  int w = 0;
+  for (const ProgramStep& s : RankProgram(job, MakeRankLayout(job), 0))
+    w += s.is_pass && s.pass.kind == PassKind::kWeightGrad ? 1 : 0;
+  EXPECT_EQ(w, MicrobatchesPerStep(job));
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,320 @@
+#include "validator/rank_program.h"
+
+#include <cmath>
+
+#include "common/str_format.h"
+#include "simulator/shard.h"
+#include "simulator/step_costs.h"
+
+namespace gpuplan {
+namespace {
+
+std::string Gemm(double m, double n, double k) { return StrFormat("%.0f x %.0f x %.0f", m, n, k); }
+std::string Rows(double rows, double cols) { return StrFormat("%.0f x %.0f", rows, cols); }
+
+// Dimensions of one layer on one rank.
+struct Dims {
+  double t, T, h, q, kv, d, a, b, s_local, act_bytes;
+  bool sp, swiglu, moe, split_w;
+  double f, rows;  // MLP width and rows (tokens x active experts for MoE)
+  double experts;
+};
+
+Dims LayerDims(const JobSpec& job, bool moe) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallel;
+  const TrainingSpec& tr = job.training;
+  Dims d{};
+  d.t = static_cast<double>(p.tp);
+  d.b = static_cast<double>(tr.micro_batch_size);
+  d.s_local = static_cast<double>(tr.seq_len / p.cp);
+  d.T = d.b * d.s_local;
+  d.h = static_cast<double>(m.hidden_size);
+  d.d = static_cast<double>(m.HeadDim());
+  d.a = static_cast<double>(m.num_attention_heads);
+  d.q = d.a * d.d;
+  d.kv = static_cast<double>(m.num_kv_heads) * d.d;
+  d.act_bytes = (tr.precision == Precision::kFp32 || tr.precision == Precision::kTf32) ? 4 : 2;
+  d.sp = p.sequence_parallel && p.tp > 1;
+  d.swiglu = m.mlp == MlpKind::kSwiGlu;
+  d.moe = moe;
+  d.split_w = GetScheduleInfo(p.schedule).splits_backward;
+  d.f = static_cast<double>(moe ? m.ExpertFfn() : m.ffn_hidden_size);
+  d.rows = moe ? d.T * static_cast<double>(m.moe_top_k + m.moe_shared_experts) : d.T;
+  d.experts = static_cast<double>(m.moe_num_experts);
+  return d;
+}
+
+RankOp Compute(std::string name, std::string shape) {
+  RankOp op;
+  op.kind = RankOpKind::kCompute;
+  op.name = std::move(name);
+  op.shape = std::move(shape);
+  return op;
+}
+
+RankOp Coll(std::string name, GroupKind group, double bytes, int64_t count = 1) {
+  RankOp op;
+  op.kind = RankOpKind::kCollective;
+  op.name = std::move(name);
+  op.group = group;
+  op.bytes = bytes;
+  op.count = count;
+  return op;
+}
+
+// Norms: RMSNorm for SwiGLU-family models (Llama, Mistral), LayerNorm for GPT-style ones.
+std::string NormName(const Dims& d, const char* suffix) {
+  return std::string(d.swiglu ? "rmsnorm" : "layernorm") + suffix;
+}
+
+// The TP collective after a row-parallel GEMM forward (g) or before a column-parallel one
+// backward (f-bar): all-reduce, or reduce-scatter with sequence parallelism.
+void TpReduce(const Dims& d, std::vector<RankOp>* ops) {
+  if (d.t > 1) {
+    ops->push_back(
+        Coll(d.sp ? "reduce_scatter" : "all_reduce", GroupKind::kTp, d.T * d.h * d.act_bytes));
+  }
+}
+// With sequence parallelism the sequence-sharded activation is gathered before a TP block.
+void TpGather(const Dims& d, std::vector<RankOp>* ops) {
+  if (d.sp) ops->push_back(Coll("all_gather", GroupKind::kTp, d.T * d.h * d.act_bytes));
+}
+
+void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
+  const double norm_rows = d.sp ? d.T / d.t : d.T;
+  const double cp = static_cast<double>(job.parallel.cp);
+  ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
+  TpGather(d, ops);
+  ops->push_back(Compute("gemm qkv", Gemm(d.T, (d.q + 2 * d.kv) / d.t, d.h)));
+  if (cp > 1) {
+    // Ring attention: each rank passes its K and V chunk around the CP ring (Liu et al. 2023).
+    ops->push_back(Coll("ring send/recv kv", GroupKind::kCp, 2 * d.T * d.kv / d.t * d.act_bytes,
+                        job.parallel.cp - 1));
+  }
+  ops->push_back(Compute(
+      job.training.attention == AttentionImpl::kFlash ? "attention_fwd" : "attention_fwd (unfused)",
+      StrFormat("b%.0f s%.0f h%.0f d%.0f", d.b, d.s_local, d.a / d.t, d.d)));
+  ops->push_back(Compute("gemm o", Gemm(d.T, d.h, d.q / d.t)));
+  TpReduce(d, ops);
+  ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
+  TpGather(d, ops);
+  if (d.moe) {
+    ops->push_back(Compute("gemm router", Gemm(d.T, d.experts, d.h)));
+    if (job.parallel.ep > 1)
+      ops->push_back(Coll("alltoall dispatch", GroupKind::kEp, d.rows * d.h * d.act_bytes));
+  }
+  const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
+  ops->push_back(Compute("gemm fc1", Gemm(d.rows, up, d.h)));
+  ops->push_back(Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(d.rows, d.f / d.t)));
+  ops->push_back(Compute("gemm fc2", Gemm(d.rows, d.h, d.f / d.t)));
+  if (d.moe && job.parallel.ep > 1)
+    ops->push_back(Coll("alltoall combine", GroupKind::kEp, d.rows * d.h * d.act_bytes));
+  TpReduce(d, ops);
+}
+
+// Weight-gradient GEMM of a weight [out x in]: dW = dY^T X over the T rows.
+RankOp Wgrad(const char* name, double rows, double out, double in) {
+  return Compute(std::string("gemm ") + name + " wgrad", Gemm(out, in, rows));
+}
+
+void WeightGrads(const Dims& d, std::vector<RankOp>* ops) {
+  const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
+  ops->push_back(Wgrad("fc2", d.rows, d.h, d.f / d.t));
+  ops->push_back(Wgrad("fc1", d.rows, up, d.h));
+  ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
+  ops->push_back(Wgrad("qkv", d.T, (d.q + 2 * d.kv) / d.t, d.h));
+}
+
+void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
+  const double norm_rows = d.sp ? d.T / d.t : d.T;
+  const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
+  const bool wgrad = !d.split_w && !job.training.lora.enabled;
+  // MLP block, last op first.
+  TpGather(d, ops);  // backward of the reduce-scatter after FC2
+  if (d.moe && job.parallel.ep > 1)
+    ops->push_back(Coll("alltoall combine (grad)", GroupKind::kEp, d.rows * d.h * d.act_bytes));
+  ops->push_back(Compute("gemm fc2 dgrad", Gemm(d.rows, d.f / d.t, d.h)));
+  if (wgrad) ops->push_back(Wgrad("fc2", d.rows, d.h, d.f / d.t));
+  ops->push_back(Compute(d.swiglu ? "swiglu_bwd" : "gelu_bwd", Rows(d.rows, d.f / d.t)));
+  ops->push_back(Compute("gemm fc1 dgrad", Gemm(d.rows, d.h, up)));
+  if (wgrad) ops->push_back(Wgrad("fc1", d.rows, up, d.h));
+  if (d.moe && job.parallel.ep > 1)
+    ops->push_back(Coll("alltoall dispatch (grad)", GroupKind::kEp, d.rows * d.h * d.act_bytes));
+  TpReduce(d, ops);  // backward of the identity before FC1 (Megatron's f)
+  ops->push_back(Compute(NormName(d, "_bwd"), Rows(norm_rows, d.h)));
+  // Attention block.
+  TpGather(d, ops);
+  ops->push_back(Compute("gemm o dgrad", Gemm(d.T, d.q / d.t, d.h)));
+  if (wgrad) ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
+  ops->push_back(Compute(
+      job.training.attention == AttentionImpl::kFlash ? "attention_bwd" : "attention_bwd (unfused)",
+      StrFormat("b%.0f s%.0f h%.0f d%.0f", d.b, d.s_local, d.a / d.t, d.d)));
+  if (job.parallel.cp > 1) {
+    ops->push_back(Coll("ring send/recv kv, dkv", GroupKind::kCp,
+                        4 * d.T * d.kv / d.t * d.act_bytes, job.parallel.cp - 1));
+  }
+  ops->push_back(Compute("gemm qkv dgrad", Gemm(d.T, d.h, (d.q + 2 * d.kv) / d.t)));
+  if (wgrad) ops->push_back(Wgrad("qkv", d.T, (d.q + 2 * d.kv) / d.t, d.h));
+  TpReduce(d, ops);
+  ops->push_back(Compute(NormName(d, "_bwd"), Rows(norm_rows, d.h)));
+}
+
+bool FullySharded(const JobSpec& job) { return job.parallel.fsdp || job.parallel.zero_stage == 3; }
+
+// Ranks that hold the gradient of a parameter: dp x cp (experts: expert_dp x cp).
+int64_t DataParallelRanks(const JobSpec& job) { return job.parallel.dp * job.parallel.cp; }
+
+}  // namespace
+
+std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_layer) {
+  const Dims d = LayerDims(job, moe_layer);
+  std::vector<RankOp> ops;
+  const bool sharded = FullySharded(job) && DataParallelRanks(job) > 1;
+  // ZeRO-3 / FSDP: gather the layer's 16-bit parameters before forward and before backward,
+  // reduce-scatter its gradients after backward (Rajbhandari et al. 2020 Sec. 5.3).
+  const ShardParams layer = LayerParamsPerGpu(job, moe_layer);
+  const double param_bytes = layer.Total() * d.act_bytes;
+  switch (kind) {
+    case PassKind::kForward:
+      if (sharded) ops.push_back(Coll("all_gather layer params", GroupKind::kDp, param_bytes));
+      Forward(job, d, &ops);
+      break;
+    case PassKind::kBackward:
+      if (sharded) ops.push_back(Coll("all_gather layer params", GroupKind::kDp, param_bytes));
+      Backward(job, d, &ops);
+      if (sharded && !d.split_w) {
+        ops.push_back(
+            Coll("reduce_scatter layer grads", GroupKind::kDp, layer.trainable * d.act_bytes));
+      }
+      break;
+    case PassKind::kWeightGrad:
+      WeightGrads(d, &ops);
+      if (sharded) {
+        ops.push_back(
+            Coll("reduce_scatter layer grads", GroupKind::kDp, layer.trainable * d.act_bytes));
+      }
+      break;
+  }
+  return ops;
+}
+
+std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layout, int64_t rank) {
+  const ParallelSpec& p = job.parallel;
+  const RankCoord& me = layout.ranks[static_cast<size_t>(rank)];
+  const Dims d = LayerDims(job, false);
+  const int64_t stage = me.pp;
+  const int64_t v = p.vpp;
+  const int64_t m = MicrobatchesPerStep(job);
+  const int64_t last_virtual = p.pp * v - 1;
+  // The rank at pipeline stage `s` with this rank's other coordinates.
+  auto peer_at = [&](int64_t s) { return rank + (s - stage) * p.tp * p.cp * p.dp; };
+  // Pipeline messages: one micro-batch's activation (or its gradient), sequence-sharded with SP.
+  const double message = d.T * d.h * d.act_bytes / (d.sp ? d.t : 1.0);
+  const double vocab = static_cast<double>(job.model.vocab_size);
+  const bool full_recompute = job.training.recompute == Recompute::kFull;
+
+  auto layers_op = [&](int64_t chunk, const char* what) {
+    const int64_t first = ChunkFirstLayer(job, stage, chunk);
+    const int64_t n = ChunkLayers(job, stage, chunk);
+    RankOp op;
+    op.kind = RankOpKind::kLayers;
+    op.name = StrFormat("layers %lld-%lld %s", static_cast<long long>(first),
+                        static_cast<long long>(first + n - 1), what);
+    op.count = n;
+    return op;
+  };
+  auto p2p = [&](RankOpKind kind, const char* what, int64_t peer) {
+    RankOp op;
+    op.kind = kind;
+    op.name = what;
+    op.group = GroupKind::kPp;
+    op.peer = peer;
+    op.bytes = message;
+    return op;
+  };
+
+  std::vector<ProgramStep> steps;
+  for (const PipelinePass& pass : PassOrder(p.schedule, p.pp, m, v, stage)) {
+    ProgramStep step;
+    step.is_pass = true;
+    step.pass = pass;
+    const char letter = pass.kind == PassKind::kForward    ? 'F'
+                        : pass.kind == PassKind::kBackward ? 'B'
+                                                           : 'W';
+    step.label = StrFormat("%c mb%d c%d", letter, pass.microbatch, pass.chunk);
+    const int64_t vs = pass.chunk * p.pp + stage;  // virtual stage (Narayanan et al. 2021 Fig. 4)
+    const int64_t prev = peer_at((vs - 1 + p.pp) % p.pp);
+    const int64_t next = peer_at((vs + 1) % p.pp);
+    std::vector<RankOp>& ops = step.ops;
+    if (pass.kind == PassKind::kForward) {
+      if (vs > 0) ops.push_back(p2p(RankOpKind::kRecv, "recv activation", prev));
+      if (vs == 0) ops.push_back(Compute("embedding_fwd", Rows(d.T, d.h)));
+      ops.push_back(layers_op(pass.chunk, "forward"));
+      if (vs == last_virtual) {
+        ops.push_back(Compute(NormName(d, "_fwd"), Rows(d.T, d.h)));
+        ops.push_back(Compute("gemm lm_head", Gemm(d.T, vocab / d.t, d.h)));
+        ops.push_back(Compute("cross_entropy", Rows(d.T, vocab / d.t)));
+        // Vocabulary-parallel loss: max and sum of the logits across TP (Megatron).
+        if (p.tp > 1) ops.push_back(Coll("all_reduce loss max, sum", GroupKind::kTp, 2 * d.T * 4));
+      } else {
+        ops.push_back(p2p(RankOpKind::kSend, "send activation", next));
+      }
+    } else if (pass.kind == PassKind::kBackward) {
+      if (vs < last_virtual) ops.push_back(p2p(RankOpKind::kRecv, "recv gradient", next));
+      if (vs == last_virtual) {
+        ops.push_back(Compute("gemm lm_head dgrad", Gemm(d.T, d.h, vocab / d.t)));
+        ops.push_back(Compute("gemm lm_head wgrad", Gemm(vocab / d.t, d.h, d.T)));
+      }
+      if (full_recompute) ops.push_back(layers_op(pass.chunk, "forward (recompute)"));
+      ops.push_back(layers_op(pass.chunk, "backward"));
+      if (vs == 0) ops.push_back(Compute("embedding_bwd", Rows(d.T, d.h)));
+      if (vs > 0) ops.push_back(p2p(RankOpKind::kSend, "send gradient", prev));
+    } else {
+      ops.push_back(layers_op(pass.chunk, "weight gradients"));
+    }
+    steps.push_back(std::move(step));
+  }
+
+  // Gradient synchronisation and the optimizer (ZeRO stage semantics: Rajbhandari et al. 2020).
+  const ShardParams params = ParamsPerGpu(job, StageKindOf(job, stage));
+  const double expert_trainable = job.training.lora.enabled ? 0.0 : params.expert;
+  const double dense_trainable = params.trainable - expert_trainable;
+  const double grad_bytes = d.act_bytes;
+  const int64_t dp_ranks = DataParallelRanks(job);
+  const bool sharded = FullySharded(job);
+  const int zero = sharded ? 3 : p.zero_stage;
+  ProgramStep sync;
+  sync.label = "grad sync";
+  auto buckets = [](double n) { return static_cast<int64_t>(std::ceil(n / kGradBucketParams)); };
+  if (!sharded && dp_ranks > 1 && dense_trainable > 0) {
+    const int64_t n = buckets(dense_trainable);
+    sync.ops.push_back(Coll(zero == 0 ? "all_reduce grad buckets" : "reduce_scatter grad buckets",
+                            GroupKind::kDp, dense_trainable * grad_bytes / static_cast<double>(n),
+                            n));
+  }
+  const int64_t expert_dp_ranks = dp_ranks / p.ep;
+  if (!sharded && expert_dp_ranks > 1 && expert_trainable > 0) {
+    const int64_t n = buckets(expert_trainable);
+    sync.ops.push_back(
+        Coll(zero == 0 ? "all_reduce expert grad buckets" : "reduce_scatter expert grad buckets",
+             GroupKind::kExpertDp, expert_trainable * grad_bytes / static_cast<double>(n), n));
+  }
+  if (!sync.ops.empty()) steps.push_back(std::move(sync));
+
+  ProgramStep opt;
+  opt.label = "optimizer";
+  const double shard =
+      zero >= 1 ? params.trainable / static_cast<double>(dp_ranks) : params.trainable;
+  opt.ops.push_back(Compute(p.cpu_offload ? "adamw (host, ZeRO-Offload)" : "adam",
+                            StrFormat("%.0f params", shard)));
+  if ((zero == 1 || zero == 2) && dp_ranks > 1 && dense_trainable > 0) {
+    const int64_t n = buckets(dense_trainable);
+    opt.ops.push_back(Coll("all_gather updated params", GroupKind::kDp,
+                           dense_trainable * d.act_bytes / static_cast<double>(n), n));
+  }
+  steps.push_back(std::move(opt));
+  return steps;
+}
+
+}  // namespace gpuplan

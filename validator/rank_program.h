@@ -1,0 +1,57 @@
+// What each rank does in one training step: the schedule's passes with their pipeline sends and
+// receives (peers named), the ops of one transformer layer per pass kind, the data-parallel
+// gradient synchronisation and the optimizer. The validator executes this; `validate --dry-run`
+// prints it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/job.h"
+#include "simulator/pipeline_schedule.h"
+#include "validator/rank_layout.h"
+
+namespace gpuplan {
+
+enum class RankOpKind {
+  kCompute,     ///< a kernel: GEMM, attention, norm, activation, embedding, loss, optimizer
+  kCollective,  ///< an NCCL collective over one of the rank's groups
+  kSend,        ///< NCCL send to `peer`
+  kRecv,        ///< NCCL receive from `peer`
+  kLayers,      ///< a run of transformer layers; their ops are LayerProgram(pass)
+};
+
+/// One op. Shapes use the profiler's conventions: GEMM "m x n x k", attention
+/// "b, s, heads, head_dim", elementwise "rows x cols".
+struct RankOp {
+  RankOpKind kind = RankOpKind::kCompute;
+  std::string name;   ///< "gemm qkv", "attention_fwd", "all_reduce", "activation", ...
+  std::string shape;  ///< "" when none
+  GroupKind group = GroupKind::kTp;  ///< kCollective: the communicator
+  int64_t peer = -1;                 ///< kSend / kRecv: the other rank
+  double bytes = 0;                  ///< kCollective: nccl-tests size; kSend/kRecv: message
+  int64_t count = 1;                 ///< repeats (e.g. gradient buckets, CP ring steps)
+};
+
+/// One line of a rank's step: a schedule pass (`pass` set) or a step-level phase.
+struct ProgramStep {
+  std::string label;  ///< "F mb3 c0", "B mb0 c1", "W mb2 c0", "grad sync", "optimizer"
+  bool is_pass = false;
+  PipelinePass pass{};
+  std::vector<RankOp> ops;
+};
+
+/// The ops of one transformer layer on one rank for `kind` (forward, backward or the split
+/// weight-gradient pass), in order, with TP/CP/EP collectives and ZeRO-3 parameter traffic.
+/// Forward (Shoeybi et al. 2019 Sec. 3; Korthikanti et al. 2022 Sec. 4.2 for sequence
+/// parallelism): norm, QKV GEMM, attention, output GEMM, TP all-reduce (or all-gather before /
+/// reduce-scatter after each block with sequence parallelism), norm, [router + EP all-to-all],
+/// FC1, activation, FC2, TP all-reduce. Backward mirrors it with data- and weight-gradient GEMMs.
+std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_layer);
+
+/// The whole step of `rank`: every pass of its stage's pass order (PassOrder) with the receives
+/// before and sends after it, then gradient synchronisation and the optimizer.
+std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layout, int64_t rank);
+
+}  // namespace gpuplan
