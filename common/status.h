@@ -8,7 +8,8 @@
 namespace gpuplan {
 
 /// Why an operation failed. `kInvalidInput` means the user gave something wrong (exit code 2 in the
-/// CLI); `kUnavailable` means the environment lacks something (no GPU, no file); `kInternal` is a bug.
+/// CLI); `kUnavailable` means the environment lacks something (no GPU, no file); `kInternal` is a
+/// bug.
 enum class ErrorKind { kInvalidInput, kUnavailable, kInternal };
 
 /// Ok, or an error with a one-line human-readable message that names the file/field at fault.
@@ -47,7 +48,7 @@ class Status {
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(T value) : data_(std::move(value)) {}         // NOLINT: implicit by design
   Expected(Status status) : data_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(data_); }
@@ -70,8 +71,8 @@ class Expected {
 }  // namespace gpuplan
 
 /// Propagates a failed Status from an expression returning Status.
-#define GPUPLAN_RETURN_IF_ERROR(expr)      \
-  do {                                     \
-    ::gpuplan::Status _st = (expr);        \
-    if (!_st.ok()) return _st;             \
+#define GPUPLAN_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::gpuplan::Status _st = (expr);   \
+    if (!_st.ok()) return _st;        \
   } while (0)

@@ -24,9 +24,9 @@ struct GpuSpec {
   std::string vendor;  ///< "NVIDIA", "AMD"
   /// Dense (no structured sparsity) peak FLOP/s per precision; 0 means not supported.
   std::array<double, kPrecisionCount> peak_flops_per_s{};
-  double memory_bytes = 0;                   ///< HBM/GDDR capacity
-  double memory_bandwidth_bytes_per_s = 0;   ///< datasheet peak
-  int sm_count = 0;                          ///< streaming multiprocessors (CUs on AMD)
+  double memory_bytes = 0;                  ///< HBM/GDDR capacity
+  double memory_bandwidth_bytes_per_s = 0;  ///< datasheet peak
+  int sm_count = 0;                         ///< streaming multiprocessors (CUs on AMD)
   /// Best measured dense-GEMM throughput / dense peak (the "maximum achievable matmul FLOPS").
   double gemm_efficiency = 0;
   /// Fraction of memory_bandwidth_bytes_per_s reached by streaming kernels (copy/elementwise).
@@ -36,12 +36,13 @@ struct GpuSpec {
   std::string scaleup_kind;
   double scaleup_bytes_per_s = 0;  ///< per GPU, one direction; 0 when scaleup_kind == "none"
   int scaleup_domain_gpus = 1;     ///< GPUs that reach each other over the scale-up fabric
-  /// Achievable ring all-reduce busbw / scaleup_bytes_per_s inside the scale-up domain (nccl-tests).
+  /// Achievable ring all-reduce busbw / scaleup_bytes_per_s inside the scale-up domain
+  /// (nccl-tests).
   double scaleup_collective_efficiency = 0;
   int pcie_gen = 0;
   double pcie_bytes_per_s = 0;  ///< x16, one direction
   double tdp_watts = 0;
-  std::string default_node;     ///< id of the node template this GPU usually ships in
+  std::string default_node;  ///< id of the node template this GPU usually ships in
   std::string source;
 
   double PeakFlops(Precision p) const { return peak_flops_per_s[static_cast<int>(p)]; }
@@ -49,7 +50,7 @@ struct GpuSpec {
 
 /// A scale-out network as seen by one GPU (rail-optimised: one NIC share per GPU).
 struct NetworkSpec {
-  std::string id;    ///< e.g. "ib-ndr-400"
+  std::string id;  ///< e.g. "ib-ndr-400"
   std::string name;
   double bytes_per_s_per_gpu = 0;  ///< line rate available to one GPU, one direction
   double latency_s = 0;            ///< one hop, end to end, small message
@@ -62,9 +63,9 @@ struct NetworkSpec {
 struct NodeTemplate {
   std::string id;  ///< e.g. "dgx-h100"
   std::string name;
-  std::string gpu;        ///< GpuSpec id
+  std::string gpu;  ///< GpuSpec id
   int gpus_per_node = 0;
-  std::string network;    ///< NetworkSpec id of its usual scale-out fabric
+  std::string network;  ///< NetworkSpec id of its usual scale-out fabric
   /// Intra-node fabric: "nvswitch", "nvlink-bridge", "xgmi" or "pcie".
   std::string intra_node;
   /// Per-GPU one-direction bandwidth between GPUs inside the node for collectives, and latency.

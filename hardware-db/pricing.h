@@ -21,9 +21,9 @@ bool ParsePriceKind(std::string_view name, PriceKind* out);
 
 /// One published price of one GPU type at one provider.
 struct PriceEntry {
-  std::string provider;      ///< lower-case id, e.g. "aws", "gcp", "lambda", "runpod"
-  std::string gpu;           ///< GpuSpec id
-  std::string offering;      ///< instance type or product, e.g. "p5.48xlarge", "Secure Cloud"
+  std::string provider;  ///< lower-case id, e.g. "aws", "gcp", "lambda", "runpod"
+  std::string gpu;       ///< GpuSpec id
+  std::string offering;  ///< instance type or product, e.g. "p5.48xlarge", "Secure Cloud"
   PriceKind kind = PriceKind::kOnDemand;
   double usd_per_gpu_hour = 0;  ///< > 0; a published range is stored as its midpoint (see notes)
   int gpus_per_instance = 1;    ///< GPUs sold together (8 for p5.48xlarge); >= 1
@@ -33,10 +33,10 @@ struct PriceEntry {
   /// NodeTemplate id when the offering is one specific machine (AWS p5.48xlarge with EFA);
   /// empty for a generic offer of the GPU's usual node.
   std::string node;
-  std::string as_of;            ///< date of the observation, as published
-  std::string region;           ///< may be empty
+  std::string as_of;   ///< date of the observation, as published
+  std::string region;  ///< may be empty
   std::string source;
-  std::string notes;            ///< caveats, e.g. the published range of a midpoint price
+  std::string notes;  ///< caveats, e.g. the published range of a midpoint price
 };
 
 /// Failure and restart figures for the reliability economics (planner/reliability.h).

@@ -61,7 +61,7 @@ struct PlanRequest {
   /// Measured rates of one GPU type (a profile, simulator/calibration.h): used for that type,
   /// datasheet figures for the others. Not owned; nullptr = datasheet everywhere.
   const MeasuredRates* measured = nullptr;
-  int threads = 0;              ///< 0 = hardware concurrency
+  int threads = 0;  ///< 0 = hardware concurrency
 };
 
 /// Time and money of one plan over the whole job, failures included (planner/reliability.h).

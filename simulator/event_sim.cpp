@@ -571,8 +571,7 @@ Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const StepCosts&
 }
 
 Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const GpuSpec& gpu,
-                                            const NetworkSpec& net,
-                                            const EventSimOptions& options,
+                                            const NetworkSpec& net, const EventSimOptions& options,
                                             const MeasuredRates* measured) {
   const DeviceRates rates = CalibratedRates(gpu, job.training.precision, measured);
   return SimulateStepEvents(job, ComputeStepCosts(job, gpu, net, rates), gpu, rates, options);

@@ -18,11 +18,11 @@ struct DeviceRates {
   double matmul_flops_per_s = 0;     ///< sustained large-GEMM throughput in a training step
   double attention_flops_per_s = 0;  ///< fused (FlashAttention-style) attention, forward
   double attention_backward_flops_per_s = 0;  ///< same, backward (per useful FLOP)
-  double memory_bytes_per_s = 0;     ///< streaming-kernel bandwidth (peak x memory_efficiency)
+  double memory_bytes_per_s = 0;  ///< streaming-kernel bandwidth (peak x memory_efficiency)
   int sm_count = 1;
   double kernel_overhead_s = 0;  ///< fixed cost per kernel (launch + tail), see kKernelOverhead
   double gemm_fill_depth = kGemmFillDepth;  ///< see GemmSeconds
-  double activation_bytes = 2;   ///< bytes per activation element at this precision
+  double activation_bytes = 2;              ///< bytes per activation element at this precision
   /// Measured collective fits for groups inside one node (CollectiveSeconds), or nullptr.
   const MeasuredRates* measured = nullptr;
 };
@@ -60,8 +60,7 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision);
 ///    instead of matmul x kFusedAttentionRelativeEfficiency;
 ///  - memory: the measured copy bandwidth instead of peak x memory_efficiency;
 ///  - collectives: `measured` is kept in the rates for CollectiveSeconds.
-DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
-                            const MeasuredRates* measured);
+DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision, const MeasuredRates* measured);
 
 /// Fraction of the SMs busy over a GEMM's waves: the m x n output of each of `batch` GEMMs is cut
 /// into 128 x 128 tiles, one per SM at a time (wave quantisation, see GemmSeconds).

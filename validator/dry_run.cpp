@@ -146,9 +146,9 @@ std::string FormatDryRun(const JobSpec& job, const RankLayout& layout,
     const auto kind = static_cast<GroupKind>(k);
     if (!Shown(job, layout, kind)) continue;
     const auto& gs = layout.Groups(kind);
-    out += StrFormat("  %-9s %lld group%s of %zu:", std::string(GroupKindName(kind)).c_str(),
-                     static_cast<long long>(gs.size()), gs.size() == 1 ? "" : "s",
-                     gs.front().size());
+    out +=
+        StrFormat("  %-9s %lld group%s of %zu:", std::string(GroupKindName(kind)).c_str(),
+                  static_cast<long long>(gs.size()), gs.size() == 1 ? "" : "s", gs.front().size());
     for (size_t g = 0; g < gs.size() && g < 8; ++g) out += " " + RankList(gs[g], 8);
     out += gs.size() > 8 ? " ...\n" : "\n";
   }

@@ -1,7 +1,7 @@
 // Every published run in ../shared/calibration/published_runs.json, predicted and compared.
-#include <cstdio>
-
 #include <gtest/gtest.h>
+
+#include <cstdio>
 
 #include "common/json_reader.h"
 #include "simulator/accuracy.h"
@@ -12,7 +12,8 @@ namespace {
 TEST(Calibration, PublishedRunsWithinBounds) {
   const std::string path = std::string(GPUPLAN_SHARED_DIR) + "/calibration/published_runs.json";
   Expected<nlohmann::json> doc = ReadJsonFile(path);
-  if (!doc.ok()) GTEST_SKIP() << "no calibration data beside the checkout: " << doc.status().message();
+  if (!doc.ok())
+    GTEST_SKIP() << "no calibration data beside the checkout: " << doc.status().message();
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
   Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, *db);
@@ -20,8 +21,8 @@ TEST(Calibration, PublishedRunsWithinBounds) {
   std::printf("\n%s\n", FormatAccuracyMarkdown(*report).c_str());
   EXPECT_LE(report->overall.mape, 0.15) << "overall MAPE of tokens/s/GPU";
   for (const RunComparison& r : report->runs) {
-    EXPECT_LE(std::abs(r.error), 0.40) << r.id << ": predicted " << r.predicted << " measured "
-                                       << r.measured;
+    EXPECT_LE(std::abs(r.error), 0.40)
+        << r.id << ": predicted " << r.predicted << " measured " << r.measured;
   }
 }
 

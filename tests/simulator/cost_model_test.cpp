@@ -1,8 +1,9 @@
 // Behaviour of the whole cost model: consistency of the result and the direction of each knob.
+#include "simulator/cost_model.h"
+
 #include <gtest/gtest.h>
 
 #include "hardware-db/hardware_db.h"
-#include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline.h"
 
@@ -158,11 +159,11 @@ TEST_F(CostModelTest, MeasuredRatesReplaceDatasheet) {
   const JobSpec job = Parse(Spec("gpt2-xl", "a100-sxm4-80gb", 1));
   const GpuSpec& gpu = *db_->FindGpu("a100-sxm4-80gb");
   DeviceRates rates = DatasheetRates(gpu, job.training.precision);
-  const double base = EvaluateStep(job, gpu, *db_->FindNetwork(job.cluster.inter_node), rates)
-                          .step_time_s;
+  const double base =
+      EvaluateStep(job, gpu, *db_->FindNetwork(job.cluster.inter_node), rates).step_time_s;
   rates.matmul_flops_per_s *= 0.5;
-  const double slower = EvaluateStep(job, gpu, *db_->FindNetwork(job.cluster.inter_node), rates)
-                            .step_time_s;
+  const double slower =
+      EvaluateStep(job, gpu, *db_->FindNetwork(job.cluster.inter_node), rates).step_time_s;
   EXPECT_GT(slower, 1.4 * base);
 }
 

@@ -1,7 +1,7 @@
 // Reference tests: each cost formula against golden numbers from its source.
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "hardware-db/hardware_db.h"
 #include "simulator/collective.h"
@@ -77,21 +77,21 @@ JobSpec KorthikantiJob(Recompute rc, bool sp) {
 TEST(Golden, KorthikantiActivationBytesPerLayer) {
   const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
   const double sbh = s * b * h;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kNone, false), false,
-                                        Recompute::kNone),
-                   sbh * (10 + 24 / t + 5 * a * s / (h * t)));
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kNone, true), false,
-                                        Recompute::kNone),
-                   sbh * (34 / t + 5 * a * s / (h * t)));
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(KorthikantiJob(Recompute::kNone, false), false, Recompute::kNone),
+      sbh * (10 + 24 / t + 5 * a * s / (h * t)));
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(KorthikantiJob(Recompute::kNone, true), false, Recompute::kNone),
+      sbh * (34 / t + 5 * a * s / (h * t)));
   EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kSelective, true), false,
                                         Recompute::kSelective),
                    sbh * 34 / t);
   EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kSelective, false), false,
                                         Recompute::kSelective),
                    sbh * (10 + 24 / t));
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(KorthikantiJob(Recompute::kFull, false), false,
-                                        Recompute::kFull),
-                   2 * sbh);
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(KorthikantiJob(Recompute::kFull, false), false, Recompute::kFull),
+      2 * sbh);
   // No parallelism: 34sbh + 5as^2b (Sec. 4.1, eq. 1).
   JobSpec single = KorthikantiJob(Recompute::kNone, false);
   single.parallel.tp = 1;
