@@ -30,5 +30,6 @@ void AttachHardware(CLI::App* sub, const GlobalOptions* global, std::function<St
 void AttachModels(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
 void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
 void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
+void AttachCalibrate(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run);
 
 }  // namespace gpuplan

@@ -22,6 +22,8 @@ constexpr gpuplan::CommandSpec kCommands[] = {
      &gpuplan::AttachProfile},
     {"validate", "Run a plan on GPUs against its prediction (--dry-run: print what would run)",
      &gpuplan::AttachValidate},
+    {"calibrate", "Fit a profile's corrections to validation reports; show errors before and after",
+     &gpuplan::AttachCalibrate},
 };
 
 }  // namespace

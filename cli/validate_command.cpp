@@ -1,10 +1,12 @@
 // `gpuplan validate`: run a plan on GPUs and compare with the prediction; --dry-run prints what
-// would run (process layout, communicators, each rank's op sequence) without a GPU.
+// would run (process layout, communicators, each rank's op sequence) without a GPU; --show
+// prints a validation report. `gpuplan calibrate`: fit a profile's corrections to reports.
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
 #include "profiler/gpu_probe.h"
+#include "validator/calibrate.h"
 #include "validator/dry_run.h"
 #include "validator/rank_layout.h"
 
@@ -13,6 +15,7 @@ namespace {
 
 struct ValidateOptions {
   std::string plan;
+  std::string show;
   bool dry_run = false;
   bool json = false;
   std::vector<int64_t> ranks;
@@ -25,6 +28,13 @@ constexpr const char* kDryRunHint =
 Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
+  if (!o.show.empty()) {
+    Expected<ValidationReport> report = ReadValidationReport(o.show, *db);
+    if (!report.ok()) return report.status();
+    std::printf("%s", ValidationReportMarkdown(*report).c_str());
+    return Status::Ok();
+  }
+  if (o.plan.empty()) return Status::Invalid("--plan: required (or --show REPORT)");
   Expected<JobSpec> job = ReadValidationJob(o.plan, *db);
   if (!job.ok()) return job.status();
   const RankLayout layout = MakeRankLayout(*job);
@@ -58,14 +68,54 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
 
 void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
   auto o = std::make_shared<ValidateOptions>();
-  sub->add_option("--plan", o->plan, "Plan JSON (gpuplan plan --json) or job spec to validate")
-      ->required();
+  sub->add_option("--plan", o->plan, "Plan JSON (gpuplan plan --json) or job spec to validate");
+  sub->add_option("--show", o->show, "Print a validation report (JSON) as Markdown");
   sub->add_flag("--dry-run", o->dry_run,
                 "Print the process layout, communicators and op sequences; run nothing");
   sub->add_option("--rank", o->ranks,
                   "Ranks whose op sequence to print (default: the first rank of each stage)");
   sub->add_flag("--json", o->json, "Print the dry run as JSON");
   sub->callback([=] { *run = [=] { return RunValidate(*o, *global); }; });
+}
+
+namespace {
+
+struct CalibrateOptions {
+  std::string profile;
+  std::vector<std::string> reports;
+  std::string out;
+};
+
+Status RunCalibrate(const CalibrateOptions& o, const GlobalOptions& g) {
+  Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
+  if (!db.ok()) return db.status();
+  Expected<Profile> profile = ReadProfile(o.profile);
+  if (!profile.ok()) return profile.status().WithPrefix("--profile");
+  std::vector<ValidationReport> reports;
+  for (const std::string& path : o.reports) {
+    Expected<ValidationReport> r = ReadValidationReport(path, *db);
+    if (!r.ok()) return r.status().WithPrefix("--report");
+    reports.push_back(std::move(r).value());
+  }
+  Expected<CalibrationResult> result = CalibrateWithReports(*profile, reports, o.reports, *db);
+  if (!result.ok()) return result.status();
+  std::printf("Calibrating %s (%s) with %zu validation report(s)\n%s", o.profile.c_str(),
+              profile->gpu_id.c_str(), reports.size(), FormatCalibration(*result).c_str());
+  profile->corrections = result->corrections;
+  const std::string out = o.out.empty() ? o.profile : o.out;
+  GPUPLAN_RETURN_IF_ERROR(WriteProfile(out, *profile));
+  std::printf("profile written to %s\n", out.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AttachCalibrate(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
+  auto o = std::make_shared<CalibrateOptions>();
+  sub->add_option("--profile", o->profile, "Profile of the GPU the reports ran on")->required();
+  sub->add_option("--report", o->reports, "Validation report JSON (repeatable)")->required();
+  sub->add_option("--out", o->out, "Where to write the calibrated profile (default: --profile)");
+  sub->callback([=] { *run = [=] { return RunCalibrate(*o, *global); }; });
 }
 
 }  // namespace gpuplan

@@ -266,6 +266,13 @@ json ProfileToJson(const Profile& p) {
                                 {"busbw_gbps", c.BusBytesPerSecond() / 1e9}});
   }
   j["skipped"] = p.skipped;
+  if (p.corrections.Any() || !p.corrections.reports.empty()) {
+    json c = {{"compute_time_factor", p.corrections.compute_time_factor},
+              {"communication_time_factor", p.corrections.communication_time_factor},
+              {"reports", p.corrections.reports}};
+    put(c, "created_utc", p.corrections.created_utc);
+    j["corrections"] = c;
+  }
   return j;
 }
 
@@ -273,7 +280,7 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
   JsonObjectReader r(root, origin);
   r.RejectUnknownFields({"format", "version", "created_utc", "tool", "host", "quick", "gpu_id",
                          "source", "versions", "devices", "links", "gemm", "kernels", "bandwidth",
-                         "collectives", "skipped"});
+                         "collectives", "skipped", "corrections"});
   Profile p;
   const std::string format = r.String("format");
   if (r.status().ok() && format != kProfileFormat) {
@@ -303,6 +310,17 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
     p.versions.nccl = vr.OptionalString("nccl", "");
     p.versions.cublas = vr.OptionalString("cublas", "");
     GPUPLAN_RETURN_IF_ERROR(vr.status());
+  }
+  if (const json* c = r.OptionalObject("corrections")) {
+    JsonObjectReader cr(*c, origin + ": corrections");
+    cr.RejectUnknownFields(
+        {"compute_time_factor", "communication_time_factor", "reports", "created_utc"});
+    p.corrections.compute_time_factor = cr.OptionalPositiveNumber("compute_time_factor", 1);
+    p.corrections.communication_time_factor =
+        cr.OptionalPositiveNumber("communication_time_factor", 1);
+    p.corrections.reports = cr.OptionalStringList("reports");
+    p.corrections.created_utc = cr.OptionalString("created_utc", "");
+    GPUPLAN_RETURN_IF_ERROR(cr.status());
   }
   GPUPLAN_RETURN_IF_ERROR(r.status());
   GPUPLAN_RETURN_IF_ERROR(ReadArray(root, "devices", origin, &p.devices, ReadDevice));

@@ -59,6 +59,16 @@ struct CollectiveSample {
   double BusBytesPerSecond() const;                             ///< algbw x busfactor(ranks)
 };
 
+/// Corrections fitted from validation reports by `gpuplan calibrate` (MeasuredRates has the
+/// meaning of the factors); absent from a fresh profile.
+struct ProfileCorrections {
+  double compute_time_factor = 1;
+  double communication_time_factor = 1;
+  std::vector<std::string> reports;  ///< the validation reports they were fitted to
+  std::string created_utc;
+  bool Any() const { return compute_time_factor != 1 || communication_time_factor != 1; }
+};
+
 /// A whole profile.
 struct Profile {
   int version = kProfileVersion;
@@ -79,6 +89,7 @@ struct Profile {
   std::vector<CollectiveSample> collectives;
   /// Parts not measured and why ("fp8 GEMM: compute capability 8.0 < 8.9").
   std::vector<std::string> skipped;
+  ProfileCorrections corrections;
 };
 
 nlohmann::json ProfileToJson(const Profile& profile);

@@ -138,6 +138,16 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
                    kFusedAttentionRelativeEfficiency)});
   }
 
+  m.compute_time_factor = profile.corrections.compute_time_factor;
+  m.communication_time_factor = profile.corrections.communication_time_factor;
+  if (profile.corrections.Any()) {
+    cal.sources.push_back(
+        {"validation", true,
+         StrFormat("measured/predicted corrections from %zu report(s): compute x %.3f, "
+                   "communication x %.3f (gpuplan calibrate)",
+                   profile.corrections.reports.size(), m.compute_time_factor,
+                   m.communication_time_factor)});
+  }
   m.collectives = FitCollectives(profile.collectives);
   for (const CollectiveFit& f : m.collectives) {
     cal.sources.push_back(

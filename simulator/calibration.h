@@ -38,6 +38,11 @@ struct MeasuredRates {
   double attention_backward_flops_per_s = 0;
   double memory_bytes_per_s = 0;  ///< streaming-copy bandwidth (bytes read + written per second)
   std::vector<CollectiveFit> collectives;
+  /// Corrections fitted from validation reports (`gpuplan calibrate`): measured / predicted time
+  /// of the compute and of the communication phases. Kernel times are multiplied by the first
+  /// (rates divided, overhead multiplied), collective times by the second; 1 = none.
+  double compute_time_factor = 1;
+  double communication_time_factor = 1;
 
   /// The fit of `kind` over exactly `ranks` GPUs, or nullptr.
   const CollectiveFit* FindCollective(Collective kind, double ranks) const;

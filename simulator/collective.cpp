@@ -53,9 +53,8 @@ const CollectiveFit* MeasuredFit(Collective c, double ranks, const GroupLink& li
   return link.measured->FindCollective(c, c == Collective::kSendRecv ? 2.0 : ranks);
 }
 
-}  // namespace
-
-double CollectiveSeconds(Collective c, double bytes, const GroupLink& measured_link) {
+// CollectiveSeconds before the validation correction.
+double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) {
   const double n = measured_link.ranks;
   if (n <= 1.0 || bytes <= 0.0) return 0.0;
   const CollectiveInfo& info = GetCollectiveInfo(c);
@@ -87,6 +86,13 @@ double CollectiveSeconds(Collective c, double bytes, const GroupLink& measured_l
     return latency + bytes / bw;
   }
   return latency + bytes * info.bus_factor(n) / GroupBusBandwidth(link);
+}
+
+}  // namespace
+
+double CollectiveSeconds(Collective c, double bytes, const GroupLink& link) {
+  const double t = ModelSeconds(c, bytes, link);
+  return link.measured != nullptr ? t * link.measured->communication_time_factor : t;
 }
 
 }  // namespace gpuplan

@@ -61,7 +61,8 @@ double GroupBusBandwidth(const GroupLink& link);
 /// With a measured fit (link.measured) for this collective and group size, a group inside one
 /// node takes the fit's alpha + size * factor(n) / busbw instead (a send/recv hop: the 2-rank
 /// sendrecv fit); a group spanning nodes takes the measured busbw of its node-local part
-/// (ranks_per_node) as its intra-node bandwidth. All-to-all uses the per-destination
+/// (ranks_per_node) as its intra-node bandwidth. A measured communication_time_factor
+/// (validation corrections) multiplies the result. All-to-all uses the per-destination
 /// split instead: the off-node share (n - ranks_per_node)/n goes through the NIC.
 /// Latency (alpha) is ring steps inside the node plus tree levels across nodes (NCCL runs
 /// trees across nodes at scale: 2*log2(nodes) steps for all-reduce).

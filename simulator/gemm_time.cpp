@@ -42,6 +42,12 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
         measured->attention_backward_flops_per_s * kSustainedGemmFraction;
   }
   if (measured->memory_bytes_per_s > 0) r.memory_bytes_per_s = measured->memory_bytes_per_s;
+  const double c = measured->compute_time_factor;
+  r.matmul_flops_per_s /= c;
+  r.attention_flops_per_s /= c;
+  r.attention_backward_flops_per_s /= c;
+  r.memory_bytes_per_s /= c;
+  r.kernel_overhead_s *= c;  // so that every kernel time scales by exactly c
   return r;
 }
 

@@ -59,7 +59,9 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision);
 ///  - attention (bf16/fp16/fp8 training): the measured kernel rates x kSustainedGemmFraction,
 ///    instead of matmul x kFusedAttentionRelativeEfficiency;
 ///  - memory: the measured copy bandwidth instead of peak x memory_efficiency;
-///  - collectives: `measured` is kept in the rates for CollectiveSeconds.
+///  - collectives: `measured` is kept in the rates for CollectiveSeconds;
+///  - validation corrections: compute rates divided by measured->compute_time_factor and the
+///    kernel overhead multiplied by it, so every kernel's time scales by that factor.
 DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision, const MeasuredRates* measured);
 
 /// Fraction of the SMs busy over a GEMM's waves: the m x n output of each of `batch` GEMMs is cut

@@ -1,0 +1,116 @@
+// Validation reports (format, Markdown) and `gpuplan calibrate`'s fit on reports.
+#include "validator/validation_report.h"
+
+#include <gtest/gtest.h>
+
+#include "common/json_reader.h"
+#include "profiler/profile.h"
+#include "simulator/job_spec_json.h"
+#include "tests/builtin_db.h"
+#include "tests/model/contains.h"
+#include "validator/calibrate.h"
+
+namespace gpuplan {
+namespace {
+
+const std::string kFixture =
+    std::string(GPUPLAN_TEST_DATA) + "/validation/synthetic-llama3-8b-h100.json";
+const std::string kProfile = std::string(GPUPLAN_TEST_DATA) + "/profile/published-h100-sxm.json";
+
+TEST(ValidationReport, FixtureReadsAndRoundTrips) {
+  Expected<ValidationReport> r = ReadValidationReport(kFixture, BuiltinDb());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->mode, ValidationMode::kFull);
+  EXPECT_EQ(r->step_seconds.size(), 5u);
+  EXPECT_EQ(r->MeasuredStepSeconds(), r->step_seconds[1]);  // the median
+  EXPECT_NEAR(r->MemoryError(), 1 / 1.03 - 1, 1e-6);
+  Expected<ValidationReport> back =
+      ValidationReportFromJson(ValidationReportToJson(*r), "<mem>", BuiltinDb());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->step_seconds, r->step_seconds);
+  EXPECT_DOUBLE_EQ(back->phases.measured.compute, r->phases.measured.compute);
+  EXPECT_EQ(back->job.parallel.tp, 2);
+  const std::string md = ValidationReportMarkdown(*r);
+  EXPECT_TRUE(Contains(md, "| step time |"));
+  EXPECT_TRUE(Contains(md, "within 10%: missed"));
+  EXPECT_TRUE(Contains(md, "within 5%: met"));
+}
+
+TEST(ValidationReport, BadReportsNameTheField) {
+  Expected<nlohmann::json> j = ReadJsonFile(kFixture);
+  ASSERT_TRUE(j.ok());
+  struct Case {
+    void (*edit)(nlohmann::json&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {[](nlohmann::json& x) { x["version"] = 3; }, "version 1"},
+      {[](nlohmann::json& x) { x["mode"] = "partial"; }, "'mode'"},
+      {[](nlohmann::json& x) { x["mode"] = "rank_replay"; }, "replayed_rank"},
+      {[](nlohmann::json& x) {
+         x["mode"] = "rank_replay";
+         x["replayed_rank"] = 99;
+       },
+       "not a rank of the job (0..7)"},
+      {[](nlohmann::json& x) { x["step_seconds"] = nlohmann::json::array(); }, "step_seconds"},
+      {[](nlohmann::json& x) { x["step_seconds"][2] = -1; }, "step_seconds'[2]"},
+      {[](nlohmann::json& x) { x["measured"].erase("peak_memory_bytes"); }, "peak_memory_bytes"},
+      {[](nlohmann::json& x) { x["predicted"]["phases"]["computer"] = 1; }, "computer"},
+      {[](nlohmann::json& x) { x["job"]["parallelism"]["tp"] = 3; }, "job"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json x = *j;
+    c.edit(x);
+    Expected<ValidationReport> r = ValidationReportFromJson(x, "r.json", BuiltinDb());
+    ASSERT_FALSE(r.ok()) << c.expected;
+    EXPECT_TRUE(Contains(r.status().message(), c.expected)) << r.status().message();
+  }
+}
+
+TEST(Calibrate, RecoversTheFactorsOfTheFixtureAndShrinksTheError) {
+  Expected<Profile> profile = ReadProfile(kProfile);
+  ASSERT_TRUE(profile.ok());
+  Expected<ValidationReport> r = ReadValidationReport(kFixture, BuiltinDb());
+  ASSERT_TRUE(r.ok());
+  const std::vector<ValidationReport> reports = {*r};
+  const std::vector<std::string> names = {"fixture"};
+  Expected<CalibrationResult> c = CalibrateWithReports(*profile, reports, names, BuiltinDb());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // The fixture's measured phases are the prediction x 1.2 (compute) and x 0.9 (communication).
+  EXPECT_NEAR(c->corrections.compute_time_factor, 1.2, 1e-9);
+  EXPECT_NEAR(c->corrections.communication_time_factor, 0.9, 1e-9);
+  ASSERT_EQ(c->rows.size(), 1u);
+  const CalibrationRow& row = c->rows[0];
+  EXPECT_GT(std::abs(row.before_s - row.measured_s) / row.measured_s, 0.10);
+  EXPECT_LT(std::abs(row.after_s - row.measured_s) / row.measured_s, 0.01);
+  // Calibrating again on the calibrated profile changes nothing more.
+  Profile again = *profile;
+  again.corrections = c->corrections;
+  Expected<CalibrationResult> c2 = CalibrateWithReports(again, reports, names, BuiltinDb());
+  ASSERT_TRUE(c2.ok());
+  EXPECT_NEAR(c2->corrections.compute_time_factor, 1.2, 1e-6);
+  EXPECT_NEAR(c2->corrections.communication_time_factor, 0.9, 1e-6);
+  // Rank replays do not touch the communication factor.
+  std::vector<ValidationReport> replay = reports;
+  replay[0].mode = ValidationMode::kRankReplay;
+  replay[0].replayed_rank = 0;
+  Expected<CalibrationResult> c3 = CalibrateWithReports(*profile, replay, names, BuiltinDb());
+  ASSERT_TRUE(c3.ok());
+  EXPECT_EQ(c3->corrections.communication_time_factor, 1.0);
+  EXPECT_EQ(c3->communication_reports, 0);
+}
+
+TEST(Calibrate, RejectsReportsFromAnotherGpu) {
+  Expected<Profile> profile = ReadProfile(kProfile);
+  Expected<ValidationReport> r = ReadValidationReport(kFixture, BuiltinDb());
+  ASSERT_TRUE(profile.ok() && r.ok());
+  std::vector<ValidationReport> reports = {*r};
+  reports[0].job.cluster.gpu = "a100-sxm4-80gb";
+  const std::vector<std::string> names = {"a100.json"};
+  Expected<CalibrationResult> c = CalibrateWithReports(*profile, reports, names, BuiltinDb());
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(Contains(c.status().message(), "a100.json: ran on a100-sxm4-80gb"));
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,100 @@
+#include "validator/calibrate.h"
+
+#include <cmath>
+
+#include "common/str_format.h"
+#include "profiler/profile_rates.h"
+#include "simulator/cost_model.h"
+
+namespace gpuplan {
+namespace {
+
+double Communication(const TimeBreakdown& t) {
+  return t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm + t.dp_comm;
+}
+
+// The report's job predicted with `profile`.
+Expected<StepResult> Predict(const Profile& profile, const ValidationReport& r,
+                             const HardwareDb& db) {
+  Expected<ProfileCalibration> cal = CalibrateFromProfile(profile, db, "profile");
+  if (!cal.ok()) return cal.status();
+  const GpuSpec& gpu = *db.FindGpu(r.job.cluster.gpu);
+  const NetworkSpec& net = *db.FindNetwork(r.job.cluster.inter_node);
+  return EvaluateStep(r.job, gpu, net, &cal->rates);
+}
+
+}  // namespace
+
+Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
+                                                 std::span<const ValidationReport> reports,
+                                                 std::span<const std::string> names,
+                                                 const HardwareDb& db) {
+  CalibrationResult out;
+  double compute_measured = 0, compute_predicted = 0, comm_measured = 0, comm_predicted = 0;
+  std::vector<double> before;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const ValidationReport& r = reports[i];
+    if (r.job.cluster.gpu != profile.gpu_id) {
+      return Status::Invalid(names[i] + ": ran on " + r.job.cluster.gpu + ", but the profile " +
+                             "calibrates " + profile.gpu_id);
+    }
+    Expected<StepResult> p = Predict(profile, r, db);
+    if (!p.ok()) return p.status();
+    before.push_back(p->step_time_s);
+    if (r.phases.measured.compute > 0) {
+      compute_measured += r.phases.measured.compute;
+      compute_predicted += p->breakdown_s.compute;
+      ++out.compute_reports;
+    }
+    const double comm = Communication(r.phases.measured);
+    if (r.mode == ValidationMode::kFull && comm > 0 && Communication(p->breakdown_s) > 0) {
+      comm_measured += comm;
+      comm_predicted += Communication(p->breakdown_s);
+      ++out.communication_reports;
+    }
+  }
+  if (out.compute_reports == 0) {
+    return Status::Invalid(
+        "calibrate: no report has a measured compute phase "
+        "(measured.phases.compute)");
+  }
+  out.corrections = profile.corrections;
+  out.corrections.compute_time_factor *= compute_measured / compute_predicted;
+  if (out.communication_reports > 0)
+    out.corrections.communication_time_factor *= comm_measured / comm_predicted;
+  for (const std::string& n : names) out.corrections.reports.push_back(n);
+
+  Profile after = profile;
+  after.corrections = out.corrections;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    Expected<StepResult> p = Predict(after, reports[i], db);
+    if (!p.ok()) return p.status();
+    out.rows.push_back({names[i], reports[i].MeasuredStepSeconds(), before[i], p->step_time_s});
+  }
+  return out;
+}
+
+std::string FormatCalibration(const CalibrationResult& c) {
+  std::string out =
+      "  report                              measured   before   error    after   error\n";
+  double before_sq = 0, after_sq = 0;
+  for (const CalibrationRow& r : c.rows) {
+    const double eb = (r.before_s - r.measured_s) / r.measured_s;
+    const double ea = (r.after_s - r.measured_s) / r.measured_s;
+    before_sq += eb * eb;
+    after_sq += ea * ea;
+    out += StrFormat("  %-34s %8.4f %8.4f %+6.1f%% %8.4f %+6.1f%%\n", r.report.c_str(),
+                     r.measured_s, r.before_s, 100 * eb, r.after_s, 100 * ea);
+  }
+  const double n = static_cast<double>(c.rows.size());
+  out += StrFormat("  rms step-time error: %.1f%% before, %.1f%% after\n",
+                   100 * std::sqrt(before_sq / n), 100 * std::sqrt(after_sq / n));
+  out += StrFormat(
+      "  corrections: compute x %.3f (%d reports), communication x %.3f (%d full "
+      "runs)\n",
+      c.corrections.compute_time_factor, c.compute_reports, c.corrections.communication_time_factor,
+      c.communication_reports);
+  return out;
+}
+
+}  // namespace gpuplan
