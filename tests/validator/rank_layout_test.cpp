@@ -5,36 +5,13 @@
 
 #include <set>
 
-#include "simulator/job_spec_json.h"
-#include "simulator/presets.h"
-#include "tests/builtin_db.h"
+#include "tests/validator/test_job.h"
 
 namespace gpuplan {
 namespace {
 
-JobSpec Job(int64_t gpus, int64_t tp, int64_t cp, int64_t dp, int64_t pp, int64_t ep = 1,
-            const char* model = "llama3-8b") {
-  JobSpec job;
-  job.model = *FindModelPreset(model);
-  job.cluster.gpu = "h100-sxm5-80gb";
-  job.cluster.num_gpus = gpus;
-  job.cluster.gpus_per_node = std::min<int64_t>(8, gpus);
-  job.cluster.inter_node = "ib-ndr-400";
-  job.training.seq_len = 4096;
-  job.training.micro_batch_size = 1;
-  job.training.global_batch_size = dp * 8;
-  job.parallel.tp = tp;
-  job.parallel.cp = cp;
-  job.parallel.dp = dp;
-  job.parallel.pp = pp;
-  job.parallel.ep = ep;
-  const Status st = ValidateJob(job, BuiltinDb());
-  EXPECT_TRUE(st.ok()) << st.message();
-  return job;
-}
-
 TEST(RankLayout, MegatronOrderTpFastestThenCpDpPp) {
-  const RankLayout l = MakeRankLayout(Job(16, 2, 1, 4, 2));
+  const RankLayout l = MakeRankLayout(TestJob({.tp = 2, .dp = 4, .pp = 2}));
   ASSERT_EQ(l.world_size, 16);
   const RankCoord& r13 = l.ranks[13];  // 13 = tp 1 + 2*(dp 2 + 4*pp 1)
   EXPECT_EQ(r13.tp, 1);
@@ -49,7 +26,8 @@ TEST(RankLayout, MegatronOrderTpFastestThenCpDpPp) {
 }
 
 TEST(RankLayout, EveryRankIsInExactlyOneGroupOfEachKindOfTheRightSize) {
-  const JobSpec job = Job(64, 2, 2, 8, 2, 4, "mixtral-8x7b");
+  const JobSpec job = TestJob(
+      {.tp = 2, .cp = 2, .dp = 8, .pp = 2, .ep = 4, .model = "mixtral-8x7b", .seq_len = 4096});
   const RankLayout l = MakeRankLayout(job);
   const int64_t sizes[kGroupKindCount] = {2, 2, 16, 2, 4, 4};  // tp cp dp(x cp) pp ep expert_dp
   for (int k = 0; k < kGroupKindCount; ++k) {

@@ -7,33 +7,15 @@
 #include <map>
 #include <tuple>
 
-#include "simulator/job_spec_json.h"
-#include "simulator/presets.h"
 #include "simulator/shard.h"
-#include "tests/builtin_db.h"
+#include "tests/validator/test_job.h"
 
 namespace gpuplan {
 namespace {
 
 JobSpec Job(int64_t tp, int64_t dp, int64_t pp, Schedule schedule = Schedule::k1F1B,
             int64_t vpp = 1) {
-  JobSpec job;
-  job.model = *FindModelPreset("llama3-8b");
-  job.cluster.gpu = "h100-sxm5-80gb";
-  job.cluster.num_gpus = tp * dp * pp;
-  job.cluster.gpus_per_node = std::min<int64_t>(8, tp * dp * pp);
-  job.cluster.inter_node = "ib-ndr-400";
-  job.training.seq_len = 2048;
-  job.training.micro_batch_size = 1;
-  job.training.global_batch_size = dp * 8;
-  job.parallel.tp = tp;
-  job.parallel.dp = dp;
-  job.parallel.pp = pp;
-  job.parallel.vpp = vpp;
-  job.parallel.schedule = schedule;
-  const Status st = ValidateJob(job, BuiltinDb());
-  EXPECT_TRUE(st.ok()) << st.message();
-  return job;
+  return TestJob({.tp = tp, .dp = dp, .pp = pp, .vpp = vpp, .schedule = schedule});
 }
 
 int Count(const std::vector<RankOp>& ops, const std::string& name) {
