@@ -70,13 +70,14 @@ Status AdamWStep(int64_t n, DType grad_dtype, const AdamWConfig& config, const A
                  cudaStream_t stream) {
   GPUPLAN_RETURN_IF_ERROR(CheckElementCount("adamw", n));
   GPUPLAN_RETURN_IF_ERROR(CheckAdamWConfig(config));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("adamw param", args.param));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("adamw exp_avg", args.exp_avg));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("adamw exp_avg_sq", args.exp_avg_sq));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("adamw grad", args.grad));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("adamw param", args.param, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("adamw exp_avg", args.exp_avg, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("adamw exp_avg_sq", args.exp_avg_sq, 16));
+  GPUPLAN_RETURN_IF_ERROR(CheckNotNull({{"adamw param", args.param},
+                                        {"adamw exp_avg", args.exp_avg},
+                                        {"adamw exp_avg_sq", args.exp_avg_sq},
+                                        {"adamw grad", args.grad}}));
+  GPUPLAN_RETURN_IF_ERROR(CheckAligned({{"adamw param", args.param},
+                                        {"adamw exp_avg", args.exp_avg},
+                                        {"adamw exp_avg_sq", args.exp_avg_sq}},
+                                       16));
   GPUPLAN_RETURN_IF_ERROR(CheckAligned("adamw grad", args.grad, kVec * DTypeBytes(grad_dtype)));
   const AdamWConstants c{
       static_cast<float>(config.lr),

@@ -452,14 +452,13 @@ size_t AttentionBackwardWorkspaceBytes(const AttentionShape& shape) {
 Status AttentionForward(const AttentionShape& shape, DType dtype, const AttentionForwardArgs& args,
                         cudaStream_t stream) {
   GPUPLAN_RETURN_IF_ERROR(AttentionSupported(shape, dtype));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention q", args.q));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention k", args.k));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention v", args.v));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention o", args.o));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention lse", args.lse));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention q", args.q, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention k", args.k, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention v", args.v, 16));
+  GPUPLAN_RETURN_IF_ERROR(CheckNotNull({{"attention q", args.q},
+                                        {"attention k", args.k},
+                                        {"attention v", args.v},
+                                        {"attention o", args.o},
+                                        {"attention lse", args.lse}}));
+  GPUPLAN_RETURN_IF_ERROR(CheckAligned(
+      {{"attention q", args.q}, {"attention k", args.k}, {"attention v", args.v}}, 16));
   const float scale_log2 =
       static_cast<float>(kLog2e / std::sqrt(static_cast<double>(shape.head_dim)));
   return Dispatch16BitDType("attention", dtype, [&](auto tag) {
@@ -483,21 +482,22 @@ Status AttentionForward(const AttentionShape& shape, DType dtype, const Attentio
 Status AttentionBackward(const AttentionShape& shape, DType dtype,
                          const AttentionBackwardArgs& args, cudaStream_t stream) {
   GPUPLAN_RETURN_IF_ERROR(AttentionSupported(shape, dtype));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention q", args.q));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention k", args.k));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention v", args.v));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention o", args.o));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention d_o", args.d_o));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention lse", args.lse));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention dq", args.dq));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention dk", args.dk));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention dv", args.dv));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("attention workspace", args.workspace));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention q", args.q, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention k", args.k, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention v", args.v, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention d_o", args.d_o, 16));
-  GPUPLAN_RETURN_IF_ERROR(CheckAligned("attention workspace", args.workspace, 16));
+  GPUPLAN_RETURN_IF_ERROR(CheckNotNull({{"attention q", args.q},
+                                        {"attention k", args.k},
+                                        {"attention v", args.v},
+                                        {"attention o", args.o},
+                                        {"attention d_o", args.d_o},
+                                        {"attention lse", args.lse},
+                                        {"attention dq", args.dq},
+                                        {"attention dk", args.dk},
+                                        {"attention dv", args.dv},
+                                        {"attention workspace", args.workspace}}));
+  GPUPLAN_RETURN_IF_ERROR(CheckAligned({{"attention q", args.q},
+                                        {"attention k", args.k},
+                                        {"attention v", args.v},
+                                        {"attention d_o", args.d_o},
+                                        {"attention workspace", args.workspace}},
+                                       16));
   const size_t needed = AttentionBackwardWorkspaceBytes(shape);
   if (args.workspace_bytes < needed) {
     return Status::Invalid("attention workspace holds " + std::to_string(args.workspace_bytes) +

@@ -73,10 +73,10 @@ Status CrossEntropy(const MatrixShape& shape, DType dtype, const CrossEntropyArg
     return Status::Invalid("cross_entropy: rows must be below 2^31, got " +
                            std::to_string(shape.rows));
   }
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("cross_entropy logits", args.logits));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("cross_entropy labels", args.labels));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("cross_entropy loss", args.loss));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("cross_entropy dlogits", args.dlogits));
+  GPUPLAN_RETURN_IF_ERROR(CheckNotNull({{"cross_entropy logits", args.logits},
+                                        {"cross_entropy labels", args.labels},
+                                        {"cross_entropy loss", args.loss},
+                                        {"cross_entropy dlogits", args.dlogits}}));
   const float inv_rows = static_cast<float>(1.0 / static_cast<double>(shape.rows));
   return DispatchDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -74,10 +75,28 @@ inline Status CheckNotNull(const char* name, const void* p) {
   return p == nullptr ? Status::Invalid(std::string(name) + " is null") : Status::Ok();
 }
 
+/// A device pointer with the argument name errors give for it.
+struct NamedPointer {
+  const char* name;
+  const void* p;
+};
+
+/// CheckNotNull for each pointer in order; the first null one is reported.
+inline Status CheckNotNull(std::initializer_list<NamedPointer> pointers) {
+  for (const NamedPointer& n : pointers) GPUPLAN_RETURN_IF_ERROR(CheckNotNull(n.name, n.p));
+  return Status::Ok();
+}
+
 /// Invalid unless `p` is a multiple of `bytes` (vector loads need their natural alignment).
 inline Status CheckAligned(const char* name, const void* p, uintptr_t bytes) {
   if (reinterpret_cast<uintptr_t>(p) % bytes == 0) return Status::Ok();
   return Status::Invalid(std::string(name) + " must be " + std::to_string(bytes) + "-byte aligned");
+}
+
+/// CheckAligned for each pointer in order.
+inline Status CheckAligned(std::initializer_list<NamedPointer> pointers, uintptr_t bytes) {
+  for (const NamedPointer& n : pointers) GPUPLAN_RETURN_IF_ERROR(CheckAligned(n.name, n.p, bytes));
+  return Status::Ok();
 }
 
 /// Blocks of `threads` for a grid-stride loop over `work` items: enough to cover the work once,

@@ -144,10 +144,10 @@ Status NormForward(NormKind kind, const MatrixShape& shape, DType dtype, double 
                    const NormForwardArgs& args, cudaStream_t stream) {
   GPUPLAN_RETURN_IF_ERROR(CheckNorm(kind, shape));
   if (!(eps >= 0)) return Status::Invalid(std::string(NormKindName(kind)) + ": eps must be >= 0");
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm x", args.x));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm weight", args.weight));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm y", args.y));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm rstd", args.rstd));
+  GPUPLAN_RETURN_IF_ERROR(CheckNotNull({{"norm x", args.x},
+                                        {"norm weight", args.weight},
+                                        {"norm y", args.y},
+                                        {"norm rstd", args.rstd}}));
   GPUPLAN_RETURN_IF_ERROR(CheckLayerNormOnly(kind, "norm bias", args.bias));
   GPUPLAN_RETURN_IF_ERROR(CheckLayerNormOnly(kind, "norm mean", args.mean));
   return DispatchDType(dtype, [&](auto tag) {
@@ -167,13 +167,13 @@ Status NormForward(NormKind kind, const MatrixShape& shape, DType dtype, double 
 Status NormBackward(NormKind kind, const MatrixShape& shape, DType dtype,
                     const NormBackwardArgs& args, cudaStream_t stream) {
   GPUPLAN_RETURN_IF_ERROR(CheckNorm(kind, shape));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm x", args.x));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm weight", args.weight));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm dy", args.dy));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm rstd", args.rstd));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm dx", args.dx));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm dweight", args.dweight));
-  GPUPLAN_RETURN_IF_ERROR(CheckNotNull("norm workspace", args.workspace));
+  GPUPLAN_RETURN_IF_ERROR(CheckNotNull({{"norm x", args.x},
+                                        {"norm weight", args.weight},
+                                        {"norm dy", args.dy},
+                                        {"norm rstd", args.rstd},
+                                        {"norm dx", args.dx},
+                                        {"norm dweight", args.dweight},
+                                        {"norm workspace", args.workspace}}));
   GPUPLAN_RETURN_IF_ERROR(CheckAligned("norm workspace", args.workspace, 4));
   GPUPLAN_RETURN_IF_ERROR(CheckLayerNormOnly(kind, "norm mean", args.mean));
   GPUPLAN_RETURN_IF_ERROR(CheckLayerNormOnly(kind, "norm dbias", args.dbias));

@@ -13,14 +13,11 @@ double Communication(const TimeBreakdown& t) {
   return t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm + t.dp_comm;
 }
 
-// The report's job predicted with `profile`.
-Expected<StepResult> Predict(const Profile& profile, const ValidationReport& r,
-                             const HardwareDb& db) {
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(profile, db, "profile");
-  if (!cal.ok()) return cal.status();
+// The report's job predicted with `rates`.
+StepResult Predict(const MeasuredRates& rates, const ValidationReport& r, const HardwareDb& db) {
   const GpuSpec& gpu = *db.FindGpu(r.job.cluster.gpu);
   const NetworkSpec& net = *db.FindNetwork(r.job.cluster.inter_node);
-  return EvaluateStep(r.job, gpu, net, &cal->rates);
+  return EvaluateStep(r.job, gpu, net, &rates);
 }
 
 }  // namespace
@@ -29,6 +26,8 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
                                                  std::span<const ValidationReport> reports,
                                                  std::span<const std::string> names,
                                                  const HardwareDb& db) {
+  Expected<ProfileCalibration> cal = CalibrateFromProfile(profile, db, "profile");
+  if (!cal.ok()) return cal.status();
   CalibrationResult out;
   double compute_measured = 0, compute_predicted = 0, comm_measured = 0, comm_predicted = 0;
   std::vector<double> before;
@@ -38,18 +37,17 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
       return Status::Invalid(names[i] + ": ran on " + r.job.cluster.gpu + ", but the profile " +
                              "calibrates " + profile.gpu_id);
     }
-    Expected<StepResult> p = Predict(profile, r, db);
-    if (!p.ok()) return p.status();
-    before.push_back(p->step_time_s);
+    const StepResult p = Predict(cal->rates, r, db);
+    before.push_back(p.step_time_s);
     if (r.phases.measured.compute > 0) {
       compute_measured += r.phases.measured.compute;
-      compute_predicted += p->breakdown_s.compute;
+      compute_predicted += p.breakdown_s.compute;
       ++out.compute_reports;
     }
     const double comm = Communication(r.phases.measured);
-    if (r.mode == ValidationMode::kFull && comm > 0 && Communication(p->breakdown_s) > 0) {
+    if (r.mode == ValidationMode::kFull && comm > 0 && Communication(p.breakdown_s) > 0) {
       comm_measured += comm;
-      comm_predicted += Communication(p->breakdown_s);
+      comm_predicted += Communication(p.breakdown_s);
       ++out.communication_reports;
     }
   }
@@ -64,12 +62,12 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
     out.corrections.communication_time_factor *= comm_measured / comm_predicted;
   for (const std::string& n : names) out.corrections.reports.push_back(n);
 
-  Profile after = profile;
-  after.corrections = out.corrections;
+  MeasuredRates after = cal->rates;
+  after.compute_time_factor = out.corrections.compute_time_factor;
+  after.communication_time_factor = out.corrections.communication_time_factor;
   for (size_t i = 0; i < reports.size(); ++i) {
-    Expected<StepResult> p = Predict(after, reports[i], db);
-    if (!p.ok()) return p.status();
-    out.rows.push_back({names[i], reports[i].MeasuredStepSeconds(), before[i], p->step_time_s});
+    out.rows.push_back({names[i], reports[i].MeasuredStepSeconds(), before[i],
+                        Predict(after, reports[i], db).step_time_s});
   }
   return out;
 }
