@@ -9,8 +9,8 @@ namespace gpuplan {
 
 /// Why an operation failed. `kInvalidInput` means the user gave something wrong (exit code 2 in the
 /// CLI); `kUnavailable` means the environment lacks something (no GPU, no file); `kInternal` is a
-/// bug.
-enum class ErrorKind { kInvalidInput, kUnavailable, kInternal };
+/// bug; `kCancelled` means the caller asked a long operation to stop (the GUI's Cancel).
+enum class ErrorKind { kInvalidInput, kUnavailable, kInternal, kCancelled };
 
 /// Ok, or an error with a one-line human-readable message that names the file/field at fault.
 class Status {
@@ -25,6 +25,9 @@ class Status {
   }
   static Status Internal(std::string message) {
     return Status(ErrorKind::kInternal, std::move(message));
+  }
+  static Status Cancelled(std::string message) {
+    return Status(ErrorKind::kCancelled, std::move(message));
   }
 
   bool ok() const { return !failed_; }

@@ -1,6 +1,7 @@
 #include "planner/economics.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/reliability.h"
 
@@ -32,6 +33,19 @@ std::vector<PriceOption> PriceOptionsFor(const PlanRequest& req, const HardwareD
                        std::max(1, e->gpus_per_instance), e->max_gpus_per_job});
   }
   return options;
+}
+
+PriceOption CheapestServing(const std::vector<PriceOption>& options, int64_t num_gpus,
+                            PriceKind kind) {
+  for (const PriceOption& option : options) {
+    if (option.Serves(num_gpus)) return option;
+  }
+  return PriceOption{"", "", kind, 0, 1, 0};
+}
+
+double StepsFor(const PlanRequest& req, int64_t global_batch) {
+  if (req.train_steps > 0) return static_cast<double>(req.train_steps);
+  return std::ceil(req.train_tokens / static_cast<double>(global_batch * req.seq_len));
 }
 
 void PricePlan(const PlanRequest& req, const PriceOption& price, Plan* plan) {

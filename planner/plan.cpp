@@ -32,4 +32,15 @@ bool ParseObjective(std::string_view name, Objective* out) {
   return false;
 }
 
+void FillSpeedups(std::vector<ScalingRow>* rows) {
+  const ScalingRow* base = nullptr;
+  for (ScalingRow& row : *rows) {
+    if (!row.feasible) continue;
+    if (base == nullptr) base = &row;
+    row.speedup = base->plan.econ.expected_wall_s / row.plan.econ.expected_wall_s;
+    row.scaling_efficiency =
+        row.speedup / (static_cast<double>(row.gpus) / static_cast<double>(base->gpus));
+  }
+}
+
 }  // namespace gpuplan

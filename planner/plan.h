@@ -106,6 +106,10 @@ struct ScalingRow {
   double scaling_efficiency = 0;
 };
 
+/// Sets speedup and scaling_efficiency of every feasible row of `rows` (ascending GPU counts)
+/// relative to the first feasible row, from plan.econ.expected_wall_s.
+void FillSpeedups(std::vector<ScalingRow>* rows);
+
 /// Counters of one search (printed, and benchmarked).
 struct SearchStats {
   int64_t configurations = 0;  ///< layouts enumerated

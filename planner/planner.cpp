@@ -144,10 +144,9 @@ Plan PricedAtSize(const PlanRequest& req, const HardwareDb& db, const Plan& layo
                   const PriceOption& price) {
   const int64_t n = layout.job.cluster.num_gpus;
   if (price.Serves(n)) return PricedLike(req, layout, price);
-  for (const PriceOption& option : PriceOptionsFor(req, db, layout.job.cluster.gpu, layout.node)) {
-    if (option.Serves(n)) return PricedLike(req, layout, option);
-  }
-  return PricedLike(req, layout, PriceOption{"", "", req.price_kind, 0, 1, 0});
+  return PricedLike(req, layout,
+                    CheapestServing(PriceOptionsFor(req, db, layout.job.cluster.gpu, layout.node),
+                                    n, req.price_kind));
 }
 
 std::vector<ScalingRow> ScalingTable(const PlanRequest& req, const HardwareDb& db,
@@ -165,14 +164,7 @@ std::vector<ScalingRow> ScalingTable(const PlanRequest& req, const HardwareDb& d
     if (row.feasible) row.plan = PricedAtSize(req, db, r->best.front(), price);
     rows.push_back(std::move(row));
   }
-  const ScalingRow* base = nullptr;
-  for (ScalingRow& row : rows) {
-    if (!row.feasible) continue;
-    if (base == nullptr) base = &row;
-    row.speedup = base->plan.econ.expected_wall_s / row.plan.econ.expected_wall_s;
-    row.scaling_efficiency =
-        row.speedup / (static_cast<double>(row.gpus) / static_cast<double>(base->gpus));
-  }
+  FillSpeedups(&rows);
   return rows;
 }
 
@@ -479,6 +471,7 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
                           ? req.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<PointResult> searched = SearchPoints(req, BuildPoints(req, db), threads, progress);
+  if (progress != nullptr && progress->Cancelled()) return Status::Cancelled("search cancelled");
   result.stats.threads = threads;
   for (const PointResult& r : searched) {
     result.stats.configurations += r.stats.configurations;

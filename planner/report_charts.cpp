@@ -7,36 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "planner/chart_series.h"
 #include "planner/svg_chart.h"
 #include "planner/units_format.h"
 
 namespace gpuplan {
 namespace {
-
-// Tableau 10, the palette of every chart.
-constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-constexpr const char* kHighlight = "#e15759";
-constexpr const char* kIdeal = "#999";
-constexpr const char* kCapacity = "#222";
-
-// FormatDuration without zero decimals ("6 h", "30 min", "1.5 d"): tick labels.
-std::string TickDuration(double seconds) {
-  if (seconds == 0) return "0";
-  std::string s = FormatDuration(seconds);
-  const size_t space = s.find(' ');
-  for (const char* zeros : {".00", ".0"}) {
-    const size_t n = std::char_traits<char>::length(zeros);
-    if (space != std::string::npos && space >= n && s.compare(space - n, n, zeros) == 0) {
-      return s.erase(space - n, n);
-    }
-  }
-  return s;
-}
-
-std::string PointLabel(const Plan& p) {
-  return p.job.cluster.gpu + " \u00d7" + std::to_string(p.job.cluster.num_gpus);
-}
 
 std::string ParetoChart(const PlanResult& r) {
   std::vector<const Plan*> plans;
@@ -60,28 +36,25 @@ std::string ParetoChart(const PlanResult& r) {
   const Scale x{t_lo / 1.5, t_hi * 1.5, kLeft, kRight, true};
   const Scale y{0, NiceCeiling(cost_hi * 1.1), kBottom, kTop, false};
   SvgCanvas svg(kW, kH, "Pareto front: expected wall time vs expected cost");
-  svg.YAxis(
-      y, kLeft, LinearTicks(y.lo, y.hi, 5),
-      [](double v) { return v == 0 ? std::string("$0") : FormatUsd(v); }, "expected cost (USD)",
-      false, kRight - kLeft);
-  svg.XAxis(x, kBottom, DurationTicks(x.lo, x.hi), TickDuration, "expected wall time (log scale)");
+  svg.YAxis(y, kLeft, LinearTicks(y.lo, y.hi, 5), UsdTickLabel, "expected cost (USD)", false,
+            kRight - kLeft);
+  svg.XAxis(x, kBottom, DurationTicks(x.lo, x.hi), DurationTickLabel,
+            "expected wall time (log scale)");
   std::vector<std::pair<double, double>> front;
   for (const Plan* p : plans) {
     if (p != &r.recommendation)
       front.push_back({x(p->econ.expected_wall_s), y(p->econ.expected_cost_usd)});
   }
   std::sort(front.begin(), front.end());
-  if (front.size() > 1) svg.Polyline(front, kIdeal, true);
+  if (front.size() > 1) svg.Polyline(front, kChartIdeal, true);
   std::vector<LabelRequest> labels;
   for (const Plan* p : plans) {
     const bool rec = r.found && SamePlan(*p, r.recommendation);
     labels.push_back({x(p->econ.expected_wall_s), y(p->econ.expected_cost_usd), rec ? 7.0 : 4.5,
-                      PointLabel(*p), rec});
-    const std::string tip = PointLabel(*p) + ", " + LayoutSummary(p->job) + ": " +
-                            FormatDuration(p->econ.expected_wall_s) + ", " +
-                            FormatUsd(p->econ.expected_cost_usd);
-    svg.Circle(labels.back().x, labels.back().y, labels.back().r, rec ? kHighlight : kPalette[0],
-               tip);
+                      PlanPointLabel(*p), rec});
+    const std::string tip = PlanPointTooltip(*p);
+    svg.Circle(labels.back().x, labels.back().y, labels.back().r,
+               rec ? kChartHighlight : kChartPalette[0], tip);
   }
   const std::vector<std::optional<PlacedLabel>> placed =
       PlaceLabels(labels, {kLeft, kTop, kRight, kBottom});
@@ -90,8 +63,8 @@ std::string ParetoChart(const PlanResult& r) {
       svg.Text(placed[i]->x, placed[i]->y, labels[i].text, placed[i]->anchor, labels[i].emphasis);
     }
   }
-  svg.Legend(kLeft + 10, 22, {{kPalette[0], "Pareto-optimal plan"}, {kHighlight, "recommended"}}, 2,
-             190);
+  svg.Legend(kLeft + 10, 22,
+             {{kChartPalette[0], "Pareto-optimal plan"}, {kChartHighlight, "recommended"}}, 2, 190);
   return svg.Finish();
 }
 
@@ -118,13 +91,10 @@ std::string ScalingChart(const PlanResult& r) {
   const Scale y{speedup_lo / 1.5, speedup_hi * 1.5, kBottom, kTop, true};
   const Scale eff{0, NiceCeiling(eff_hi * 1.1), kBottom, kTop, false};
   SvgCanvas svg(kW, kH, "Scaling on " + r.scaling_gpu + ": speedup and efficiency vs GPUs");
-  svg.YAxis(
-      y, kLeft, PowerTicks(y.lo, y.hi, 2, 6),
-      [](double v) { return (v < 1 ? FormatFixed(v, 2) : FormatCount(v)) + "x"; },
-      "speedup over " + FormatCount(g0) + " GPUs (log2 scale)", false, kRight - kLeft);
-  svg.YAxis(
-      eff, kRight, LinearTicks(eff.lo, eff.hi, 5), [](double v) { return FormatPercent(v); },
-      "scaling efficiency", true);
+  svg.YAxis(y, kLeft, PowerTicks(y.lo, y.hi, 2, 6), SpeedupTickLabel,
+            "speedup over " + FormatCount(g0) + " GPUs (log2 scale)", false, kRight - kLeft);
+  svg.YAxis(eff, kRight, LinearTicks(eff.lo, eff.hi, 5), PercentTickLabel, "scaling efficiency",
+            true);
   svg.XAxis(x, kBottom, PowerTicks(x.lo, x.hi, 2, 10), FormatCount, "GPUs (log2 scale)");
   std::vector<std::pair<double, double>> ideal, speedup, efficiency;
   for (const ScalingRow* row : rows) {
@@ -133,20 +103,20 @@ std::string ScalingChart(const PlanResult& r) {
     speedup.push_back({x(g), y(row->speedup)});
     efficiency.push_back({x(g), eff(row->scaling_efficiency)});
   }
-  svg.Polyline(ideal, kIdeal, true);
-  svg.Polyline(speedup, kPalette[0]);
-  svg.Polyline(efficiency, kPalette[4]);
+  svg.Polyline(ideal, kChartIdeal, true);
+  svg.Polyline(speedup, kChartPalette[0]);
+  svg.Polyline(efficiency, kChartPalette[4]);
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string gpus = std::to_string(rows[i]->gpus) + " GPUs: ";
-    svg.Circle(speedup[i].first, speedup[i].second, 4, kPalette[0],
+    svg.Circle(speedup[i].first, speedup[i].second, 4, kChartPalette[0],
                gpus + FormatFixed(rows[i]->speedup, 2) + "x speedup");
-    svg.Circle(efficiency[i].first, efficiency[i].second, 4, kPalette[4],
+    svg.Circle(efficiency[i].first, efficiency[i].second, 4, kChartPalette[4],
                gpus + FormatPercent(rows[i]->scaling_efficiency) + " efficiency");
   }
   svg.Legend(kLeft, 24,
-             {{kPalette[0], "speedup"},
-              {kIdeal, "ideal (linear)", true},
-              {kPalette[4], "scaling efficiency"}},
+             {{kChartPalette[0], "speedup"},
+              {kChartIdeal, "ideal (linear)", true},
+              {kChartPalette[4], "scaling efficiency"}},
              3, 170);
   return svg.Finish();
 }
@@ -155,30 +125,27 @@ std::string MemoryChart(const PlanResult& r) {
   const Plan* plan = ChartedPlan(r);
   if (plan == nullptr) return "";
   const MemoryBreakdown& m = plan->step.memory;
-  const std::pair<const char*, double> parts[] = {
-      {"weights", m.weights_bytes},           {"gradients", m.grads_bytes},
-      {"optimizer state", m.optimizer_bytes}, {"activations", m.activations_bytes},
-      {"logits buffers", m.logits_bytes},     {"framework overhead", m.overhead_bytes}};
   constexpr double kW = 720, kH = 380, kLeft = 100, kBarX = 130, kBarW = 130, kTop = 40,
                    kBottom = 330;
   const Scale y{0, NiceCeiling(std::max(m.peak_bytes, m.capacity_bytes) * 1.05), kBottom, kTop,
                 false};
-  SvgCanvas svg(kW, kH, "Memory per GPU: " + PointLabel(*plan) + ", " + LayoutSummary(plan->job));
+  SvgCanvas svg(kW, kH,
+                "Memory per GPU: " + PlanPointLabel(*plan) + ", " + LayoutSummary(plan->job));
   svg.YAxis(y, kLeft, LinearTicks(y.lo, y.hi, 6), FormatGb, "memory per GPU (GB)", false, 300);
   std::vector<LegendItem> legend;
   double base = 0;
-  for (size_t i = 0; i < std::size(parts); ++i) {
-    const auto& [name, bytes] = parts[i];
-    const std::string label = std::string(name) + " " + FormatGb(bytes);
-    svg.Rect(kBarX, y(base + bytes), kBarW, y(base) - y(base + bytes), kPalette[i], label);
-    legend.push_back({kPalette[i], label});
+  for (const MemoryPart& part : kMemoryParts) {
+    const double bytes = m.*part.bytes;
+    const std::string label = std::string(part.label) + " " + FormatGb(bytes);
+    svg.Rect(kBarX, y(base + bytes), kBarW, y(base) - y(base + bytes), part.color, label);
+    legend.push_back({part.color, label});
     base += bytes;
   }
   svg.Text(kBarX + kBarW / 2, y(m.peak_bytes) - 6, "peak " + FormatGb(m.peak_bytes), "middle",
            true);
-  svg.Line(kLeft, y(m.capacity_bytes), kLeft + 300, y(m.capacity_bytes), kCapacity, 2, true);
+  svg.Line(kLeft, y(m.capacity_bytes), kLeft + 300, y(m.capacity_bytes), kChartCapacity, 2, true);
   svg.Text(kLeft + 300, y(m.capacity_bytes) - 6, "capacity " + FormatGb(m.capacity_bytes), "end");
-  legend.push_back({kCapacity, "capacity " + FormatGb(m.capacity_bytes), true});
+  legend.push_back({kChartCapacity, "capacity " + FormatGb(m.capacity_bytes), true});
   svg.Legend(440, 70, legend, 1, 250);
   return svg.Finish();
 }
@@ -186,26 +153,22 @@ std::string MemoryChart(const PlanResult& r) {
 std::string StepTimeChart(const PlanResult& r) {
   if (!r.found || !(r.recommendation.step.step_time_s > 0)) return "";
   const StepResult& st = r.recommendation.step;
-  const TimeBreakdown& b = st.breakdown_s;
-  const std::pair<const char*, double> parts[] = {
-      {"compute", b.compute}, {"TP comm", b.tp_comm},    {"CP comm", b.cp_comm},
-      {"PP comm", b.pp_comm}, {"DP comm", b.dp_comm},    {"EP comm", b.ep_comm},
-      {"bubble", b.bubble},   {"optimizer", b.optimizer}};
   constexpr double kW = 720, kH = 220, kLeft = 30, kRight = 690, kBarY = 30, kBarH = 44;
   const Scale x{0, NiceCeiling(st.step_time_s), kLeft, kRight, false};
   SvgCanvas svg(kW, kH, "Step time breakdown: " + FormatDuration(st.step_time_s) + " per step");
   std::vector<LegendItem> legend;
   double base = 0;
-  for (size_t i = 0; i < std::size(parts); ++i) {
-    const auto& [name, seconds] = parts[i];
+  for (const TimePart& part : kTimeParts) {
+    const double seconds = st.breakdown_s.*part.seconds;
     if (!(seconds > 0)) continue;
-    const std::string label = std::string(name) + " " + FormatDuration(seconds) + " (" +
+    const std::string label = std::string(part.label) + " " + FormatDuration(seconds) + " (" +
                               FormatPercent(seconds / st.step_time_s) + ")";
-    svg.Rect(x(base), kBarY, x(base + seconds) - x(base), kBarH, kPalette[i], label);
-    legend.push_back({kPalette[i], label});
+    svg.Rect(x(base), kBarY, x(base + seconds) - x(base), kBarH, part.color, label);
+    legend.push_back({part.color, label});
     base += seconds;
   }
-  svg.XAxis(x, kBarY + kBarH + 6, LinearTicks(x.lo, x.hi, 6), TickDuration, "seconds per step");
+  svg.XAxis(x, kBarY + kBarH + 6, LinearTicks(x.lo, x.hi, 6), DurationTickLabel,
+            "seconds per step");
   svg.Legend(kLeft, kBarY + kBarH + 78, legend, 3, 220);
   return svg.Finish();
 }

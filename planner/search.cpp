@@ -6,6 +6,7 @@
 #include <limits>
 #include <thread>
 
+#include "planner/economics.h"
 #include "simulator/cost_model.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
@@ -26,12 +27,6 @@ std::vector<int64_t> Divisors(int64_t n) {
     if (n % d == 0) out.push_back(d);
   }
   return out;
-}
-
-// Optimizer steps for the requested work at global batch `gbs`.
-double StepsFor(const PlanRequest& req, int64_t gbs) {
-  if (req.train_steps > 0) return static_cast<double>(req.train_steps);
-  return std::ceil(req.train_tokens / static_cast<double>(gbs * req.seq_len));
 }
 
 // The search state of one hardware point: the job being mutated in place and the results.
@@ -246,6 +241,7 @@ std::vector<PointResult> SearchPoints(const PlanRequest& req,
   const int64_t total = static_cast<int64_t>(points.size());
   auto worker = [&] {
     for (size_t i = next++; i < points.size(); i = next++) {
+      if (progress != nullptr && progress->Cancelled()) return;
       results[i] = SearchPoint(req, points[i]);
       const int64_t finished = ++done;
       if (progress != nullptr) progress->Update(finished, total);

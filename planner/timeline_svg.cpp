@@ -10,54 +10,10 @@
 #include <vector>
 
 #include "planner/svg_chart.h"
+#include "planner/timeline_style.h"
 
 namespace gpuplan {
 namespace {
-
-// What colours a bar: six kinds of compute op, then one per communication stream.
-constexpr int kComputeKinds = 6;
-constexpr int kForward = 0, kBackward = 1, kWgrad = 2, kRecompute = 3, kOptimizer = 4,
-              kOtherCompute = 5;
-constexpr int kKindCount = kComputeKinds + kSimStreamCount - 1;
-
-struct KindStyle {
-  const char* label;
-  const char* color;
-};
-
-// Compute in strong Tableau 10 colours, communication in the light Tableau 20 ones; the
-// communication entries take their label from StreamName.
-constexpr std::array<KindStyle, kKindCount> kKinds = {{
-    {"forward", "#4e79a7"},
-    {"backward", "#f28e2b"},
-    {"weight gradient", "#59a14f"},
-    {"recompute", "#b07aa1"},
-    {"optimizer", "#e15759"},
-    {"other compute", "#9c755f"},
-    {nullptr, "#a0cbe8"},  // tp comm
-    {nullptr, "#ffbe7d"},  // cp comm
-    {nullptr, "#8cd17d"},  // ep comm
-    {nullptr, "#86bcb6"},  // pp send
-    {nullptr, "#f1ce63"},  // pp recv
-    {nullptr, "#d4a6c8"},  // dp gather
-    {nullptr, "#bab0ac"},  // dp reduce
-}};
-
-std::string KindLabel(int kind) {
-  if (kind < kComputeKinds) return kKinds[static_cast<size_t>(kind)].label;
-  return std::string(StreamName(static_cast<SimStream>(kind - kComputeKinds + 1)));
-}
-
-int KindOf(const TimelineOp& op) {
-  if (op.stream != SimStream::kCompute) return kComputeKinds + static_cast<int>(op.stream) - 1;
-  const std::string_view name = op.name;
-  if (name.starts_with("forward")) return kForward;
-  if (name.starts_with("backward")) return kBackward;
-  if (name.starts_with("wgrad") || name.starts_with("weight grad")) return kWgrad;
-  if (name.starts_with("recompute")) return kRecompute;
-  if (name.starts_with("optimizer")) return kOptimizer;
-  return kOtherCompute;
-}
 
 std::string Ms(double ms, const char* format) {
   char buf[48];
@@ -89,20 +45,15 @@ std::string TimelineSvg(const Timeline& timeline, const GanttOptions& options) {
 
   // The ops drawn, the streams each rank shows (compute always) and the time range in ms.
   std::vector<size_t> drawn;
-  std::vector<uint32_t> shown(nranks, 1u << static_cast<int>(SimStream::kCompute));
-  std::array<bool, kKindCount> kind_used{};
+  const std::vector<uint32_t> shown = RowStreams(timeline, options.compute_only);
+  std::array<bool, kOpKindCount> kind_used{};
   double t_lo = 0, t_hi = 0;
   for (size_t i = 0; i < timeline.ops.size(); ++i) {
     const TimelineOp& op = timeline.ops[i];
-    const int stream = static_cast<int>(op.stream);
-    if (op.rank < 0 || static_cast<size_t>(op.rank) >= nranks || stream >= kSimStreamCount ||
-        !std::isfinite(op.start_s) || !std::isfinite(op.end_s)) {
-      continue;
-    }
+    if (!IsDrawableOp(op, nranks)) continue;
     if (options.compute_only && op.stream != SimStream::kCompute) continue;
     drawn.push_back(i);
-    shown[static_cast<size_t>(op.rank)] |= 1u << stream;
-    kind_used[static_cast<size_t>(KindOf(op))] = true;
+    kind_used[static_cast<size_t>(ClassifyOp(op))] = true;
     t_lo = std::min(t_lo, op.start_s * 1e3);
     t_hi = std::max(t_hi, std::max(op.start_s, op.end_s) * 1e3);
   }
@@ -141,9 +92,10 @@ std::string TimelineSvg(const Timeline& timeline, const GanttOptions& options) {
   const double axis_y = plot_bottom + 6;
 
   std::vector<LegendItem> legend;
-  for (int k = 0; k < kKindCount; ++k) {
+  for (int k = 0; k < kOpKindCount; ++k) {
     if (kind_used[static_cast<size_t>(k)]) {
-      legend.push_back({kKinds[static_cast<size_t>(k)].color, KindLabel(k)});
+      const auto kind = static_cast<OpKind>(k);
+      legend.push_back({OpKindColor(kind), std::string(OpKindLabel(kind))});
     }
   }
   const int per_row = std::max(1, static_cast<int>((width - 2 * kPad) / kLegendColumn));
@@ -175,12 +127,10 @@ std::string TimelineSvg(const Timeline& timeline, const GanttOptions& options) {
   std::vector<std::vector<size_t>> compute_ops(nranks);
   for (size_t i : drawn) {
     const TimelineOp& op = timeline.ops[i];
-    const int kind = KindOf(op);
     const double ry = row_y[static_cast<size_t>(op.rank)][static_cast<size_t>(op.stream)];
     const double x0 = x(op.start_s * 1e3);
     const double w = std::max(x(std::max(op.start_s, op.end_s) * 1e3) - x0, 0.5);
-    svg.Rect(x0, ry + inset, w, row_h - 2 * inset, kKinds[static_cast<size_t>(kind)].color,
-             Tooltip(op));
+    svg.Rect(x0, ry + inset, w, row_h - 2 * inset, OpKindColor(ClassifyOp(op)), Tooltip(op));
     if (op.stream == SimStream::kCompute) compute_ops[static_cast<size_t>(op.rank)].push_back(i);
   }
 
@@ -196,9 +146,7 @@ std::string TimelineSvg(const Timeline& timeline, const GanttOptions& options) {
       const TimelineOp* first = nullptr;  // of the current run
       double run_x0 = 0, run_x1 = 0;
       const auto flush = [&] {
-        if (first == nullptr) return;
-        const int kind = KindOf(*first);
-        if (first->microbatch < 0 || (kind != kForward && kind != kBackward)) return;
+        if (first == nullptr || !IsLabelledPass(*first)) return;
         const std::string text = std::to_string(first->microbatch);
         const double w = run_x1 - run_x0;
         if (w >= std::max(12.0, EstimateTextWidth(text) + 2)) {
@@ -209,9 +157,7 @@ std::string TimelineSvg(const Timeline& timeline, const GanttOptions& options) {
         const TimelineOp& op = timeline.ops[i];
         const double x0 = x(op.start_s * 1e3);
         const double x1 = std::max(x(std::max(op.start_s, op.end_s) * 1e3), x0 + 0.5);
-        const bool continues = first != nullptr && KindOf(op) == KindOf(*first) &&
-                               op.microbatch == first->microbatch && op.chunk == first->chunk &&
-                               x0 <= run_x1 + 1;
+        const bool continues = first != nullptr && SameRun(*first, op) && x0 <= run_x1 + 1;
         if (continues) {
           run_x1 = std::max(run_x1, x1);
           continue;

@@ -25,7 +25,9 @@ struct GanttOptions {
 /// LinearTicks and light grid lines.
 ///
 /// Each op drawn is one <rect> with a tooltip (name, micro-batch, chunk, layer, start–end in
-/// ms); a bar is at least 0.5 px wide. Compute ops are coloured by the prefix of their name:
+/// ms); a bar is at least 0.5 px wide. Kinds, colours and legend labels are those of
+/// planner/timeline_style.h (shared with the GUI's Gantt). Compute ops are coloured by the prefix
+/// of their name:
 /// "forward", "backward", "wgrad" or "weight grad" (legend "weight gradient"), "recompute",
 /// "optimizer", anything else (embedding, lm head, ...) "other compute"; ops on the other streams
 /// by stream, in muted colours, labelled by stream name. A run of forward (or backward) bars of
