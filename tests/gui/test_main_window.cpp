@@ -1,0 +1,256 @@
+// The what-if window end to end (issue 7, "Done when"): the GPU count drives the results, an
+// out-of-memory layout turns the memory bar red, a click on a Pareto point loads that plan; and
+// undo, invalid input, the timeline, the search's Cancel, sessions and exports.
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "gui/gantt_view.h"
+#include "gui/input_panel.h"
+#include "gui/main_window.h"
+#include "gui/memory_bar.h"
+#include "gui/pareto_chart.h"
+#include "gui/plan_search.h"
+#include "gui/results_panel.h"
+#include "gui/session.h"
+#include "planner/economics.h"
+
+namespace gpuplan {
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private:
+  HardwareDb db_;
+
+  QSpinBox* Spin(MainWindow& w, const char* key) {
+    auto* spin = qobject_cast<QSpinBox*>(w.inputs()->FieldWidget(key));
+    Q_ASSERT(spin != nullptr);
+    return spin;
+  }
+
+  // Pixels of the memory bar in its "does not fit" colour.
+  static int OverCapacityPixels(MemoryBar* bar) {
+    const QImage image = bar->grab().toImage();
+    const QRgb red = MemoryBar::OverCapacityColor().rgb();
+    int n = 0;
+    for (int y = 0; y < image.height(); ++y) {
+      for (int x = 0; x < image.width(); ++x) n += image.pixel(x, y) == red ? 1 : 0;
+    }
+    return n;
+  }
+
+  static std::string ReadFile(const QString& path) {
+    std::ifstream in(path.toStdString());
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private slots:
+  void initTestCase() {
+    Expected<HardwareDb> db = LoadHardwareDb({});
+    QVERIFY2(db.ok(), db.status().message().c_str());
+    db_ = std::move(db).value();
+  }
+
+  void ChangingTheGpuCountUpdatesTheResults() {
+    MainWindow w(db_, DefaultSession(db_));
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.current_plan() != nullptr);
+    QCOMPARE(w.current_plan()->job.cluster.num_gpus, 256);
+    const double step_256 = w.current_plan()->step.step_time_s;
+    const double tokens_256 = w.current_plan()->step.tokens_per_s;
+    const QString shown_256 = w.results()->MetricText(Metric::kStepTime);
+
+    Spin(w, "gpus")->setValue(512);
+
+    QVERIFY(w.current_plan() != nullptr);
+    QCOMPARE(w.current_plan()->job.cluster.num_gpus, 512);
+    QCOMPARE(w.current_plan()->job.parallel.dp, 16);  // 512 / (TP8 x PP4)
+    QVERIFY(w.current_plan()->step.step_time_s < step_256);
+    QVERIFY(w.current_plan()->step.tokens_per_s > 1.5 * tokens_256);
+    QVERIFY(w.results()->MetricText(Metric::kStepTime) != shown_256);
+    QVERIFY(w.results()->ErrorText().isEmpty());
+
+    // One undo step brings the 256 GPUs back, with their numbers.
+    w.undo_stack()->undo();
+    QCOMPARE(Spin(w, "gpus")->value(), 256);
+    QCOMPARE(w.current_plan()->step.step_time_s, step_256);
+    QCOMPARE(w.results()->MetricText(Metric::kStepTime), shown_256);
+  }
+
+  void AnOutOfMemoryLayoutTurnsTheMemoryBarRed() {
+    MainWindow w(db_, DefaultSession(db_));
+    w.resize(1400, 900);
+    w.show();
+    MemoryBar* bar = w.results()->memory_bar();
+    QVERIFY(!bar->OverCapacity());
+    QCOMPARE(OverCapacityPixels(bar), 0);
+
+    // Llama 3 70B without tensor or pipeline parallelism: 140 GB of bf16 weights per GPU.
+    Spin(w, "tp")->setValue(1);
+    Spin(w, "pp")->setValue(1);
+    Spin(w, "vpp")->setValue(1);
+    QVERIFY(w.current_plan() != nullptr);
+    QVERIFY(!w.current_plan()->step.memory.fits);
+    QVERIFY(bar->OverCapacity());
+    QVERIFY(OverCapacityPixels(bar) > 100);
+
+    w.undo_stack()->undo();
+    w.undo_stack()->undo();
+    w.undo_stack()->undo();
+    QVERIFY(w.current_plan()->step.memory.fits);
+    QVERIFY(!bar->OverCapacity());
+    QCOMPARE(OverCapacityPixels(bar), 0);
+  }
+
+  void ClickingAParetoPointLoadsThatPlan() {
+    Session s = DefaultSession(db_);
+    s.search_all_gpus = false;  // H100 only, up to 512 GPUs: a short search
+    s.search_max_gpus = 512;
+    MainWindow w(db_, s);
+    w.resize(1600, 1000);
+    w.show();
+    w.FindBestPlan();
+    QVERIFY(w.Searching());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.Searching(), 120000);
+    const PlanResult* result = w.results()->search();
+    QVERIFY(result != nullptr);
+    QVERIFY(result->pareto.size() >= 2);
+    ParetoChart* chart = w.results()->pareto_chart();
+    QCOMPARE(chart->PointCount(), static_cast<int>(result->pareto.size()));
+
+    // The point furthest from the current 256 GPUs.
+    int pick = 0;
+    for (int i = 0; i < chart->PointCount(); ++i) {
+      const auto gpus = [&](int k) {
+        return std::abs(std::log2(static_cast<double>(
+                            result->pareto[static_cast<size_t>(k)].job.cluster.num_gpus)) -
+                        8.0);
+      };
+      if (gpus(i) > gpus(pick)) pick = i;
+    }
+    const Plan expected = result->pareto[static_cast<size_t>(pick)];
+    QSignalSpy clicked(chart, &ParetoChart::PlanClicked);
+    QTest::mouseClick(chart, Qt::LeftButton, Qt::NoModifier, chart->PointPosition(pick).toPoint());
+    QCOMPARE(clicked.count(), 1);
+
+    const Session& now = w.inputs()->session();
+    QCOMPARE(now.job.cluster.num_gpus, expected.job.cluster.num_gpus);
+    QCOMPARE(now.job.parallel.tp, expected.job.parallel.tp);
+    QCOMPARE(now.job.parallel.pp, expected.job.parallel.pp);
+    QCOMPARE(now.job.parallel.cp, expected.job.parallel.cp);
+    QCOMPARE(now.job.training.micro_batch_size, expected.job.training.micro_batch_size);
+    QCOMPARE(Spin(w, "gpus")->value(), static_cast<int>(expected.job.cluster.num_gpus));
+    const Plan* plan = w.current_plan();
+    QVERIFY(plan != nullptr);
+    // The window shows the analytic model; the planner may have re-timed a finalist with the
+    // event simulator and kept the analytic time beside it.
+    const double analytic =
+        expected.analytic_step_s > 0 ? expected.analytic_step_s : expected.step.step_time_s;
+    QVERIFY(std::abs(plan->step.step_time_s / analytic - 1) < 1e-9);
+    QCOMPARE(plan->econ.provider, expected.econ.provider);
+    QCOMPARE(plan->step.memory.peak_bytes, expected.step.memory.peak_bytes);
+    // Loading is one undoable edit.
+    w.undo_stack()->undo();
+    QCOMPARE(w.inputs()->session().job.cluster.num_gpus, 256);
+  }
+
+  void InvalidInputShowsWhichFieldAndWhy() {
+    MainWindow w(db_, DefaultSession(db_));
+    Spin(w, "tp")->setValue(3);  // 256 GPUs are not a multiple of 3 x 4
+    QVERIFY(w.current_plan() == nullptr);
+    QVERIFY(w.results()->ErrorText().contains("TP x PP x CP"));
+    QCOMPARE(w.results()->MetricText(Metric::kStepTime), QStringLiteral("–"));
+    Spin(w, "gpus")->setValue(192);  // 16 x TP3 x PP4, but 64 heads are not divisible by 3
+    QVERIFY(w.current_plan() == nullptr);
+    QVERIFY2(w.results()->ErrorText().contains("tp"), qPrintable(w.results()->ErrorText()));
+    Spin(w, "tp")->setValue(4);  // DP 12: 512 sequences do not split into 12 replicas
+    QVERIFY(w.current_plan() == nullptr);
+    QVERIFY2(w.results()->ErrorText().contains("global_batch"),
+             qPrintable(w.results()->ErrorText()));
+    Spin(w, "gpus")->setValue(256);  // TP4 PP4 DP16
+    QVERIFY(w.current_plan() != nullptr);
+    QCOMPARE(w.current_plan()->job.parallel.dp, 16);
+    QVERIFY(w.results()->ErrorText().isEmpty());
+  }
+
+  void TheTimelineArrivesInTheBackground() {
+    MainWindow w(db_, DefaultSession(db_));
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.TimelinePending(), 60000);
+    // PP4: one simulated GPU per stage, each with a compute row and communication rows.
+    QVERIFY(w.results()->gantt_view()->RowCount() >= 4);
+    // A newer change supersedes the old simulation.
+    Spin(w, "pp")->setValue(2);
+    Spin(w, "vpp")->setValue(1);
+    QVERIFY(w.TimelinePending());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.TimelinePending(), 60000);
+    QVERIFY(w.results()->gantt_view()->RowCount() >= 2);
+  }
+
+  void CancelEndsTheSearch() {
+    MainWindow w(db_, DefaultSession(db_));
+    PlanSearch* search = w.findChild<PlanSearch*>();
+    QVERIFY(search != nullptr);
+    QSignalSpy cancelled(search, &PlanSearch::Cancelled);
+    QSignalSpy finished(search, &PlanSearch::Finished);
+    w.FindBestPlan();
+    search->Cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.Searching(), 60000);
+    // The search stops at the next hardware point; a tiny search may finish first.
+    QCOMPARE(cancelled.count() + finished.count(), 1);
+  }
+
+  void SessionsRoundTripAndExportsWriteFiles() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MainWindow w(db_, DefaultSession(db_));
+    Spin(w, "gpus")->setValue(128);
+    const QString session = dir.filePath("s.json");
+    Status st = w.SaveSession(session);
+    QVERIFY2(st.ok(), st.message().c_str());
+
+    MainWindow other(db_, DefaultSession(db_));
+    st = other.OpenSession(session);
+    QVERIFY2(st.ok(), st.message().c_str());
+    QCOMPARE(other.inputs()->session().job.cluster.num_gpus, 128);
+    QCOMPARE(other.current_plan()->step.step_time_s, w.current_plan()->step.step_time_s);
+
+    st = w.ExportReport(dir.filePath("plan.html"));
+    QVERIFY2(st.ok(), st.message().c_str());
+    QVERIFY(ReadFile(dir.filePath("plan.html")).find("<svg") != std::string::npos);
+    st = w.ExportReport(dir.filePath("plan.md"));
+    QVERIFY2(st.ok(), st.message().c_str());
+    QVERIFY(ReadFile(dir.filePath("plan.md")).find("# ") != std::string::npos);
+    st = w.ExportLaunchConfig(dir.filePath("train.sh"), "megatron");
+    QVERIFY2(st.ok(), st.message().c_str());
+    QVERIFY(ReadFile(dir.filePath("train.sh")).find("--tensor-model-parallel-size 8") !=
+            std::string::npos);
+    st = w.ExportPlanJson(dir.filePath("plan.json"));
+    QVERIFY2(st.ok(), st.message().c_str());
+
+    // Invalid inputs: nothing is saved or exported, and the error says why.
+    Spin(w, "tp")->setValue(3);
+    st = w.SaveSession(dir.filePath("bad.json"));
+    QVERIFY(!st.ok());
+    QVERIFY(!QFile::exists(dir.filePath("bad.json")));
+    QVERIFY(!w.ExportPlanJson(dir.filePath("bad-plan.json")).ok());
+    QVERIFY(!QFile::exists(dir.filePath("bad-plan.json")));
+    st = w.OpenSession(dir.filePath("missing.json"));
+    QVERIFY(!st.ok());
+    QVERIFY(QString::fromStdString(st.message()).contains("missing.json"));
+  }
+};
+
+}  // namespace gpuplan
+
+QTEST_MAIN(gpuplan::MainWindowTest)
+#include "test_main_window.moc"
