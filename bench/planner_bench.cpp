@@ -8,6 +8,8 @@
 #include "hardware-db/hardware_db.h"
 #include "planner/planner.h"
 #include "planner/search.h"
+#include "planner/what_if.h"
+#include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
 
 namespace gpuplan {
@@ -84,6 +86,28 @@ void BM_PlanLlama70b(benchmark::State& state) {
   ReportRates(state, total);
 }
 BENCHMARK(BM_PlanLlama70b)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// What the GUI computes on every change of an input: the what-if plan of Llama 3 405B on 16,384
+// H100 (examples/llama3-405b-h100.json) and its data-parallel scaling up to 8x the GPUs.
+void BM_WhatIf405B(benchmark::State& state) {
+  Expected<JobSpec> job =
+      ReadJobSpecFile(GPUPLAN_SOURCE_DIR "/examples/llama3-405b-h100.json", Db());
+  if (!job.ok()) {
+    state.SkipWithError(job.status().message().c_str());
+    return;
+  }
+  PlanRequest req;
+  req.train_tokens = 15.6e12;
+  req.reliability = Db().reliability();
+  for (auto _ : state) {
+    const Plan plan = EvaluateFixedPlan(req, Db(), *job, "dgx-h100");
+    const std::vector<ScalingRow> rows =
+        DataParallelScaling(req, Db(), *job, "dgx-h100", 8 * job->cluster.num_gpus);
+    benchmark::DoNotOptimize(plan.econ.expected_cost_usd);
+    benchmark::DoNotOptimize(rows.data());
+  }
+}
+BENCHMARK(BM_WhatIf405B)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpuplan

@@ -3,27 +3,15 @@
 #include <QEvent>
 #include <QHelpEvent>
 #include <QPainter>
-#include <QSizePolicy>
 #include <cmath>
-#include <limits>
+#include <vector>
 
 #include "planner/chart_series.h"
 #include "planner/units_format.h"
 
 namespace gpuplan {
-namespace {
 
-// The empty bar.
-constexpr QColor kEmpty{0xee, 0xee, 0xee};
-
-}  // namespace
-
-BreakdownBar::BreakdownBar(QWidget* parent) : QWidget(parent) {
-  QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-  policy.setHeightForWidth(true);
-  setSizePolicy(policy);
-  setAttribute(Qt::WA_OpaquePaintEvent);
-}
+BreakdownBar::BreakdownBar(QWidget* parent) : StackedBarWidget(parent) {}
 
 void BreakdownBar::SetBreakdown(const TimeBreakdown& breakdown_s) {
   double total_s = 0;
@@ -39,16 +27,16 @@ void BreakdownBar::SetBreakdown(const TimeBreakdown& breakdown_s) {
   total_s_ = total_s;
   reason_.clear();
   status_ = tr("step time %1").arg(ToQ(FormatDuration(total_s)));
-  parts_.clear();
+  std::vector<BarPart> parts;
   for (const TimePart& part : kTimeParts) {
     const double seconds = breakdown_s.*part.seconds;
     const QString label = QString::fromUtf8(part.label);
     const QString share = ToQ(FormatPercent(seconds / total_s));
-    parts_.push_back(
+    parts.push_back(
         {label + ' ' + share, ChartColor(part.color), seconds,
          QStringLiteral("%1: %2 (%3)").arg(label, ToQ(FormatDuration(seconds)), share)});
   }
-  Invalidate();
+  SetParts(std::move(parts));
 }
 
 void BreakdownBar::Clear(const QString& reason) {
@@ -57,31 +45,11 @@ void BreakdownBar::Clear(const QString& reason) {
   Invalidate();
 }
 
-QSize BreakdownBar::sizeHint() const { return QSize(360, heightForWidth(360)); }
-
-QSize BreakdownBar::minimumSizeHint() const {
-  return QSize(160, heightForWidth(std::numeric_limits<int>::max() / 2));
-}
-
-int BreakdownBar::heightForWidth(int width) const {
-  const double inner = static_cast<double>(width) - 2 * kChartPadding;
-  return static_cast<int>(
-      std::ceil(StackedBar::HeightFor(parts_, inner, QFontMetricsF(font())) + 2 * kChartPadding));
-}
-
-void BreakdownBar::Invalidate() {
-  layout_.reset();
-  updateGeometry();
-  update();
-}
-
 const BreakdownBar::Layout& BreakdownBar::CurrentLayout() const {
   if (layout_ && layout_->size == size()) return *layout_;
-  const QRectF bounds =
-      QRectF(rect()).adjusted(kChartPadding, kChartPadding, -kChartPadding, -kChartPadding);
   const QFontMetricsF metrics(font());
-  layout_ = Layout{size(), shown_ ? StackedBar(parts_, total_s_, bounds, metrics)
-                                  : StackedBar({}, 1, bounds, metrics)};
+  layout_ = Layout{size(), shown_ ? StackedBar(parts(), total_s_, Bounds(), metrics)
+                                  : StackedBar({}, 1, Bounds(), metrics)};
   return *layout_;
 }
 
@@ -92,23 +60,12 @@ bool BreakdownBar::event(QEvent* event) {
   return true;
 }
 
-void BreakdownBar::changeEvent(QEvent* event) {
-  if (event->type() == QEvent::FontChange) Invalidate();
-  QWidget::changeEvent(event);
-}
-
-void BreakdownBar::resizeEvent(QResizeEvent* event) {
-  layout_.reset();
-  QWidget::resizeEvent(event);
-}
-
 void BreakdownBar::paintEvent(QPaintEvent*) {
   const Layout& l = CurrentLayout();
   QPainter painter(this);
   PaintChartBackground(painter, rect());
   if (!shown_) {
-    painter.fillRect(l.bar.track_rect(), kEmpty);
-    PaintPlaceholder(painter, l.bar.track_rect(), reason_);
+    PaintCleared(painter, l.bar.track_rect(), reason_);
     return;
   }
   l.bar.Paint(painter);

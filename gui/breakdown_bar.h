@@ -2,13 +2,11 @@
 // bubble, optimizer) as one horizontal stacked bar with a legend of their shares.
 #pragma once
 
-#include <QSize>
 #include <QString>
-#include <QWidget>
 #include <optional>
-#include <vector>
 
 #include "gui/chart_paint.h"
+#include "gui/stacked_bar_widget.h"
 #include "simulator/cost_model.h"
 
 namespace gpuplan {
@@ -16,7 +14,7 @@ namespace gpuplan {
 /// A status line ("step time 1.73 s"), the stacked bar over the whole step, and a legend
 /// ("compute 71.2%"). The widget's height follows its width (the legend wraps): it has a
 /// height-for-width size policy.
-class BreakdownBar : public QWidget {
+class BreakdownBar : public StackedBarWidget {
   Q_OBJECT
 
  public:
@@ -29,15 +27,10 @@ class BreakdownBar : public QWidget {
   /// stays what the last breakdown needed, so the layout does not jump while the user types.
   void Clear(const QString& reason = {});
 
-  QSize sizeHint() const override;
-  QSize minimumSizeHint() const override;
-  int heightForWidth(int width) const override;
-
  protected:
   bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
   void paintEvent(QPaintEvent* event) override;
+  void DropLayout() override { layout_.reset(); }
 
  private:
   /// Everything paintEvent draws, computed once per SetBreakdown/Clear/resize/font change.
@@ -47,13 +40,11 @@ class BreakdownBar : public QWidget {
   };
 
   const Layout& CurrentLayout() const;
-  void Invalidate();
 
-  bool shown_ = false;          ///< a breakdown is shown
-  QString status_;              ///< "step time 1.73 s"
-  QString reason_;              ///< why nothing is shown
-  double total_s_ = 0;          ///< sum of the parts shown
-  std::vector<BarPart> parts_;  ///< of the last breakdown shown: its height stays
+  bool shown_ = false;  ///< a breakdown is shown
+  QString status_;      ///< "step time 1.73 s"
+  QString reason_;      ///< why nothing is shown
+  double total_s_ = 0;  ///< sum of the parts shown
   mutable std::optional<Layout> layout_;
 };
 

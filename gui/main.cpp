@@ -1,5 +1,5 @@
 // gpuplan-gui: the what-if window (docs/GUI.md). With --screenshot it renders the window with a
-// realistic plan loaded (the default session or --session, the planner's answer and the
+// realistic plan loaded (the default session or --open, the planner's answer and the
 // timeline included) to a PNG and exits, without a display.
 #include <QApplication>
 #include <QCommandLineParser>
@@ -58,8 +58,9 @@ int main(int argc, char** argv) {
       "What-if explorer of multi-GPU training: time, memory and cost as the inputs change.");
   parser.addHelpOption();
   parser.addVersionOption();
+  // Not "--session": QGuiApplication takes -session for X11 session management.
   const QCommandLineOption session_option(
-      "session", "Open this session file (docs/GUI.md) instead of the default session.", "FILE");
+      "open", "Open this session file (docs/GUI.md) instead of the default session.", "FILE");
   const QCommandLineOption db_option(
       "hardware-db", "Also load this hardware database directory (repeatable).", "DIR");
   const QCommandLineOption screenshot_option(

@@ -206,7 +206,7 @@ void MainWindow::Evaluate() {
   timeline_pending_ = true;
   results_->ShowTimelinePending();
   eval_time_->setText(
-      tr("evaluated in %1 ms").arg(static_cast<double>(timer.nsecsElapsed()) / 1e6, 0, 'f', 2));
+      tr("updated in %1 ms").arg(static_cast<double>(timer.nsecsElapsed()) / 1e6, 0, 'f', 2));
   UpdateTitle();
 }
 

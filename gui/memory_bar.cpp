@@ -3,11 +3,10 @@
 #include <QEvent>
 #include <QHelpEvent>
 #include <QPainter>
-#include <QSizePolicy>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <utility>
+#include <vector>
 
 #include "planner/chart_series.h"
 #include "planner/units_format.h"
@@ -19,8 +18,6 @@ namespace {
 constexpr double kHeadroom = 1.05;
 // How far the capacity marker reaches above and below the bar, and how near it a hover hits.
 constexpr double kMarkerReach = 3;
-// The unused part of the capacity.
-constexpr QColor kFree{0xee, 0xee, 0xee};
 
 QString Gb(double bytes) { return ToQ(FormatGb(bytes)); }
 
@@ -31,12 +28,7 @@ bool Showable(const MemoryBreakdown& m) {
 
 }  // namespace
 
-MemoryBar::MemoryBar(QWidget* parent) : QWidget(parent) {
-  QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-  policy.setHeightForWidth(true);
-  setSizePolicy(policy);
-  setAttribute(Qt::WA_OpaquePaintEvent);
-}
+MemoryBar::MemoryBar(QWidget* parent) : StackedBarWidget(parent) {}
 
 void MemoryBar::SetMemory(const MemoryBreakdown& memory) {
   if (!Showable(memory)) {
@@ -45,14 +37,14 @@ void MemoryBar::SetMemory(const MemoryBreakdown& memory) {
   }
   memory_ = memory;
   reason_.clear();
-  parts_.clear();
+  std::vector<BarPart> parts;
   for (const MemoryPart& part : kMemoryParts) {
     const double bytes = memory.*part.bytes;
     const QString label = QString::fromUtf8(part.label);
-    parts_.push_back({label + ' ' + Gb(bytes), ChartColor(part.color), bytes,
-                      label + QStringLiteral(": ") + Gb(bytes)});
+    parts.push_back({label + ' ' + Gb(bytes), ChartColor(part.color), bytes,
+                     label + QStringLiteral(": ") + Gb(bytes)});
   }
-  Invalidate();
+  SetParts(std::move(parts));
 }
 
 void MemoryBar::Clear(const QString& reason) {
@@ -67,29 +59,10 @@ bool MemoryBar::OverCapacity() const {
 
 QColor MemoryBar::OverCapacityColor() { return kChartDoesNotFit; }
 
-QSize MemoryBar::sizeHint() const { return QSize(360, heightForWidth(360)); }
-
-QSize MemoryBar::minimumSizeHint() const {
-  return QSize(160, heightForWidth(std::numeric_limits<int>::max() / 2));
-}
-
-int MemoryBar::heightForWidth(int width) const {
-  const double inner = static_cast<double>(width) - 2 * kChartPadding;
-  return static_cast<int>(
-      std::ceil(StackedBar::HeightFor(parts_, inner, QFontMetricsF(font())) + 2 * kChartPadding));
-}
-
-void MemoryBar::Invalidate() {
-  layout_.reset();
-  updateGeometry();
-  update();
-}
-
 const MemoryBar::Layout& MemoryBar::CurrentLayout() const {
   if (layout_ && layout_->size == size()) return *layout_;
   const QFontMetricsF metrics(font());
-  const QRectF bounds =
-      QRectF(rect()).adjusted(kChartPadding, kChartPadding, -kChartPadding, -kChartPadding);
+  const QRectF bounds = Bounds();
   Layout l;
   l.size = size();
   if (!memory_) {
@@ -98,7 +71,8 @@ const MemoryBar::Layout& MemoryBar::CurrentLayout() const {
     return *layout_;
   }
   const MemoryBreakdown& m = *memory_;
-  l.bar = StackedBar(parts_, std::max(m.capacity_bytes, m.peak_bytes) * kHeadroom, bounds, metrics);
+  l.bar =
+      StackedBar(parts(), std::max(m.capacity_bytes, m.peak_bytes) * kHeadroom, bounds, metrics);
   const QRectF& track = l.bar.track_rect();
   l.capacity_x = std::round(l.bar.Map(m.capacity_bytes));
   const double peak_x = std::round(l.bar.Map(m.peak_bytes));
@@ -152,27 +126,16 @@ bool MemoryBar::event(QEvent* event) {
   return true;
 }
 
-void MemoryBar::changeEvent(QEvent* event) {
-  if (event->type() == QEvent::FontChange) Invalidate();
-  QWidget::changeEvent(event);
-}
-
-void MemoryBar::resizeEvent(QResizeEvent* event) {
-  layout_.reset();
-  QWidget::resizeEvent(event);
-}
-
 void MemoryBar::paintEvent(QPaintEvent*) {
   const Layout& l = CurrentLayout();
   QPainter painter(this);
   PaintChartBackground(painter, rect());
   const QRectF& track = l.bar.track_rect();
   if (!memory_) {
-    painter.fillRect(track, kFree);
-    PaintPlaceholder(painter, track, reason_);
+    PaintCleared(painter, track, reason_);
     return;
   }
-  painter.fillRect(l.free, kFree);
+  painter.fillRect(l.free, kEmptyTrack);
   l.bar.Paint(painter);
   const QColor red = OverCapacityColor();
   if (OverCapacity()) {

@@ -3,13 +3,13 @@
 #pragma once
 
 #include <QColor>
-#include <QSize>
+#include <QPointF>
+#include <QRectF>
 #include <QString>
-#include <QWidget>
 #include <optional>
-#include <vector>
 
 #include "gui/chart_paint.h"
+#include "gui/stacked_bar_widget.h"
 #include "simulator/memory.h"
 
 namespace gpuplan {
@@ -18,7 +18,7 @@ namespace gpuplan {
 /// stacked bar with a capacity marker, and a legend. Over capacity, the part of the bar beyond
 /// the capacity is hatched and the bar outlined in OverCapacityColor(). The widget's height
 /// follows its width (the legend wraps): it has a height-for-width size policy.
-class MemoryBar : public QWidget {
+class MemoryBar : public StackedBarWidget {
   Q_OBJECT
 
  public:
@@ -37,15 +37,10 @@ class MemoryBar : public QWidget {
   /// uses it.
   static QColor OverCapacityColor();
 
-  QSize sizeHint() const override;
-  QSize minimumSizeHint() const override;
-  int heightForWidth(int width) const override;
-
  protected:
   bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
   void paintEvent(QPaintEvent* event) override;
+  void DropLayout() override { layout_.reset(); }
 
  private:
   /// Everything paintEvent draws, computed once per SetMemory/Clear/resize/font change.
@@ -63,11 +58,9 @@ class MemoryBar : public QWidget {
   };
 
   const Layout& CurrentLayout() const;
-  void Invalidate();
 
   std::optional<MemoryBreakdown> memory_;  ///< shown when set
   QString reason_;                         ///< why nothing is shown
-  std::vector<BarPart> parts_;             ///< of the last memory shown: its height stays
   mutable std::optional<Layout> layout_;
 };
 
