@@ -855,6 +855,7 @@ void InputPanel::Build() {
         connect(static_cast<QComboBox*>(made), &QComboBox::activated, this,
                 [this, commit, &f, made](int row) {
                   const QString v = static_cast<QComboBox*>(made)->itemData(row).toString();
+                  if (v == f.get_choice(session_)) return;  // the same item chosen again
                   commit([&](Session* s) { f.set_choice(db_, s, v); });
                 });
         break;

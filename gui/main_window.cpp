@@ -187,6 +187,10 @@ void MainWindow::Evaluate() {
   QElapsedTimer timer;
   timer.start();
   const Session& session = inputs_->session();
+  if (results_->search() != nullptr && !SearchedFor(results_->search()->request, session)) {
+    results_->DropSearch(
+        tr("The model or the job changed since the last search; Find best plan again."));
+  }
   Expected<JobSpec> job = ResolvedJob(session, db_);
   if (!job.ok()) {
     plan_.reset();

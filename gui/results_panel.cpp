@@ -296,6 +296,13 @@ void ResultsPanel::ShowSearchStopped(const QString& message) {
   }
 }
 
+void ResultsPanel::DropSearch(const QString& why) {
+  search_.reset();
+  model_->Clear();
+  pareto_->Clear(why);
+  search_note_->setText(why);
+}
+
 QString ResultsPanel::MetricText(Metric metric) const {
   return tiles_[static_cast<size_t>(metric)]->value->text();
 }

@@ -56,6 +56,9 @@ class ResultsPanel : public QWidget {
   void ShowSearchProgress(int done, int total);
   /// The search ended without an answer (cancelled or failed): `message` under the table.
   void ShowSearchStopped(const QString& message);
+  /// Forgets the search's answer (it answered another job): `why` under the table and on the
+  /// Pareto chart.
+  void DropSearch(const QString& why);
   /// The last search's answer, or nullptr.
   const PlanResult* search() const { return search_.get(); }
 

@@ -164,6 +164,15 @@ PlanRequest SearchRequest(const Session& s, const HardwareDb& db) {
   return req;
 }
 
+bool SearchedFor(const PlanRequest& searched, const Session& s) {
+  const TrainingSpec& t = s.job.training;
+  return searched.model == s.job.model && searched.train_tokens == s.train_tokens &&
+         searched.seq_len == t.seq_len &&
+         searched.global_batch_sizes == std::vector<int64_t>{t.global_batch_size} &&
+         searched.precisions == std::vector<Precision>{t.precision} && searched.lora == t.lora &&
+         searched.attention == t.attention && searched.dropout == t.dropout;
+}
+
 PlanResult WhatIfReport(const Session& session, const HardwareDb& db, const Plan& plan,
                         const std::vector<ScalingRow>& scaling, const PlanResult* search) {
   PlanResult r;

@@ -74,6 +74,11 @@ PlanRequest WhatIfRequest(const Session& session, const HardwareDb& db);
 /// deadline and budget.
 PlanRequest SearchRequest(const Session& session, const HardwareDb& db);
 
+/// True when `searched` (a SearchRequest) asked about the session's model and job: the same
+/// model, training tokens, sequence length, global batch, precision, LoRA, attention and
+/// dropout. A search for another job is stale: its plans do not answer the session's question.
+bool SearchedFor(const PlanRequest& searched, const Session& session);
+
 /// The current plan as a planner answer, so the report writers render it: the recommendation
 /// is `plan` ("what-if plan"), scaling is `scaling` (DataParallelScaling), the Pareto front and
 /// alternatives come from `search` when one ran (else empty).

@@ -33,6 +33,8 @@ struct LoraSpec {
   /// Targeted projections as a bitmask of LoraTarget.
   uint32_t targets = 0;
   BaseWeights base = BaseWeights::kSame;
+
+  bool operator==(const LoraSpec&) const = default;
 };
 enum LoraTarget : uint32_t {
   kLoraQ = 1,

@@ -53,6 +53,9 @@ struct ModelSpec {
   int64_t DenseLayers() const { return num_layers - MoeLayers(); }
   /// True when the GELU/GPT-style bias vectors (QKV, O, MLP, LayerNorm) are present.
   bool HasLinearBiases() const { return mlp == MlpKind::kGelu && linear_biases; }
+
+  /// Field by field, the name and note included.
+  bool operator==(const ModelSpec&) const = default;
 };
 
 /// Parameter counts (exact for the architecture as described; biases and norms included).

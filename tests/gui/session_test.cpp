@@ -92,6 +92,29 @@ TEST(SessionTest, RequestsCarryTheWorkPriceAndSearchSettings) {
   EXPECT_EQ(SearchRequest(s, db).gpus, db.GpuIds());
 }
 
+TEST(SessionTest, ASearchAnswersTheSessionUntilTheModelOrTheJobChanges) {
+  const HardwareDb& db = BuiltinDb();
+  Session s = DefaultSession(db);
+  const PlanRequest searched = SearchRequest(s, db);
+  EXPECT_TRUE(SearchedFor(searched, s));
+  s.job.cluster.num_gpus = 64;  // hardware and layout are the search's to choose
+  s.job.parallel.tp = 4;
+  s.provider = "aws";
+  EXPECT_TRUE(SearchedFor(searched, s));
+  Session other = s;
+  other.job.model.num_layers = 40;
+  EXPECT_FALSE(SearchedFor(searched, other));
+  other = s;
+  other.train_tokens = 2e12;
+  EXPECT_FALSE(SearchedFor(searched, other));
+  other = s;
+  other.job.training.global_batch_size = 1024;
+  EXPECT_FALSE(SearchedFor(searched, other));
+  other = s;
+  other.job.training.precision = Precision::kFp8;
+  EXPECT_FALSE(SearchedFor(searched, other));
+}
+
 TEST(SessionTest, LoadPlanTakesHardwareLayoutAndProvider) {
   const HardwareDb& db = BuiltinDb();
   Session s = DefaultSession(db);

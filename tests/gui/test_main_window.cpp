@@ -163,6 +163,24 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.inputs()->session().job.cluster.num_gpus, 256);
   }
 
+  void ASearchForAnotherJobIsDropped() {
+    Session s = DefaultSession(db_);
+    s.search_all_gpus = false;
+    s.search_max_gpus = 256;
+    MainWindow w(db_, s);
+    w.FindBestPlan();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.Searching(), 120000);
+    QVERIFY(w.results()->search() != nullptr);
+    // Hardware and layout are what the search explores: its answer still holds.
+    Spin(w, "gpus")->setValue(128);
+    QVERIFY(w.results()->search() != nullptr);
+    QVERIFY(w.results()->pareto_chart()->PointCount() > 0);
+    // Another model is another question.
+    Spin(w, "layers")->setValue(40);
+    QVERIFY(w.results()->search() == nullptr);
+    QCOMPARE(w.results()->pareto_chart()->PointCount(), 0);
+  }
+
   void InvalidInputShowsWhichFieldAndWhy() {
     MainWindow w(db_, DefaultSession(db_));
     Spin(w, "tp")->setValue(3);  // 256 GPUs are not a multiple of 3 x 4
