@@ -1007,16 +1007,19 @@ void InputPanel::OpenHfConfig() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"),
                                                     QString(), tr("JSON (*.json);;All files (*)"));
   if (path.isEmpty()) return;
+  const Status loaded = LoadHfConfig(path);
+  if (!loaded.ok()) QMessageBox::warning(this, tr("Cannot read the model"), Q(loaded.message()));
+}
+
+Status InputPanel::LoadHfConfig(const QString& path) {
   Expected<ModelSpec> model = ReadHfConfigFile(path.toStdString());
-  if (!model.ok()) {
-    QMessageBox::warning(this, tr("Cannot read the model"), Q(model.status().message()));
-    return;
-  }
+  if (!model.ok()) return model.status();
   Session next = session_;
   next.model_source = ModelSource::kHfConfig;
   next.model_origin = path.toStdString();
   next.job.model = std::move(model).value();
   Edit(next, tr("Open %1").arg(path));
+  return Status::Ok();
 }
 
 }  // namespace gpuplan

@@ -37,6 +37,10 @@ class InputPanel : public QWidget {
   /// Replaces all inputs as one undoable edit called `what` (loading a plan, opening a file).
   void Edit(const Session& next, const QString& what);
 
+  /// Reads a Hugging Face config.json (simulator/hf_config.h) as the model, one undoable edit.
+  /// Errors name the file and field; the inputs stay as they were then.
+  Status LoadHfConfig(const QString& path);
+
   /// Shows `session` without an undo entry and emits SessionChanged (undo/redo use it).
   void ShowSession(const Session& session);
 

@@ -67,9 +67,14 @@ int main(int argc, char** argv) {
       "screenshot",
       "Render the window, with the planner's answer and the timeline, to this PNG and exit.",
       "PNG");
+  const QCommandLineOption profile_option(
+      "profile",
+      "Measured profile (gpuplan profile) of one GPU type: its figures replace the datasheet "
+      "ones for that type, as with gpuplan simulate --profile.",
+      "FILE");
   const QCommandLineOption size_option("size", "Window size for --screenshot (default 1600x1000).",
                                        "WxH", "1600x1000");
-  parser.addOptions({session_option, db_option, screenshot_option, size_option});
+  parser.addOptions({session_option, db_option, profile_option, screenshot_option, size_option});
   parser.process(app);
 
   std::vector<std::string> extra_dirs;
@@ -86,6 +91,10 @@ int main(int argc, char** argv) {
   }
 
   gpuplan::MainWindow window(*db, session);
+  if (parser.isSet(profile_option)) {
+    const gpuplan::Status used = window.UseProfile(parser.value(profile_option));
+    if (!used.ok()) return Fail(used.message());
+  }
   if (!parser.isSet(screenshot_option)) {
     window.show();
     return QApplication::exec();

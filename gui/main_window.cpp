@@ -27,6 +27,8 @@
 #include "planner/plan_json.h"
 #include "planner/report.h"
 #include "planner/what_if.h"
+#include "profiler/profile.h"
+#include "profiler/profile_rates.h"
 
 namespace gpuplan {
 namespace {
@@ -59,6 +61,8 @@ MainWindow::MainWindow(const HardwareDb& db, const Session& initial, QWidget* pa
   setCentralWidget(split);
   BuildMenus();
 
+  rates_ = new QLabel(this);
+  statusBar()->addPermanentWidget(rates_);
   eval_time_ = new QLabel(this);
   statusBar()->addPermanentWidget(eval_time_);
 
@@ -128,6 +132,16 @@ void MainWindow::BuildMenus() {
   });
   save->setShortcut(QKeySequence::Save);
   file->addSeparator();
+  QAction* profile = file->addAction(tr("Use measured &profile…"), this, [this] {
+    RunFileAction(tr("Use measured profile"), tr("gpuplan profile (*.json)"), QString(), false,
+                  [this](const QString& path) { return UseProfile(path); });
+  });
+  profile->setToolTip(
+      tr("Rates measured by `gpuplan profile` replace the datasheet figures for "
+         "jobs on the profiled GPU type"));
+  datasheet_ = file->addAction(tr("Use &datasheet rates"), this, &MainWindow::UseDatasheet);
+  datasheet_->setEnabled(false);
+  file->addSeparator();
   file->addAction(tr("Export &report…"), this, [this] {
     RunFileAction(tr("Export report"), tr("HTML (*.html);;Markdown (*.md)"),
                   QStringLiteral("plan.html"), true,
@@ -187,6 +201,14 @@ void MainWindow::Evaluate() {
   QElapsedTimer timer;
   timer.start();
   const Session& session = inputs_->session();
+  // CalibratedRates uses a profile only for its own GPU type (simulator/gemm_time.h).
+  if (!measured_) {
+    rates_->setText(tr("rates: datasheet"));
+  } else if (measured_->gpu_id == session.job.cluster.gpu) {
+    rates_->setText(tr("rates: measured profile %1").arg(QFileInfo(profile_path_).fileName()));
+  } else {
+    rates_->setText(tr("rates: datasheet (the profile measured %1)").arg(Q(measured_->gpu_id)));
+  }
   if (results_->search() != nullptr && !SearchedFor(results_->search()->request, session)) {
     results_->DropSearch(
         tr("The model or the job changed since the last search; Find best plan again."));
@@ -201,12 +223,13 @@ void MainWindow::Evaluate() {
     eval_time_->setText(tr("inputs invalid"));
     return;
   }
-  const PlanRequest req = WhatIfRequest(session, db_);
+  PlanRequest req = WhatIfRequest(session, db_);
+  req.measured = measured_.get();
   plan_ = EvaluateFixedPlan(req, db_, *job, session.node);
   scaling_ =
       DataParallelScaling(req, db_, *job, session.node, job->cluster.num_gpus * kScalingSpan);
   results_->ShowPlan(*plan_, scaling_);
-  timeline_->Post(*job);
+  timeline_->Post(*job, measured_);
   timeline_pending_ = true;
   results_->ShowTimelinePending();
   eval_time_->setText(
@@ -216,7 +239,7 @@ void MainWindow::Evaluate() {
 
 void MainWindow::FindBestPlan() {
   if (search_->Running()) return;
-  if (!search_->Start(SearchRequest(inputs_->session(), db_))) return;
+  if (!search_->Start(SearchRequest(inputs_->session(), db_), measured_)) return;
   find_->setEnabled(false);
   cancel_->setEnabled(true);
   progress_->setRange(0, 0);
@@ -225,6 +248,34 @@ void MainWindow::FindBestPlan() {
 }
 
 bool MainWindow::Searching() const { return search_->Running(); }
+
+Status MainWindow::UseProfile(const QString& path) {
+  Expected<Profile> profile = ReadProfile(path.toStdString());
+  if (!profile.ok()) return profile.status();
+  Expected<ProfileCalibration> cal = CalibrateFromProfile(*profile, db_, path.toStdString());
+  if (!cal.ok()) return cal.status();
+  measured_ = std::make_shared<const MeasuredRates>(std::move(cal->rates));
+  profile_path_ = path;
+  datasheet_->setEnabled(true);
+  if (results_->search() != nullptr) {
+    results_->DropSearch(tr("The rates changed since the last search; Find best plan again."));
+  }
+  Evaluate();
+  return Status::Ok();
+}
+
+void MainWindow::UseDatasheet() {
+  if (!measured_) return;
+  measured_.reset();
+  profile_path_.clear();
+  datasheet_->setEnabled(false);
+  if (results_->search() != nullptr) {
+    results_->DropSearch(tr("The rates changed since the last search; Find best plan again."));
+  }
+  Evaluate();
+}
+
+QString MainWindow::RatesText() const { return rates_->text(); }
 
 Status MainWindow::OpenSession(const QString& path) {
   Expected<Session> session = ReadSessionFile(path.toStdString(), db_);

@@ -16,6 +16,7 @@
 #include "gui/session.h"
 #include "hardware-db/hardware_db.h"
 #include "planner/plan.h"
+#include "simulator/calibration.h"
 
 class QAction;
 class QLabel;
@@ -60,6 +61,15 @@ class MainWindow : public QMainWindow {
   Status ExportLaunchConfig(const QString& path, std::string_view format);
   Status ExportPlanJson(const QString& path);
 
+  /// Uses the measured rates of a profile (`gpuplan profile`, docs/PROFILE.md) for jobs on its
+  /// GPU type, as `simulate --profile` does; the datasheet figures stay for other types and for
+  /// what the profile did not measure. Errors name the file; the rates in use stay then.
+  Status UseProfile(const QString& path);
+  /// Back to the datasheet figures everywhere.
+  void UseDatasheet();
+  /// What the rates label in the status bar says ("rates: datasheet", "rates: profile …").
+  QString RatesText() const;
+
  protected:
   void closeEvent(QCloseEvent* event) override;
 
@@ -81,6 +91,10 @@ class MainWindow : public QMainWindow {
   QAction* cancel_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* eval_time_ = nullptr;
+  QLabel* rates_ = nullptr;
+  QAction* datasheet_ = nullptr;
+  std::shared_ptr<const MeasuredRates> measured_;  ///< null: datasheet rates
+  QString profile_path_;
   std::optional<Plan> plan_;
   std::vector<ScalingRow> scaling_;
   bool timeline_pending_ = false;

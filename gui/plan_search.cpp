@@ -37,12 +37,14 @@ void PlanSearch::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool PlanSearch::Start(PlanRequest request) {
+bool PlanSearch::Start(PlanRequest request, std::shared_ptr<const MeasuredRates> measured) {
   if (running_) return false;
   Join();  // the previous search's thread has delivered its answer; reap it
   running_ = true;
   cancel_ = false;
-  thread_ = std::thread([this, request = std::move(request)] {
+  request.measured = measured.get();
+  // The lambda owns `measured`, so request.measured stays valid while MakePlan runs.
+  thread_ = std::thread([this, request = std::move(request), measured = std::move(measured)] {
     Sink sink(this);
     Expected<PlanResult> result = MakePlan(request, db_, &sink);
     const bool cancelled = !result.ok() && result.status().kind() == ErrorKind::kCancelled;

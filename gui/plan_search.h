@@ -10,6 +10,7 @@
 
 #include "hardware-db/hardware_db.h"
 #include "planner/plan.h"
+#include "simulator/calibration.h"
 
 namespace gpuplan {
 
@@ -22,10 +23,11 @@ class PlanSearch : public QObject {
   /// Cancels a running search and waits for its thread.
   ~PlanSearch() override;
 
-  /// Starts MakePlan(request) on a worker thread. Returns false, starting nothing, while a
-  /// search is running. Exactly one of Finished, Failed or Cancelled follows, on this object's
-  /// thread.
-  bool Start(PlanRequest request);
+  /// Starts MakePlan(request) on a worker thread, with `measured` (may be null) as the
+  /// request's measured rates, kept alive until the search ends. Returns false, starting
+  /// nothing, while a search is running. Exactly one of Finished, Failed or Cancelled follows,
+  /// on this object's thread.
+  bool Start(PlanRequest request, std::shared_ptr<const MeasuredRates> measured);
   /// Asks the running search to stop; it ends with Cancelled() within one hardware point.
   void Cancel();
   bool Running() const { return running_; }

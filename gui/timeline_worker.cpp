@@ -18,11 +18,11 @@ TimelineWorker::~TimelineWorker() {
   thread_.join();
 }
 
-int64_t TimelineWorker::Post(const JobSpec& job) {
+int64_t TimelineWorker::Post(const JobSpec& job, std::shared_ptr<const MeasuredRates> measured) {
   const int64_t ticket = ++latest_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_.emplace(ticket, job);
+    pending_ = Request{ticket, job, std::move(measured)};
   }
   wake_.notify_one();
   return ticket;
@@ -36,7 +36,7 @@ void TimelineWorker::Drop() {
 
 void TimelineWorker::Run() {
   for (;;) {
-    std::pair<int64_t, JobSpec> request;
+    Request request;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
@@ -44,12 +44,13 @@ void TimelineWorker::Run() {
       request = std::move(*pending_);
       pending_.reset();
     }
-    const JobSpec& job = request.second;
-    const qint64 ticket = request.first;
+    const JobSpec& job = request.job;
+    const qint64 ticket = request.ticket;
     EventSimOptions options;
     options.record_timeline = true;
-    Expected<EventSimResult> sim = SimulateStepEvents(
-        job, *db_.FindGpu(job.cluster.gpu), *db_.FindNetwork(job.cluster.inter_node), options);
+    Expected<EventSimResult> sim = SimulateStepEvents(job, *db_.FindGpu(job.cluster.gpu),
+                                                      *db_.FindNetwork(job.cluster.inter_node),
+                                                      options, request.measured.get());
     if (sim.ok()) {
       auto result = std::make_shared<EventSimResult>(std::move(sim).value());
       QMetaObject::invokeMethod(

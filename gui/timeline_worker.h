@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "hardware-db/hardware_db.h"
+#include "simulator/calibration.h"
 #include "simulator/event_sim.h"
 #include "simulator/job.h"
 
@@ -27,9 +28,10 @@ class TimelineWorker : public QObject {
   /// Drops what is waiting, lets the running simulation end and joins the thread.
   ~TimelineWorker() override;
 
-  /// Asks for a simulation of `job` (it must pass ValidateJob) with the timeline recorded,
-  /// replacing any request that has not started. Returns the request's ticket (increasing).
-  int64_t Post(const JobSpec& job);
+  /// Asks for a simulation of `job` (it must pass ValidateJob) with the timeline recorded, at
+  /// the rates of `measured` for its GPU type (nullptr: datasheet), replacing any request that
+  /// has not started. Returns the request's ticket (increasing).
+  int64_t Post(const JobSpec& job, std::shared_ptr<const MeasuredRates> measured);
   /// Forgets a request that has not started (the inputs became invalid).
   void Drop();
   /// The ticket of the newest request; answers with another ticket are stale.
@@ -46,9 +48,14 @@ class TimelineWorker : public QObject {
   const HardwareDb& db_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::optional<std::pair<int64_t, JobSpec>> pending_;  // guarded by mutex_
-  bool stop_ = false;                                   // guarded by mutex_
-  int64_t latest_ = 0;                                  // GUI thread only
+  struct Request {
+    int64_t ticket = 0;
+    JobSpec job;
+    std::shared_ptr<const MeasuredRates> measured;
+  };
+  std::optional<Request> pending_;  // guarded by mutex_
+  bool stop_ = false;               // guarded by mutex_
+  int64_t latest_ = 0;              // GUI thread only
   std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 // undo, invalid input, the timeline, the search's Cancel, sessions and exports.
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -16,6 +17,7 @@
 #include "gui/memory_bar.h"
 #include "gui/pareto_chart.h"
 #include "gui/plan_search.h"
+#include "gui/plans_table_model.h"
 #include "gui/results_panel.h"
 #include "gui/session.h"
 #include "planner/economics.h"
@@ -161,6 +163,21 @@ class MainWindowTest : public QObject {
     // Loading is one undoable edit.
     w.undo_stack()->undo();
     QCOMPARE(w.inputs()->session().job.cluster.num_gpus, 256);
+
+    // The Plans table sorts by any column, numbers as numbers.
+    QTableView* table = w.results()->plans_table();
+    QAbstractItemModel* model = table->model();
+    QVERIFY(model->rowCount() >= 2);
+    const int gpus_column = 2, cost_column = 8;
+    QCOMPARE(model->headerData(gpus_column, Qt::Horizontal).toString(), QStringLiteral("GPUs"));
+    QCOMPARE(model->headerData(cost_column, Qt::Horizontal).toString(), QStringLiteral("cost"));
+    for (const int column : {gpus_column, cost_column}) {
+      table->sortByColumn(column, Qt::AscendingOrder);
+      for (int row = 1; row < model->rowCount(); ++row) {
+        QVERIFY(model->index(row - 1, column).data(PlansTableModel::kSortRole).toDouble() <=
+                model->index(row, column).data(PlansTableModel::kSortRole).toDouble());
+      }
+    }
   }
 
   void ASearchForAnotherJobIsDropped() {
@@ -179,6 +196,74 @@ class MainWindowTest : public QObject {
     Spin(w, "layers")->setValue(40);
     QVERIFY(w.results()->search() == nullptr);
     QCOMPARE(w.results()->pareto_chart()->PointCount(), 0);
+  }
+
+  void AMeasuredProfileReplacesTheDatasheetRates() {
+    MainWindow w(db_, DefaultSession(db_));
+    const double datasheet = w.current_plan()->step.step_time_s;
+    QCOMPARE(w.RatesText(), QStringLiteral("rates: datasheet"));
+    // Published H100 SXM GEMM measurements assembled as a profile (tests/data/profile).
+    Status st = w.UseProfile(GPUPLAN_TEST_DATA "/profile/published-h100-sxm.json");
+    QVERIFY2(st.ok(), st.message().c_str());
+    QVERIFY(w.RatesText().contains("measured profile published-h100-sxm.json"));
+    const double profiled = w.current_plan()->step.step_time_s;
+    QVERIFY(std::abs(profiled / datasheet - 1) > 1e-3);
+    // Another GPU type keeps its datasheet figures, and says so.
+    Session a100 = w.inputs()->session();
+    QVERIFY(SelectGpu(db_, "a100-sxm4-80gb", &a100).ok());
+    w.inputs()->Edit(a100, "A100");
+    QVERIFY(w.RatesText().contains("datasheet (the profile measured h100-sxm5-80gb)"));
+    w.undo_stack()->undo();
+    QCOMPARE(w.current_plan()->step.step_time_s, profiled);
+    w.UseDatasheet();
+    QCOMPARE(w.current_plan()->step.step_time_s, datasheet);
+    // A file that is not a profile: the error names it, the rates stay.
+    st = w.UseProfile(GPUPLAN_TEST_DATA "/gui/wrong_node_session.json");
+    QVERIFY(!st.ok());
+    QVERIFY2(QString::fromStdString(st.message()).contains("wrong_node_session.json"),
+             st.message().c_str());
+    QCOMPARE(w.RatesText(), QStringLiteral("rates: datasheet"));
+  }
+
+  void AHuggingFaceConfigBecomesTheModel() {
+    MainWindow w(db_, DefaultSession(db_));
+    const QString config = GPUPLAN_TEST_DATA "/model/llama3-8b/config.json";
+    Status st = w.inputs()->LoadHfConfig(config);
+    QVERIFY2(st.ok(), st.message().c_str());
+    const Session& s = w.inputs()->session();
+    QCOMPARE(s.model_source, ModelSource::kHfConfig);
+    QCOMPARE(s.job.model.hidden_size, 4096);
+    QCOMPARE(s.job.model.num_layers, 32);
+    // 32 layers do not split into PP4 x VPP5 = 20 chunks; VPP2 makes it 4 x 2 x 4 layers.
+    QVERIFY(w.current_plan() == nullptr);
+    QVERIFY2(w.results()->ErrorText().contains("layers"), qPrintable(w.results()->ErrorText()));
+    Spin(w, "vpp")->setValue(2);
+    QVERIFY(w.current_plan() != nullptr);
+    QCOMPARE(w.current_plan()->job.model.hidden_size, 4096);
+    w.undo_stack()->undo();
+    w.undo_stack()->undo();
+    QCOMPARE(w.inputs()->session().job.model.num_layers, 80);
+    st = w.inputs()->LoadHfConfig(GPUPLAN_TEST_DATA "/gui/wrong_node_session.json");
+    QVERIFY(!st.ok());
+    QVERIFY(QString::fromStdString(st.message()).contains("wrong_node_session.json"));
+    QCOMPARE(w.inputs()->session().job.model.num_layers, 80);
+  }
+
+  void EditsOfOneFieldMergeIntoOneUndoStep() {
+    MainWindow w(db_, DefaultSession(db_));
+    QSpinBox* gpus = Spin(w, "gpus");
+    gpus->setValue(128);
+    gpus->setValue(512);
+    gpus->setValue(1024);
+    Spin(w, "micro_batch")->setValue(2);
+    QCOMPARE(w.undo_stack()->count(), 2);
+    w.undo_stack()->undo();
+    QCOMPARE(w.inputs()->session().job.training.micro_batch_size, 1);
+    QCOMPARE(gpus->value(), 1024);
+    w.undo_stack()->undo();
+    QCOMPARE(gpus->value(), 256);
+    w.undo_stack()->redo();
+    QCOMPARE(gpus->value(), 1024);
   }
 
   void InvalidInputShowsWhichFieldAndWhy() {
