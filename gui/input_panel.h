@@ -9,14 +9,9 @@
 #include "gui/session.h"
 #include "hardware-db/hardware_db.h"
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
-class QSpinBox;
 class QUndoStack;
-class QVBoxLayout;
 
 namespace gpuplan {
 

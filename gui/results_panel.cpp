@@ -170,7 +170,6 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
     emit PlanChosen(model_->PlanAt(proxy_->mapToSource(index).row()));
   });
   ShowError(QString());
-  error_->hide();
   ShowSearchStopped(QString());
 }
 

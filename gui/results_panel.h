@@ -13,7 +13,6 @@
 #include "simulator/event_sim.h"
 
 class QLabel;
-class QProgressBar;
 class QSortFilterProxyModel;
 class QTabWidget;
 class QTableView;
