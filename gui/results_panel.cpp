@@ -112,7 +112,6 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
   auto* charts = new QSplitter(Qt::Horizontal, split);
   scaling_ = new ScalingChart(charts);
   pareto_ = new ParetoChart(charts);
-  scaling_->setToolTip(QString());
   charts->addWidget(scaling_);
   charts->addWidget(pareto_);
   split->addWidget(charts);

@@ -125,10 +125,7 @@ Status SelectGpu(const HardwareDb& db, const std::string& gpu, Session* session)
   return Status::Ok();
 }
 
-namespace {
-
-// The work and price parts shared by the what-if and the search requests.
-PlanRequest PricedWork(const Session& s, const HardwareDb& db) {
+PlanRequest WhatIfRequest(const Session& s, const HardwareDb& db) {
   PlanRequest req;
   req.train_tokens = s.train_tokens;
   req.seq_len = s.job.training.seq_len;
@@ -141,14 +138,8 @@ PlanRequest PricedWork(const Session& s, const HardwareDb& db) {
   return req;
 }
 
-}  // namespace
-
-PlanRequest WhatIfRequest(const Session& session, const HardwareDb& db) {
-  return PricedWork(session, db);
-}
-
 PlanRequest SearchRequest(const Session& s, const HardwareDb& db) {
-  PlanRequest req = PricedWork(s, db);
+  PlanRequest req = WhatIfRequest(s, db);
   req.model = s.job.model;
   req.global_batch_sizes = {s.job.training.global_batch_size};
   req.precisions = {s.job.training.precision};

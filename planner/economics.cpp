@@ -43,9 +43,9 @@ PriceOption CheapestServing(const std::vector<PriceOption>& options, int64_t num
   return PriceOption{"", "", kind, 0, 1, 0};
 }
 
-double StepsFor(const PlanRequest& req, int64_t global_batch) {
+double StepsFor(const PlanRequest& req, int64_t global_batch, int64_t seq_len) {
   if (req.train_steps > 0) return static_cast<double>(req.train_steps);
-  return std::ceil(req.train_tokens / static_cast<double>(global_batch * req.seq_len));
+  return std::ceil(req.train_tokens / static_cast<double>(global_batch * seq_len));
 }
 
 void PricePlan(const PlanRequest& req, const PriceOption& price, Plan* plan) {

@@ -36,9 +36,9 @@ std::vector<PriceOption> PriceOptionsFor(const PlanRequest& req, const HardwareD
 /// unpriced option (usd_per_gpu_hour 0, provider "") of `kind` when none does.
 PriceOption CheapestServing(const std::vector<PriceOption>& options, int64_t num_gpus,
                             PriceKind kind);
-/// Optimizer steps for the request's work at global batch `global_batch` (sequences): its
+/// Optimizer steps for the request's work at `global_batch` sequences of `seq_len` tokens: its
 /// train_steps when given, else ceil(train_tokens / (global_batch x seq_len)).
-double StepsFor(const PlanRequest& req, int64_t global_batch);
+double StepsFor(const PlanRequest& req, int64_t global_batch, int64_t seq_len);
 /// Fills plan->econ from the plan's step time and econ.steps/tokens/compute_time_s: checkpoint
 /// size and interval, MTBF, expected wall time and goodput (EvaluateReliability), and the cost
 /// = expected wall time x billed GPUs (whole instances) x price.

@@ -15,8 +15,8 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db);
 
 /// Validates `req`, searches every hardware point (GPU type x node template x GPU count) and
 /// every layout on it, prices the best layouts, and chooses by the objective. `progress` may be
-/// null; when it reports Cancelled(), MakePlan returns Status::Cancelled. A request that nothing satisfies is not an error: the result has found == false and
-/// says why (no_fit, explanation).
+/// null; when it reports Cancelled(), MakePlan returns Status::Cancelled. A request that nothing
+/// satisfies is not an error: the result has found == false and says why (no_fit, explanation).
 Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db, ProgressSink* progress);
 
 }  // namespace gpuplan

@@ -54,7 +54,7 @@ class PointSearch {
       rates_ = CalibratedRates(*point_.gpu, precision, req_.measured);
       for (int64_t gbs : req_.global_batch_sizes) {
         job_.training.global_batch_size = gbs;
-        steps_ = StepsFor(req_, gbs);
+        steps_ = StepsFor(req_, gbs, req_.seq_len);
         tokens_ = steps_ * static_cast<double>(gbs * req_.seq_len);
         SearchModelParallel();
       }

@@ -17,11 +17,10 @@ Plan EvaluateFixedPlan(const PlanRequest& req, const HardwareDb& db, const JobSp
   const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
   plan.step = EvaluateStep(job, gpu, net, req.measured);
   // The planner's work accounting (search.cpp), with the job's own batch and sequence length.
-  PlanRequest work = req;
-  work.seq_len = job.training.seq_len;
   const int64_t global_batch = job.training.global_batch_size;
-  plan.econ.steps = StepsFor(work, global_batch);
-  plan.econ.tokens = plan.econ.steps * static_cast<double>(global_batch * work.seq_len);
+  const int64_t seq_len = job.training.seq_len;
+  plan.econ.steps = StepsFor(req, global_batch, seq_len);
+  plan.econ.tokens = plan.econ.steps * static_cast<double>(global_batch * seq_len);
   plan.econ.compute_time_s = plan.econ.steps * plan.step.step_time_s;
   const std::vector<PriceOption> options = PriceOptionsFor(req, db, job.cluster.gpu, node);
   PricePlan(req, CheapestServing(options, job.cluster.num_gpus, req.price_kind), &plan);

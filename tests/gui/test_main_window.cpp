@@ -129,15 +129,15 @@ class MainWindowTest : public QObject {
     ParetoChart* chart = w.results()->pareto_chart();
     QCOMPARE(chart->PointCount(), static_cast<int>(result->pareto.size()));
 
-    // The point furthest from the current 256 GPUs.
+    // The point furthest from the current 256 GPUs, in octaves.
+    const auto octaves_from_256 = [&](int k) {
+      const double gpus =
+          static_cast<double>(result->pareto[static_cast<size_t>(k)].job.cluster.num_gpus);
+      return std::abs(std::log2(gpus) - 8.0);
+    };
     int pick = 0;
     for (int i = 0; i < chart->PointCount(); ++i) {
-      const auto gpus = [&](int k) {
-        return std::abs(std::log2(static_cast<double>(
-                            result->pareto[static_cast<size_t>(k)].job.cluster.num_gpus)) -
-                        8.0);
-      };
-      if (gpus(i) > gpus(pick)) pick = i;
+      if (octaves_from_256(i) > octaves_from_256(pick)) pick = i;
     }
     const Plan expected = result->pareto[static_cast<size_t>(pick)];
     QSignalSpy clicked(chart, &ParetoChart::PlanClicked);
