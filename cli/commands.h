@@ -16,7 +16,7 @@ struct GlobalOptions {
 
 /// One row of the command table: registers its options on `sub` and returns the function that
 /// runs it after parsing. Commands print their output and return a Status; main maps it to an
-/// exit code (0 ok, 2 invalid input, 1 anything else).
+/// exit code (0 ok, 2 invalid input, 3 no plan found, 1 anything else).
 struct CommandSpec {
   const char* name;
   const char* help;

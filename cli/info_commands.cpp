@@ -1,9 +1,11 @@
 // `gpuplan accuracy`, `gpuplan hardware`, `gpuplan models`.
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "common/json_reader.h"
+#include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
 #include "simulator/presets.h"
@@ -33,27 +35,34 @@ Status RunAccuracy(const std::string& path, bool markdown, const GlobalOptions& 
   return Status::Ok();
 }
 
+// Dense peak TFLOP/s of one precision, one decimal; "-" when the GPU has none.
+std::string DenseTflops(const GpuSpec& gpu, Precision p) {
+  return gpu.PeakFlops(p) > 0 ? StrFormat("%.1f", gpu.PeakFlops(p) / 1e12) : "-";
+}
+
 Status RunHardware(const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
-  std::printf("GPUs\n  %-16s %9s %9s %9s %8s  %-14s %s\n", "id", "bf16 TF", "fp8 TF", "mem GB",
-              "HBM TB/s", "scale-up", "name");
+  std::printf("GPUs (dense TFLOP/s per precision)\n  %-16s %7s %7s %7s %9s %8s  %-14s %s\n", "id",
+              "bf16", "fp16", "fp8", "mem GB", "HBM TB/s", "scale-up", "name");
   for (const auto& [id, gpu] : db->gpus()) {
-    std::printf("  %-16s %9.1f %9.1f %9.1f %8.2f  %-14s %s\n", id.c_str(),
-                gpu.PeakFlops(Precision::kBf16) / 1e12, gpu.PeakFlops(Precision::kFp8) / 1e12,
-                gpu.memory_bytes / 1e9, gpu.memory_bandwidth_bytes_per_s / 1e12,
-                gpu.scaleup_kind.c_str(), gpu.name.c_str());
+    std::printf(
+        "  %-16s %7s %7s %7s %9.1f %8.2f  %-14s %s\n", id.c_str(),
+        DenseTflops(gpu, Precision::kBf16).c_str(), DenseTflops(gpu, Precision::kFp16).c_str(),
+        DenseTflops(gpu, Precision::kFp8).c_str(), gpu.memory_bytes / 1e9,
+        gpu.memory_bandwidth_bytes_per_s / 1e12, gpu.scaleup_kind.c_str(), gpu.name.c_str());
   }
   std::printf("\nNetworks\n  %-12s %12s %12s  %s\n", "id", "GB/s/GPU", "latency us", "name");
   for (const auto& [id, net] : db->networks()) {
     std::printf("  %-12s %12.2f %12.2f  %s\n", id.c_str(), net.bytes_per_s_per_gpu / 1e9,
                 net.latency_s * 1e6, net.name.c_str());
   }
-  std::printf("\nNode templates\n  %-16s %-16s %5s %-12s %s\n", "id", "gpu", "gpus", "network",
-              "intra-node");
+  std::printf("\nNode templates\n  %-16s %-16s %5s %-12s %-13s %9s %11s\n", "id", "gpu", "gpus",
+              "network", "intra-node", "GB/s/GPU", "latency us");
   for (const auto& [id, node] : db->nodes()) {
-    std::printf("  %-16s %-16s %5d %-12s %s\n", id.c_str(), node.gpu.c_str(), node.gpus_per_node,
-                node.network.c_str(), node.intra_node.c_str());
+    std::printf("  %-16s %-16s %5d %-12s %-13s %9.2f %11.2f\n", id.c_str(), node.gpu.c_str(),
+                node.gpus_per_node, node.network.c_str(), node.intra_node.c_str(),
+                node.intra_node_bytes_per_s / 1e9, node.intra_node_latency_s * 1e6);
   }
   return Status::Ok();
 }
@@ -76,9 +85,11 @@ Status RunModels() {
 }  // namespace
 
 void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
-  auto path = std::make_shared<std::string>("../shared/calibration/published_runs.json");
+  auto path = std::make_shared<std::string>(BuiltinCalibrationDir() + "/published_runs.json");
   auto markdown = std::make_shared<bool>(false);
-  sub->add_option("--runs", *path, "published_runs.json")->capture_default_str();
+  sub->add_option("--runs", *path,
+                  "Published runs to compare with (format: hardware-db/calibration/README.md); "
+                  "default: the 128 runs shipped with gpuplan");
   sub->add_flag("--markdown", *markdown, "Full per-run table in Markdown (docs/ACCURACY.md)");
   sub->callback([=] { *run = [=] { return RunAccuracy(*path, *markdown, *global); }; });
 }

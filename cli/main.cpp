@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <string>
 
 #include "cli/commands.h"
 
@@ -26,15 +27,56 @@ constexpr gpuplan::CommandSpec kCommands[] = {
      &gpuplan::AttachCalibrate},
 };
 
+// The exit codes, one per outcome a script can act on (also printed by --help).
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitInvalidInput = 2;
+constexpr int kExitNoPlan = 3;
+constexpr const char* kExitCodesHelp =
+    "Exit codes:\n"
+    "  0  success\n"
+    "  1  failure, or something unavailable (no GPU; a file that cannot be written)\n"
+    "  2  invalid input (an unknown command, a bad flag, value or file)\n"
+    "  3  no plan found (plan: nothing fits, the deadline or budget is unmet, or no layout can\n"
+    "     be enumerated; the report is still printed)\n";
+
+int ExitCode(gpuplan::ErrorKind kind) {
+  switch (kind) {
+    case gpuplan::ErrorKind::kInvalidInput:
+      return kExitInvalidInput;
+    case gpuplan::ErrorKind::kNotFound:
+      return kExitNoPlan;
+    case gpuplan::ErrorKind::kUnavailable:
+    case gpuplan::ErrorKind::kInternal:
+    case gpuplan::ErrorKind::kCancelled:
+      return kExitFailure;
+  }
+  return kExitFailure;
+}
+
+// "simulate, plan, ..." from the command table.
+std::string CommandNames() {
+  std::string out;
+  for (const gpuplan::CommandSpec& c : kCommands)
+    out += (out.empty() ? "" : ", ") + std::string(c.name);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuplan: simulate and plan multi-GPU training strategy and cost"};
   app.require_subcommand(1);
+  app.set_version_flag(
+      "--version", std::string("gpuplan ") + GPUPLAN_VERSION + " (commit " + GPUPLAN_COMMIT + ")",
+      "Print the version and the git commit it was built from");
+  app.footer(kExitCodesHelp);
   gpuplan::GlobalOptions global;
+  // One directory per --hardware-db, so a command name after it is not taken as a second one.
   app.add_option("--hardware-db", global.hardware_db_dirs,
                  "Extra hardware-db directory (JSON files; entries override built-in ids)")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory)
+      ->allow_extra_args(false);
   std::function<gpuplan::Status()> run;
   for (const gpuplan::CommandSpec& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
@@ -46,12 +88,26 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "gpuplan: %s\n", e.what());
-    return 2;
+    if (app.get_subcommands().empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      // No command recognised: name what came instead of one.
+      const std::vector<std::string> rest = app.remaining();
+      const std::string what = rest.empty() ? std::string("no command given")
+                               : rest.front().rfind('-', 0) == 0
+                                   ? "unknown option '" + rest.front() + "'"
+                                   : "unknown command '" + rest.front() + "'";
+      std::fprintf(stderr, "gpuplan: %s\ncommands: %s (gpuplan COMMAND --help for its options)\n",
+                   what.c_str(), CommandNames().c_str());
+    } else {
+      std::fprintf(stderr, "gpuplan: %s\n", e.what());
+    }
+    return kExitInvalidInput;
   }
   const gpuplan::Status st = run();
-  if (st.ok()) return 0;
-  std::fprintf(stderr, "gpuplan: error: %s\n", st.message().c_str());
-  return st.kind() == gpuplan::ErrorKind::kInvalidInput ? 2 : 1;
+  if (st.ok()) return kExitOk;
+  const char* label = st.kind() == gpuplan::ErrorKind::kNotFound ? "" : "error: ";
+  std::fprintf(stderr, "gpuplan: %s%s\n", label, st.message().c_str());
+  return ExitCode(st.kind());
 }

@@ -14,6 +14,7 @@
 #include "cli/progress_bar.h"
 #include "common/file_write.h"
 #include "common/json_reader.h"
+#include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "planner/export.h"
 #include "planner/plan_json.h"
@@ -31,7 +32,6 @@ namespace {
 constexpr double kDefaultPretrainBatchTokens = 4.0 * 1024 * 1024;
 /// Fine-tuning default batch: 128 sequences (Stanford Alpaca's fine-tuning recipe).
 constexpr int64_t kDefaultFinetuneBatch = 128;
-constexpr int64_t kDefaultSeqLen = 4096;
 
 struct PlanOptions {
   std::string model;
@@ -142,7 +142,8 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
             : std::max<int64_t>(1, static_cast<int64_t>(kDefaultPretrainBatchTokens /
                                                         static_cast<double>(req.seq_len)));
     req.global_batch_sizes = {gbs};
-    notes->push_back("global batch not given: using " + std::to_string(gbs) + " sequences (" +
+    notes->push_back("global batch not given: using " + std::to_string(gbs) + " " +
+                     Noun(gbs, "sequence", "sequences") + " (" +
                      (o.samples > 0 ? "a fine-tuning batch of 128, as Stanford Alpaca"
                                     : "4M tokens, as Llama 3 pre-training started") +
                      ")");
@@ -283,8 +284,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   for (std::string& n : notes) r.warnings.insert(r.warnings.begin(), "assumed: " + n);
 
   std::string exported;
-  if (!o.export_format.empty()) {
-    if (!r.found) return Status::Invalid("--export: no plan was found, nothing to export");
+  if (!o.export_format.empty() && r.found) {
     Expected<std::string> e = ExportPlan(r.recommendation, o.export_format);
     if (!e.ok()) return e.status().WithPrefix("--export " + o.export_format);
     exported = std::move(e).value();
@@ -293,20 +293,27 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   if (!o.export_out.empty() && !exported.empty()) {
     GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.export_out, exported));
   }
+  // An export without --export-out is the whole of standard output, so `gpuplan plan ...
+  // --export megatron > train.sh` writes a runnable file; the report then goes to standard error.
+  const bool export_to_stdout = !exported.empty() && o.export_out.empty() && !o.json;
+  std::FILE* report = export_to_stdout ? stderr : stdout;
   if (o.json) {
     nlohmann::json out = PlanResultToJson(r);
     if (!exported.empty()) out["export"] = {{"format", o.export_format}, {"content", exported}};
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("%s", FormatPlanResultText(r).c_str());
-    if (!exported.empty() && o.export_out.empty()) {
-      std::printf("\n# --- %s launch configuration ---\n%s", o.export_format.c_str(),
-                  exported.c_str());
-    }
-    if (!o.report_dir.empty()) std::printf("\nreport written to %s/\n", o.report_dir.c_str());
-    if (!o.export_out.empty())
-      std::printf("%s configuration written to %s\n", o.export_format.c_str(),
-                  o.export_out.c_str());
+    std::fprintf(report, "%s", FormatPlanResultText(r).c_str());
+    if (!o.report_dir.empty())
+      std::fprintf(report, "\nreport written to %s/\n", o.report_dir.c_str());
+    if (!exported.empty() && !o.export_out.empty())
+      std::fprintf(report, "%s configuration written to %s\n", o.export_format.c_str(),
+                   o.export_out.c_str());
+  }
+  if (export_to_stdout) std::printf("%s", exported.c_str());
+  if (!r.found) {
+    return Status::NotFound(std::string("no plan found") +
+                            (o.export_format.empty() ? "" : ", so nothing to --export") +
+                            " (the report says why)");
   }
   return Status::Ok();
 }
@@ -320,7 +327,8 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--samples", o->samples, "Training examples (with --epochs; fine-tuning)");
   sub->add_option("--epochs", o->epochs, "Passes over --samples (default 1)");
   sub->add_option("--steps", o->steps, "Optimizer steps");
-  sub->add_option("--seq-len", o->seq_len, "Tokens per sequence (default 4096)");
+  sub->add_option("--seq-len", o->seq_len,
+                  "Tokens per sequence (default " + std::to_string(kDefaultSeqLen) + ")");
   sub->add_option("--global-batch", o->global_batch,
                   "Sequences per step: N, a list N,M or a power-of-two range LOW:HIGH");
   sub->add_option("--precision", o->precisions, "Precisions to consider (default bf16)")
@@ -359,7 +367,9 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option(
       "--export", o->export_format,
       "Launch configuration of the plan: megatron | deepspeed | torchrun-fsdp | accelerate");
-  sub->add_option("--export-out", o->export_out, "Write the --export output to this file");
+  sub->add_option("--export-out", o->export_out,
+                  "Write the --export output to this file (without it, the launch configuration "
+                  "alone goes to standard output and the report to standard error)");
   sub->callback([o, global, run] { *run = [o, global] { return RunPlan(*o, *global); }; });
 }
 

@@ -23,11 +23,11 @@ namespace {
 struct SimulateOptions {
   std::string spec_path;
   bool json = false;
-  // Flags that fill or override the spec; empty/zero = not given.
+  // Flags that fill or override the spec; empty/nullopt = not given.
   std::string model, gpu, inter_node, precision, recompute, schedule, attention;
-  int64_t gpus = 0, gpus_per_node = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, vpp = 0;
-  int64_t micro_batch = 0, global_batch = 0, seq_len = 0, lora_rank = 0;
-  int zero = -1;
+  std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, vpp;
+  std::optional<int64_t> micro_batch, global_batch, seq_len, zero;
+  int64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
   std::string lora_base;
   std::string profile_path;
@@ -40,48 +40,71 @@ struct SimulateOptions {
   bool embedding_slot = false, loss_slot = false;
 };
 
+// A flag's value as JSON; nullopt when the flag was not given.
+std::optional<nlohmann::json> Given(const std::string& v) {
+  return v.empty() ? std::nullopt : std::optional<nlohmann::json>(v);
+}
+std::optional<nlohmann::json> Given(const std::optional<int64_t>& v) {
+  return v ? std::optional<nlohmann::json>(*v) : std::nullopt;
+}
+std::optional<nlohmann::json> Given(bool on, bool value) {
+  return on ? std::optional<nlohmann::json>(value) : std::nullopt;
+}
+
 // Flags write into the same JSON shape the spec file uses, so one parser validates both.
-nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o) {
-  auto set = [&](const char* section, const char* key, const nlohmann::json& v) {
+// `flags` records which flag can set, and which did set, each field (errors name them).
+nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFlags* flags) {
+  auto flag = [&](const char* section, const char* key, const char* name,
+                  const std::optional<nlohmann::json>& v) {
+    const std::string field = std::string(section) + "." + key;
+    flags->names[field] = name;
+    if (!v) return;
     if (!spec.contains(section) || !spec[section].is_object())
       spec[section] = nlohmann::json::object();
-    spec[section][key] = v;
+    spec[section][key] = *v;
+    // A switch is named alone; an option with its value, as typed.
+    flags->given[field] = v->is_boolean()  ? std::string(name)
+                          : v->is_string() ? std::string(name) + " " + v->get<std::string>()
+                                           : std::string(name) + " " + v->dump();
   };
   if (!o.model.empty()) {
     const bool is_file = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".json";
     spec["model"] = is_file ? nlohmann::json{{"hf_config", o.model}} : nlohmann::json(o.model);
   }
-  if (!o.gpu.empty()) set("cluster", "gpu", o.gpu);
-  if (o.gpus) set("cluster", "num_gpus", o.gpus);
-  if (o.gpus_per_node) set("cluster", "gpus_per_node", o.gpus_per_node);
-  if (!o.inter_node.empty()) set("cluster", "inter_node", o.inter_node);
-  if (o.seq_len) set("training", "seq_len", o.seq_len);
-  if (o.global_batch) set("training", "global_batch_size", o.global_batch);
-  if (o.micro_batch) set("training", "micro_batch_size", o.micro_batch);
-  if (!o.precision.empty()) set("training", "precision", o.precision);
-  if (!o.recompute.empty()) set("training", "recompute", o.recompute);
-  if (!o.attention.empty()) set("training", "attention", o.attention);
+  flag("cluster", "gpu", "--gpu", Given(o.gpu));
+  flag("cluster", "num_gpus", "--gpus", Given(o.gpus));
+  flag("cluster", "gpus_per_node", "--gpus-per-node", Given(o.gpus_per_node));
+  flag("cluster", "inter_node", "--inter-node", Given(o.inter_node));
+  flag("training", "seq_len", "--seq-len", Given(o.seq_len));
+  flag("training", "global_batch_size", "--global-batch", Given(o.global_batch));
+  flag("training", "micro_batch_size", "--micro-batch", Given(o.micro_batch));
+  flag("training", "precision", "--precision", Given(o.precision));
+  flag("training", "recompute", "--recompute", Given(o.recompute));
+  flag("training", "attention", "--attention", Given(o.attention));
+  std::optional<nlohmann::json> lora;
   if (o.lora_rank) {
-    nlohmann::json lora = {{"rank", o.lora_rank}};
-    if (!o.lora_targets.empty()) lora["targets"] = o.lora_targets;
-    if (!o.lora_base.empty()) lora["base"] = o.lora_base;
-    set("training", "lora", lora);
+    lora = nlohmann::json{{"rank", o.lora_rank}};
+    if (!o.lora_targets.empty()) (*lora)["targets"] = o.lora_targets;
+    if (!o.lora_base.empty()) (*lora)["base"] = o.lora_base;
   }
-  if (o.tp) set("parallelism", "tp", o.tp);
-  if (o.pp) set("parallelism", "pp", o.pp);
-  if (o.dp) set("parallelism", "dp", o.dp);
-  if (o.cp) set("parallelism", "cp", o.cp);
-  if (o.ep) set("parallelism", "ep", o.ep);
-  if (o.vpp) set("parallelism", "vpp", o.vpp);
-  if (!o.schedule.empty()) set("parallelism", "schedule", o.schedule);
-  if (o.zero >= 0) set("parallelism", "zero_stage", o.zero);
-  if (o.fsdp) set("parallelism", "fsdp", true);
-  if (o.sequence_parallel) set("parallelism", "sequence_parallel", true);
-  if (o.cpu_offload) set("parallelism", "cpu_offload", true);
-  if (o.tp_overlap) set("parallelism", "tp_overlap", true);
-  if (o.no_dp_overlap) set("parallelism", "dp_overlap", false);
-  if (o.embedding_slot) set("parallelism", "account_for_embedding_in_pipeline_split", true);
-  if (o.loss_slot) set("parallelism", "account_for_loss_in_pipeline_split", true);
+  flag("training", "lora", "--lora-rank", lora);
+  flag("parallelism", "tp", "--tp", Given(o.tp));
+  flag("parallelism", "pp", "--pp", Given(o.pp));
+  flag("parallelism", "dp", "--dp", Given(o.dp));
+  flag("parallelism", "cp", "--cp", Given(o.cp));
+  flag("parallelism", "ep", "--ep", Given(o.ep));
+  flag("parallelism", "vpp", "--vpp", Given(o.vpp));
+  flag("parallelism", "schedule", "--schedule", Given(o.schedule));
+  flag("parallelism", "zero_stage", "--zero", Given(o.zero));
+  flag("parallelism", "fsdp", "--fsdp", Given(o.fsdp, true));
+  flag("parallelism", "sequence_parallel", "--sequence-parallel", Given(o.sequence_parallel, true));
+  flag("parallelism", "cpu_offload", "--cpu-offload", Given(o.cpu_offload, true));
+  flag("parallelism", "tp_overlap", "--tp-overlap", Given(o.tp_overlap, true));
+  flag("parallelism", "dp_overlap", "--no-dp-overlap", Given(o.no_dp_overlap, false));
+  flag("parallelism", "account_for_embedding_in_pipeline_split", "--embedding-slot",
+       Given(o.embedding_slot, true));
+  flag("parallelism", "account_for_loss_in_pipeline_split", "--loss-slot",
+       Given(o.loss_slot, true));
   return spec;
 }
 
@@ -99,7 +122,10 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
     base_dir = std::filesystem::path(o.spec_path).parent_path().string();
     if (base_dir.empty()) base_dir = ".";
   }
-  Expected<JobSpec> job = ParseJobSpec(ApplyFlags(std::move(spec), o), origin, base_dir, *db);
+  SpecFlags flags;
+  flags.without_file = o.spec_path.empty();
+  nlohmann::json merged = ApplyFlags(std::move(spec), o, &flags);
+  Expected<JobSpec> job = ParseJobSpec(merged, origin, base_dir, *db, flags);
   if (!job.ok()) return job.status();
   const GpuSpec& gpu = *db->FindGpu(job->cluster.gpu);
   const NetworkSpec& net = *db->FindNetwork(job->cluster.inter_node);
@@ -195,14 +221,17 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--inter-node", o->inter_node, "Network id between nodes");
   sub->add_option("--tp", o->tp, "Tensor-parallel size");
   sub->add_option("--pp", o->pp, "Pipeline-parallel size");
-  sub->add_option("--dp", o->dp, "Data-parallel size (default: GPUs / (tp*pp*cp))");
+  sub->add_option("--dp", o->dp,
+                  "Data-parallel size (default: GPUs / (tp*pp*cp) unless the spec sets dp)");
   sub->add_option("--cp", o->cp, "Context-parallel size");
   sub->add_option("--ep", o->ep, "Expert-parallel size");
   sub->add_option("--vpp", o->vpp, "Virtual pipeline stages per GPU (interleaved schedule)");
   sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved | zb-h1");
   sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");
   sub->add_option("--global-batch", o->global_batch, "Sequences per optimizer step");
-  sub->add_option("--seq-len", o->seq_len, "Tokens per sequence");
+  sub->add_option("--seq-len", o->seq_len,
+                  "Tokens per sequence (default " + std::to_string(kDefaultSeqLen) +
+                      ", as plan; docs/JOB_SPEC.md)");
   sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--attention", o->attention, "flash | unfused");

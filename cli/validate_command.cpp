@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/str_format.h"
 #include "profiler/gpu_probe.h"
 #include "validator/calibrate.h"
 #include "validator/dry_run.h"
@@ -24,6 +25,36 @@ struct ValidateOptions {
 constexpr const char* kDryRunHint =
     "`gpuplan validate --plan FILE --dry-run` prints the process layout, the communicators and "
     "each rank's op sequence without a GPU";
+
+// What running a plan on GPUs needs and what this build has of it, one line each, then what
+// works instead. GPUPLAN_BUILT_WITH_CUDA comes from the build (cli/CMakeLists.txt); NCCL is
+// linked whenever CUDA is (profiler/CMakeLists.txt).
+std::string MissingForValidation() {
+  std::string cuda = "not compiled in (configured with GPUPLAN_CUDA=OFF or without a CUDA toolkit)";
+  std::string nccl = "not compiled in (it comes with CUDA)";
+  std::string gpus = "not looked for (no CUDA)";
+  if (GPUPLAN_BUILT_WITH_CUDA) {
+    std::unique_ptr<GpuProbe> probe = MakeSystemGpuProbe();
+    const SoftwareVersions v = probe->Versions();
+    cuda = "compiled in (" + probe->VersionString() + ")";
+    nccl = "compiled in (" + (v.nccl.empty() ? std::string("version unknown") : "NCCL " + v.nccl) +
+           ")";
+    Expected<std::vector<GpuDeviceInfo>> devices = probe->ListDevices();
+    if (!devices.ok()) {
+      gpus = "none usable: " + devices.status().message();
+    } else {
+      gpus = std::to_string(devices->size()) + " found";
+      for (const GpuDeviceInfo& d : *devices)
+        gpus += (&d == &devices->front() ? ": " : ", ") + d.name;
+    }
+  }
+  return "validate runs a plan's ranks on GPUs; this build cannot:\n"
+         "  executor  not built: nothing launches a plan's ranks yet (a later issue; "
+         "docs/VALIDATION.md)\n"
+         "  CUDA      " +
+         cuda + "\n" + "  NCCL      " + nccl + "\n" + "  GPUs      " + gpus + "\n" +
+         "What works: " + kDryRunHint + ".\n";
+}
 
 Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
@@ -46,15 +77,9 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     }
   }
   if (!o.dry_run) {
-    Expected<std::vector<GpuDeviceInfo>> devices = MakeSystemGpuProbe()->ListDevices();
-    if (!devices.ok()) {
-      return Status::Unavailable("cannot validate on GPUs: " + devices.status().message() + "; " +
-                                 kDryRunHint);
-    }
+    std::fprintf(stderr, "%s", MissingForValidation().c_str());
     return Status::Unavailable(
-        "cannot validate on GPUs: the executor that runs a plan's ranks is not built yet "
-        "(docs/VALIDATION.md); " +
-        std::string(kDryRunHint));
+        "cannot validate on GPUs: this build has no executor for running plans; --dry-run works");
   }
   if (o.json) {
     std::printf("%s\n", DryRunToJson(*job, layout, ranks).dump(1).c_str());
@@ -99,8 +124,10 @@ Status RunCalibrate(const CalibrateOptions& o, const GlobalOptions& g) {
   }
   Expected<CalibrationResult> result = CalibrateWithReports(*profile, reports, o.reports, *db);
   if (!result.ok()) return result.status();
-  std::printf("Calibrating %s (%s) with %zu validation report(s)\n%s", o.profile.c_str(),
-              profile->gpu_id.c_str(), reports.size(), FormatCalibration(*result).c_str());
+  std::printf("Calibrating %s (%s) with %zu validation %s\n%s", o.profile.c_str(),
+              profile->gpu_id.c_str(), reports.size(),
+              Noun(reports.size(), "report", "reports").c_str(),
+              FormatCalibration(*result).c_str());
   profile->corrections = result->corrections;
   const std::string out = o.out.empty() ? o.profile : o.out;
   GPUPLAN_RETURN_IF_ERROR(WriteProfile(out, *profile));

@@ -9,8 +9,9 @@ namespace gpuplan {
 
 /// Why an operation failed. `kInvalidInput` means the user gave something wrong (exit code 2 in the
 /// CLI); `kUnavailable` means the environment lacks something (no GPU, no file); `kInternal` is a
-/// bug; `kCancelled` means the caller asked a long operation to stop (the GUI's Cancel).
-enum class ErrorKind { kInvalidInput, kUnavailable, kInternal, kCancelled };
+/// bug; `kCancelled` means the caller asked a long operation to stop (the GUI's Cancel);
+/// `kNotFound` means a valid question has no answer (the planner found no plan: exit code 3).
+enum class ErrorKind { kInvalidInput, kUnavailable, kInternal, kCancelled, kNotFound };
 
 /// Ok, or an error with a one-line human-readable message that names the file/field at fault.
 class Status {
@@ -28,6 +29,9 @@ class Status {
   }
   static Status Cancelled(std::string message) {
     return Status(ErrorKind::kCancelled, std::move(message));
+  }
+  static Status NotFound(std::string message) {
+    return Status(ErrorKind::kNotFound, std::move(message));
   }
 
   bool ok() const { return !failed_; }

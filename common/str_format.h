@@ -1,8 +1,9 @@
-// printf-style formatting into a std::string (reports and messages).
+// printf-style formatting into a std::string (reports and messages), and count nouns.
 #pragma once
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace gpuplan {
 
@@ -15,6 +16,15 @@ std::string StrFormat(const char* format, Args... args) {
   std::snprintf(out.data(), out.size(), format, args...);
   out.resize(static_cast<size_t>(n));
   return out;
+}
+
+/// The form of a count noun that agrees with the count `n` (any arithmetic type): `singular` when n
+/// is exactly 1, `plural` otherwise (0, 2 and 1.5 take the plural). Callers write the number
+/// themselves, in the format they show it: Noun(1, "micro-batch", "micro-batches") ->
+/// "micro-batch", Noun(4, "GPU", "GPUs") -> "GPUs".
+template <typename Count>
+std::string Noun(Count n, std::string_view singular, std::string_view plural) {
+  return std::string(n == 1 ? singular : plural);
 }
 
 }  // namespace gpuplan

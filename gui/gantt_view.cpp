@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/str_format.h"
 #include "planner/svg_chart.h"
 
 namespace gpuplan {
@@ -264,8 +265,8 @@ const TimelineOp* GanttView::OpAt(const QPointF& pos) const {
 
 QString GanttView::RankToolTip(int32_t rank) const {
   const TimelineRank& r = timeline_.ranks[static_cast<size_t>(rank)];
-  const QString gpus = r.represents == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(r.represents);
-  return tr("%1\nglobal rank %2, pipeline stage %3\nstands for %4 that run the same ops")
+  const QString gpus = tr("%1 %2").arg(r.represents).arg(ToQ(Noun(r.represents, "GPU", "GPUs")));
+  return tr("%1\nglobal rank %2, pipeline stage %3\nstands for %4 running the same ops")
       .arg(ToQ(r.name))
       .arg(r.global_rank)
       .arg(r.stage)

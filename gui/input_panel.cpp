@@ -16,8 +16,12 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <utility>
 
+#include "common/json_reader.h"
+#include "common/str_format.h"
 #include "planner/units_format.h"
 #include "simulator/hf_config.h"
 #include "simulator/job_spec_json.h"
@@ -61,6 +65,49 @@ constexpr LoraTargetSet kLoraTargetSets[] = {
     {"all linear layers", "all", kLoraAll},
 };
 
+// A spin box whose value (stored / scale) reads as a count with a k, M, B or T suffix, as the
+// CLI prints it ("1.00T tokens", FormatSiCount), and is typed as the CLI takes it ("2T",
+// "500B", "1.5e12"; ParseCount). Up and down change the last digit shown.
+class CountSpinBox : public QDoubleSpinBox {
+ public:
+  CountSpinBox(double scale, QWidget* parent) : QDoubleSpinBox(parent), scale_(scale) {}
+
+  QString textFromValue(double v) const override { return Q(FormatSiCount(v * scale_)); }
+
+  double valueFromText(const QString& text) const override {
+    // The shown text of the current value keeps it: three digits do not round it.
+    if (Stripped(text) == textFromValue(value())) return value();
+    return Parse(text).value_or(value());
+  }
+
+  QValidator::State validate(QString& text, int&) const override {
+    const std::optional<double> v = Parse(text);
+    return v && *v >= minimum() && *v <= maximum() ? QValidator::Acceptable
+                                                   : QValidator::Intermediate;
+  }
+
+  void stepBy(int steps) override {
+    const double stored = value() * scale_;
+    // Three significant digits are shown; below 100 the count is shown whole.
+    const double digit = stored >= 100 ? std::pow(10.0, std::floor(std::log10(stored)) - 2) : 1;
+    setValue((stored + steps * digit) / scale_);
+  }
+
+ private:
+  QString Stripped(QString text) const {
+    if (text.endsWith(suffix())) text.chop(suffix().size());
+    return text.trimmed().remove(',');
+  }
+
+  std::optional<double> Parse(const QString& text) const {
+    const std::optional<double> count = ParseCount(Stripped(text).toStdString());
+    if (!count) return std::nullopt;
+    return *count / scale_;
+  }
+
+  double scale_;
+};
+
 }  // namespace
 
 /// One input: where it sits, what it is called, what it explains, and how it reads and writes
@@ -75,6 +122,7 @@ struct InputPanel::Field {
   const char* special = nullptr;  // kInt/kDouble: text shown at `lo` (e.g. "auto", "none")
   double scale = 1;               // kDouble: stored = shown x scale
   int decimals = 0;               // kDouble
+  bool si_count = false;          // kDouble: shown and typed as 1.00T, 500B (CountSpinBox)
   const char* suffix = "";        // kInt/kDouble
   int64_t (*get_int)(const Session&) = nullptr;
   void (*set_int)(Session*, int64_t) = nullptr;
@@ -116,7 +164,9 @@ std::vector<Choice> NodeChoices(const HardwareDb& db, const Session& s) {
   std::vector<Choice> out;
   for (const std::string& id : NodesOfGpu(db, s.job.cluster.gpu)) {
     const NodeTemplate& n = *db.FindNode(id);
-    out.push_back({Q(n.name) + " (" + QString::number(n.gpus_per_node) + " GPUs)", Q(id)});
+    out.push_back({Q(n.name) + " (" + QString::number(n.gpus_per_node) + " " +
+                       Q(Noun(n.gpus_per_node, "GPU", "GPUs")) + ")",
+                   Q(id)});
   }
   return out;
 }
@@ -337,14 +387,15 @@ const std::vector<Field>& Fields() {
       {.section = "Job",
        .key = "tokens",
        .label = "Training tokens",
-       .tooltip = "Tokens to train on, in billions (Llama 3: 15,600 B). Time and cost to train "
-                  "count whole optimizer steps of the global batch.",
+       .tooltip = "Tokens to train on, typed as 2T, 500B or 1.5e12 (Llama 3: 15.6T). Time and "
+                  "cost to train count whole optimizer steps of the global batch.",
        .kind = Kind::kDouble,
        .lo = 0,
        .hi = 1000000,
        .scale = 1e9,
-       .decimals = 3,
-       .suffix = " B",
+       .decimals = 6,
+       .si_count = true,
+       .suffix = " tokens",
        .get_double = [](const Session& s) { return s.train_tokens; },
        .set_double = [](Session* s, double v) { s->train_tokens = v; }},
       {.section = "Job",
@@ -894,7 +945,7 @@ QWidget* InputPanel::AddField(QFormLayout* form, const Field& f) {
       break;
     }
     case Kind::kDouble: {
-      auto* spin = new QDoubleSpinBox(parent);
+      auto* spin = f.si_count ? new CountSpinBox(f.scale, parent) : new QDoubleSpinBox(parent);
       spin->setRange(f.lo, f.hi);
       spin->setDecimals(f.decimals);
       spin->setKeyboardTracking(false);
@@ -995,10 +1046,16 @@ void InputPanel::Refresh() {
   const int64_t model_parallel = p.tp * p.pp * p.cp;
   const int64_t gpus = session_.job.cluster.num_gpus;
   if (model_parallel > 0 && gpus % model_parallel == 0) {
-    dp_label_->setText(tr("%1 = %2 GPUs / (TP x PP x CP)").arg(gpus / model_parallel).arg(gpus));
+    dp_label_->setText(tr("%1 = %2 %3 / (TP x PP x CP)")
+                           .arg(gpus / model_parallel)
+                           .arg(gpus)
+                           .arg(Q(Noun(gpus, "GPU", "GPUs"))));
     dp_label_->setStyleSheet(QString());
   } else {
-    dp_label_->setText(tr("none: %1 GPUs / %2 is not whole").arg(gpus).arg(model_parallel));
+    dp_label_->setText(tr("none: %1 %2 / %3 is not whole")
+                           .arg(gpus)
+                           .arg(Q(Noun(gpus, "GPU", "GPUs")))
+                           .arg(model_parallel));
     dp_label_->setStyleSheet("color: #d62728;");
   }
 }

@@ -1,13 +1,16 @@
 // gpuplan-gui: the what-if window (docs/GUI.md). With --screenshot it renders the window with a
 // realistic plan loaded (the default session or --open, the planner's answer and the
-// timeline included) to a PNG and exits, without a display.
+// timeline included) to a PNG and exits, without a display; --help and --version need none
+// either.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QThread>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gui/main_window.h"
@@ -29,12 +32,51 @@ bool WaitFor(Done done, int timeout_ms) {
   return done();
 }
 
-bool WantsScreenshot(int argc, char** argv) {
+bool HasArgument(int argc, char** argv, std::initializer_list<std::string_view> names) {
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--screenshot" || arg.rfind("--screenshot=", 0) == 0) return true;
+    const std::string_view arg = argv[i];
+    for (std::string_view name : names) {
+      if (arg == name || (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
+                          arg[name.size()] == '=')) {
+        return true;
+      }
+    }
   }
   return false;
+}
+
+// The options of gpuplan-gui and the parser that reads them.
+struct CommandLine {
+  QCommandLineParser parser;
+  // Not "--session": QGuiApplication takes -session for X11 session management.
+  const QCommandLineOption session_option{
+      "open", "Open this session file (docs/GUI.md) instead of the default session.", "FILE"};
+  const QCommandLineOption db_option{
+      "hardware-db", "Also load this hardware database directory (repeatable).", "DIR"};
+  const QCommandLineOption screenshot_option{
+      "screenshot",
+      "Render the window, with the planner's answer and the timeline, to this PNG and exit.",
+      "PNG"};
+  const QCommandLineOption profile_option{
+      "profile",
+      "Measured profile (gpuplan profile) of one GPU type: its figures replace the datasheet "
+      "ones for that type, as with gpuplan simulate --profile.",
+      "FILE"};
+  const QCommandLineOption size_option{"size", "Window size for --screenshot (default 1600x1000).",
+                                       "WxH", "1600x1000"};
+
+  CommandLine() {
+    parser.setApplicationDescription(
+        "What-if explorer of multi-GPU training: time, memory and cost as the inputs change.");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOptions({session_option, db_option, profile_option, screenshot_option, size_option});
+  }
+};
+
+void SetIdentity() {
+  QCoreApplication::setApplicationName("gpuplan-gui");
+  QCoreApplication::setApplicationVersion(GPUPLAN_VERSION);
 }
 
 int Fail(const std::string& message) {
@@ -45,66 +87,55 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Help and version need no display: answer them before QApplication looks for one. Qt's
+  // own options (-platform) are unknown to this parser, so it parses without failing on them;
+  // "--open --help" opens a file named --help, below.
+  if (HasArgument(argc, argv, {"-h", "-?", "--help", "-v", "--version"})) {
+    const QCoreApplication core(argc, argv);
+    SetIdentity();
+    CommandLine cli;
+    cli.parser.parse(QCoreApplication::arguments());
+    if (cli.parser.isSet("help")) cli.parser.showHelp(0);
+    if (cli.parser.isSet("version")) cli.parser.showVersion();
+  }
   // A screenshot needs no display: render offscreen unless the user chose a platform.
-  if (WantsScreenshot(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+  if (HasArgument(argc, argv, {"--screenshot"}) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
   }
   QApplication app(argc, argv);
-  QApplication::setApplicationName("gpuplan-gui");
-  QApplication::setApplicationVersion(GPUPLAN_VERSION);
-
-  QCommandLineParser parser;
-  parser.setApplicationDescription(
-      "What-if explorer of multi-GPU training: time, memory and cost as the inputs change.");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  // Not "--session": QGuiApplication takes -session for X11 session management.
-  const QCommandLineOption session_option(
-      "open", "Open this session file (docs/GUI.md) instead of the default session.", "FILE");
-  const QCommandLineOption db_option(
-      "hardware-db", "Also load this hardware database directory (repeatable).", "DIR");
-  const QCommandLineOption screenshot_option(
-      "screenshot",
-      "Render the window, with the planner's answer and the timeline, to this PNG and exit.",
-      "PNG");
-  const QCommandLineOption profile_option(
-      "profile",
-      "Measured profile (gpuplan profile) of one GPU type: its figures replace the datasheet "
-      "ones for that type, as with gpuplan simulate --profile.",
-      "FILE");
-  const QCommandLineOption size_option("size", "Window size for --screenshot (default 1600x1000).",
-                                       "WxH", "1600x1000");
-  parser.addOptions({session_option, db_option, profile_option, screenshot_option, size_option});
-  parser.process(app);
+  SetIdentity();
+  CommandLine cli;
+  cli.parser.process(app);
 
   std::vector<std::string> extra_dirs;
-  for (const QString& dir : parser.values(db_option)) extra_dirs.push_back(dir.toStdString());
+  for (const QString& dir : cli.parser.values(cli.db_option))
+    extra_dirs.push_back(dir.toStdString());
   gpuplan::Expected<gpuplan::HardwareDb> db = gpuplan::LoadHardwareDb(extra_dirs);
   if (!db.ok()) return Fail(db.status().message());
 
   gpuplan::Session session = gpuplan::DefaultSession(*db);
-  if (parser.isSet(session_option)) {
+  if (cli.parser.isSet(cli.session_option)) {
     gpuplan::Expected<gpuplan::Session> opened =
-        gpuplan::ReadSessionFile(parser.value(session_option).toStdString(), *db);
+        gpuplan::ReadSessionFile(cli.parser.value(cli.session_option).toStdString(), *db);
     if (!opened.ok()) return Fail(opened.status().message());
     session = std::move(opened).value();
   }
 
   gpuplan::MainWindow window(*db, session);
-  if (parser.isSet(profile_option)) {
-    const gpuplan::Status used = window.UseProfile(parser.value(profile_option));
+  if (cli.parser.isSet(cli.profile_option)) {
+    const gpuplan::Status used = window.UseProfile(cli.parser.value(cli.profile_option));
     if (!used.ok()) return Fail(used.message());
   }
-  if (!parser.isSet(screenshot_option)) {
+  if (!cli.parser.isSet(cli.screenshot_option)) {
     window.show();
     return QApplication::exec();
   }
 
-  const QStringList size = parser.value(size_option).split('x');
+  const QStringList size = cli.parser.value(cli.size_option).split('x');
   const int width = size.size() == 2 ? size[0].toInt() : 0;
   const int height = size.size() == 2 ? size[1].toInt() : 0;
   if (width < 640 || height < 480) {
-    return Fail("--size: '" + parser.value(size_option).toStdString() +
+    return Fail("--size: '" + cli.parser.value(cli.size_option).toStdString() +
                 "' must be WIDTHxHEIGHT, at least 640x480");
   }
   window.resize(width, height);
@@ -115,7 +146,7 @@ int main(int argc, char** argv) {
   }
   // Let the last layouts and repaints settle.
   WaitFor([] { return false; }, 200);
-  const QString path = parser.value(screenshot_option);
+  const QString path = cli.parser.value(cli.screenshot_option);
   if (!window.grab().toImage().save(path, "PNG")) {
     return Fail("--screenshot: cannot write " + path.toStdString());
   }

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <utility>
 
+#include "common/str_format.h"
 #include "gui/breakdown_bar.h"
 #include "gui/gantt_view.h"
 #include "gui/memory_bar.h"
@@ -185,7 +186,9 @@ void ResultsPanel::ShowPlan(const Plan& plan, const std::vector<ScalingRow>& sca
     tile.detail->setText(detail);
   };
   set(Metric::kStepTime, Q(FormatDuration(s.step_time_s)),
-      tr("%1 micro-batches per pipeline").arg(s.microbatches));
+      tr("%1 %2 per pipeline")
+          .arg(s.microbatches)
+          .arg(Q(Noun(s.microbatches, "micro-batch", "micro-batches"))));
   set(Metric::kTokensPerS, Q(FormatCount(s.tokens_per_s)) + tr(" tok/s"),
       tr("%1 per GPU").arg(Q(FormatCount(s.tokens_per_s_per_gpu))));
   set(Metric::kMfu, Q(FormatPercent(s.mfu)),
@@ -193,7 +196,10 @@ void ResultsPanel::ShowPlan(const Plan& plan, const std::vector<ScalingRow>& sca
           .arg(Q(FormatFixed(s.model_tflops_per_gpu, 0)))
           .arg(Q(FormatPercent(s.hfu))));
   set(Metric::kTimeToTrain, Q(FormatDuration(e.expected_wall_s)),
-      tr("%1 steps, goodput %2").arg(Q(FormatCount(e.steps))).arg(Q(FormatPercent(e.goodput))));
+      tr("%1 %2, goodput %3")
+          .arg(Q(FormatCount(e.steps)))
+          .arg(Q(Noun(e.steps, "step", "steps")))
+          .arg(Q(FormatPercent(e.goodput))));
   if (IsPriced(plan)) {
     set(Metric::kCostToTrain, Q(FormatUsd(e.expected_cost_usd)),
         tr("%1/GPU-h at %2, %3/M tokens")
@@ -236,14 +242,15 @@ void ResultsPanel::ShowTimelinePending() {
 
 void ResultsPanel::ShowTimeline(EventSimResult sim, double analytic_step_s) {
   timeline_note_->setText(
-      tr("Event simulation: step %1 (analytic model %2, %3%4), %5 GPUs simulated, one per "
+      tr("Event simulation: step %1 (analytic model %2, %3%4), %5 %6 simulated, one per "
          "pipeline stage, each standing for its TP/CP/DP peers. Wheel zooms, drag pans, "
          "double-click shows the whole step, Shift+wheel scrolls the rows.")
           .arg(Q(FormatDuration(sim.step_time_s)))
           .arg(Q(FormatDuration(analytic_step_s)))
           .arg(sim.step_time_s >= analytic_step_s ? "+" : "")
           .arg(Q(FormatPercent(sim.step_time_s / analytic_step_s - 1.0)))
-          .arg(sim.simulated_gpus));
+          .arg(sim.simulated_gpus)
+          .arg(Q(Noun(sim.simulated_gpus, "GPU", "GPUs"))));
   gantt_->SetTimeline(std::move(sim.timeline));
 }
 
@@ -274,9 +281,10 @@ void ResultsPanel::ShowSearch(std::shared_ptr<const PlanResult> result) {
     note = tr("No plan satisfies the request. ");
     for (const std::string& s : r.explanation) note += Q(s) + " ";
   }
-  note += tr("%1 layouts evaluated in %2 s. Double-click a row or click a Pareto point to load "
+  note += tr("%1 %2 evaluated in %3 s. Double-click a row or click a Pareto point to load "
              "that plan.")
               .arg(Q(FormatCount(static_cast<double>(r.stats.evaluated))))
+              .arg(Q(Noun(r.stats.evaluated, "layout", "layouts")))
               .arg(Q(FormatFixed(r.stats.seconds, 2)));
   search_note_->setText(note);
 }

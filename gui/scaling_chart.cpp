@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/str_format.h"
 #include "planner/chart_series.h"
 #include "planner/svg_chart.h"
 #include "planner/units_format.h"
@@ -52,8 +53,9 @@ void ScalingChart::SetRows(const std::vector<ScalingRow>& rows, int64_t current_
     row.gpus = static_cast<double>(r.gpus);
     row.fits = r.feasible;
     row.plotted = r.feasible && std::isfinite(r.speedup) && r.speedup > 0;
-    const QString gpus = tr("%1 GPUs").arg(ToQ(FormatCount(row.gpus))) +
-                         (r.gpus == current_gpus ? tr(" (current)") : QString());
+    const QString gpus =
+        tr("%1 %2").arg(ToQ(FormatCount(row.gpus)), ToQ(Noun(r.gpus, "GPU", "GPUs"))) +
+        (r.gpus == current_gpus ? tr(" (current)") : QString());
     if (!r.feasible) {
       row.tooltip = gpus + tr(": does not fit in memory");
       rows_.push_back(row);
@@ -63,17 +65,23 @@ void ScalingChart::SetRows(const std::vector<ScalingRow>& rows, int64_t current_
     row.efficiency = r.scaling_efficiency;
     row.cost_usd = r.plan.econ.expected_cost_usd;
     const QString speedup =
-        row.plotted ? tr("%1x over %2 GPUs")
-                          .arg(ToQ(FormatFixed(r.speedup, 2)), ToQ(FormatCount(base_gpus_)))
+        row.plotted ? tr("%1x over %2 %3")
+                          .arg(ToQ(FormatFixed(r.speedup, 2)), ToQ(FormatCount(base_gpus_)),
+                               ToQ(Noun(base_gpus_, "GPU", "GPUs")))
                     : tr("n/a");
+    const PlanEconomics& e = r.plan.econ;
     const QString cost = std::isfinite(row.cost_usd) && row.cost_usd > 0
-                             ? ToQ(FormatUsd(row.cost_usd))
+                             ? tr("%1 at %2, %3/GPU-h")
+                                   .arg(ToQ(FormatUsd(row.cost_usd)), ToQ(e.provider),
+                                        ToQ(FormatUsd(e.usd_per_gpu_hour)))
                              : tr("no price known");
-    row.tooltip =
-        gpus + '\n' + tr("speedup: %1").arg(speedup) + '\n' +
-        tr("scaling efficiency: %1").arg(ToQ(FormatPercent(r.scaling_efficiency))) + '\n' +
-        tr("expected wall time: %1").arg(ToQ(FormatDuration(r.plan.econ.expected_wall_s))) + '\n' +
-        tr("expected cost: %1").arg(cost);
+    row.tooltip = gpus + '\n' + tr("speedup: %1").arg(speedup) + '\n' +
+                  tr("scaling efficiency: %1").arg(ToQ(FormatPercent(r.scaling_efficiency))) +
+                  '\n' + tr("expected wall time: %1").arg(ToQ(FormatDuration(e.expected_wall_s))) +
+                  '\n' + tr("expected cost: %1").arg(cost);
+    if (!r.superlinear_reason.empty()) {
+      row.tooltip += '\n' + tr("superlinear: %1").arg(ToQ(r.superlinear_reason));
+    }
     rows_.push_back(row);
   }
   if (rows_.empty()) {

@@ -6,6 +6,7 @@
 
 #include "common/file_write.h"
 #include "common/json_reader.h"
+#include "common/str_format.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
 
@@ -64,9 +65,10 @@ Expected<JobSpec> ResolvedJob(const Session& session, const HardwareDb& db) {
   const int64_t model_parallel = p.tp * p.pp * p.cp;
   const int64_t gpus = job.cluster.num_gpus;
   if (model_parallel <= 0 || gpus <= 0 || gpus % model_parallel != 0) {
-    return Status::Invalid(
-        "parallelism: " + std::to_string(gpus) + " GPUs are not a multiple of TP x PP x CP = " +
-        std::to_string(model_parallel) + "; change the GPU count or the TP, PP or CP size");
+    return Status::Invalid("parallelism: " + std::to_string(gpus) + " " +
+                           Noun(gpus, "GPU is", "GPUs are") +
+                           " not a multiple of TP x PP x CP = " + std::to_string(model_parallel) +
+                           "; change the GPU count or the TP, PP or CP size");
   }
   p.dp = gpus / model_parallel;
   // A job smaller than one node runs on part of one machine (ParseJobSpec's rule).

@@ -12,8 +12,8 @@
 
 #include "common/json_reader.h"
 
-#ifndef GPUPLAN_BUILTIN_HWDB
-#define GPUPLAN_BUILTIN_HWDB ""
+#ifndef GPUPLAN_DATA_ROOT
+#define GPUPLAN_DATA_ROOT ""
 #endif
 
 namespace gpuplan {
@@ -600,15 +600,35 @@ std::vector<std::string> HardwareDb::Providers() const {
   return providers;
 }
 
-std::string BuiltinHardwareDbDir() { return GPUPLAN_BUILTIN_HWDB; }
+std::string ResolveDataRoot(const std::string& executable_path, const std::string& compiled_root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!executable_path.empty()) {
+    const fs::path installed =
+        fs::path(executable_path).parent_path().parent_path() / "share" / "gpuplan";
+    if (fs::is_directory(installed / "hardware-db", ec)) return installed.string();
+  }
+  return compiled_root;
+}
+
+std::string DataRoot() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ResolveDataRoot(ec ? std::string() : exe.string(), GPUPLAN_DATA_ROOT);
+}
+
+std::string BuiltinHardwareDbDir() { return DataRoot() + "/hardware-db/data"; }
+
+std::string BuiltinCalibrationDir() { return DataRoot() + "/hardware-db/calibration"; }
 
 Expected<HardwareDb> LoadHardwareDb(const std::vector<std::string>& extra_dirs) {
   HardwareDb db;
   const std::string builtin = BuiltinHardwareDbDir();
   std::error_code ec;
   if (builtin.empty() || !std::filesystem::is_directory(builtin, ec)) {
-    return Status::Unavailable("built-in hardware database not found at '" + builtin +
-                               "' (GPUPLAN_BUILTIN_HWDB at build time)");
+    return Status::Unavailable(
+        "built-in hardware database not found at '" + builtin +
+        "' (the source tree compiled in, or <prefix>/share/gpuplan when installed)");
   }
   GPUPLAN_RETURN_IF_ERROR(db.LoadDirectory(builtin));
   for (const std::string& dir : extra_dirs) GPUPLAN_RETURN_IF_ERROR(db.LoadDirectory(dir));

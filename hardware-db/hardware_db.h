@@ -76,8 +76,23 @@ class HardwareDb {
   std::string reliability_file_;  // last file with a "reliability" object; empty when none
 };
 
-/// Directory of the database shipped with gpuplan (compiled in at build time).
+/// Root of the data shipped with gpuplan (the hardware database and the calibration data).
+/// An installed program (`cmake --install`: `<prefix>/bin/gpuplan`) reads
+/// `<prefix>/share/gpuplan`; a program run from its build tree reads the source tree, whose
+/// path is compiled in. Either way `gpuplan` works from any directory.
+std::string DataRoot();
+
+/// The rule of DataRoot, without side effects: `<dir of executable>/../share/gpuplan` when that
+/// folder holds `hardware-db/`, else `compiled_root`.
+std::string ResolveDataRoot(const std::string& executable_path, const std::string& compiled_root);
+
+/// Directory of the database shipped with gpuplan: `DataRoot()/hardware-db/data`.
 std::string BuiltinHardwareDbDir();
+
+/// Directory of the published measurements shipped with gpuplan (`published_runs.json`,
+/// `collectives.json`, `gemm.json`, `ultrascale_sweep.csv`; hardware-db/calibration/README.md):
+/// `DataRoot()/hardware-db/calibration`.
+std::string BuiltinCalibrationDir();
 
 /// Loads the built-in database, then each of `extra_dirs` in order, then validates.
 Expected<HardwareDb> LoadHardwareDb(const std::vector<std::string>& extra_dirs);

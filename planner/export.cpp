@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/str_format.h"
 #include "planner/export_formats.h"
 #include "planner/units_format.h"
 
@@ -61,8 +62,8 @@ std::vector<std::string> HeaderLines(const Plan& plan) {
   }
   const PlanEconomics& e = plan.econ;
   if (e.expected_wall_s > 0) {
-    std::string line = "expected: " + FormatCount(e.steps) + " steps, wall time " +
-                       FormatDuration(e.expected_wall_s);
+    std::string line = "expected: " + FormatCount(e.steps) + " " + Noun(e.steps, "step", "steps") +
+                       ", wall time " + FormatDuration(e.expected_wall_s);
     if (e.expected_cost_usd > 0) line += ", cost " + FormatUsd(e.expected_cost_usd);
     lines.push_back(line);
   }

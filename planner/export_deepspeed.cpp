@@ -12,6 +12,13 @@ constexpr std::string_view kFormat = "deepspeed";
 
 Status CheckExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
+  if (job.training.lora.enabled) {
+    return Refuse(kFormat, "LoRA rank " + std::to_string(job.training.lora.rank) +
+                               ": the config JSON has no LoRA/PEFT key (the adapters are applied "
+                               "in the training script) and no comment to carry one, so the file "
+                               "would train the full model; export 'accelerate' and apply the "
+                               "adapters with Hugging Face PEFT instead");
+  }
   if (p.pp > 1) {
     return Refuse(kFormat, "pp " + std::to_string(p.pp) +
                                ": DeepSpeed pipeline parallelism needs the model rewritten as a "

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/str_format.h"
 #include "planner/export_formats.h"
 
 namespace gpuplan {
@@ -224,9 +225,10 @@ Expected<std::string> WriteMegatron(const Plan& plan) {
 
   std::vector<std::string> header = HeaderLines(plan);
   header.push_back("Megatron-LM pretrain_gpt.py; flags as in megatron/training/arguments.py.");
-  header.push_back("Run with bash from a Megatron-LM checkout on each of the " +
-                   std::to_string(NumNodes(job.cluster)) +
-                   " nodes, with NODE_RANK and MASTER_ADDR set.");
+  const int64_t nodes = NumNodes(job.cluster);
+  header.push_back("Run with bash from a Megatron-LM checkout on each node (" +
+                   std::to_string(nodes) + " " + Noun(nodes, "node", "nodes") +
+                   "), with NODE_RANK and MASTER_ADDR set.");
   for (const std::string& note : notes) header.push_back("note: " + note);
   std::string out = CommentLines(header);
   out += "set -euo pipefail\n\n";

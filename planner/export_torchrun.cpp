@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/str_format.h"
 #include "planner/export_formats.h"
 
 namespace gpuplan {
@@ -196,8 +197,10 @@ Expected<std::string> WriteTorchrunFsdp(const Plan& plan) {
   header.push_back(
       "torchtitan through torchrun; options are the --section.option overrides of "
       "torchtitan/config/job_config.py.");
-  header.push_back("Run with bash on each of the " + std::to_string(NumNodes(job.cluster)) +
-                   " nodes with MASTER_ADDR set; CONFIG_FILE is a torchtitan train config.");
+  const int64_t nodes = NumNodes(job.cluster);
+  header.push_back("Run with bash on each node (" + std::to_string(nodes) + " " +
+                   Noun(nodes, "node", "nodes") +
+                   ") with MASTER_ADDR set; CONFIG_FILE is a torchtitan train config.");
   for (const std::string& note : notes) header.push_back("note: " + note);
   std::string out = CommentLines(header);
   out += "set -euo pipefail\n\n";

@@ -100,14 +100,27 @@ struct Plan {
 struct ScalingRow {
   int64_t gpus = 0;
   bool feasible = false;  ///< a plan fits in memory on this many GPUs
-  Plan plan;              ///< valid when feasible
-  double speedup = 0;     ///< wall time of the first feasible row / this row's wall time
-  /// speedup / (gpus / gpus of the first feasible row): 1 = perfect linear scaling.
+  /// Valid when feasible. plan.econ names the provider, offering and $/GPU-hour the row is
+  /// costed at (rows may be priced at different providers: see the table's producer).
+  Plan plan;
+  /// GPUs of the row that speedup and efficiency compare with: the first feasible row.
+  int64_t baseline_gpus = 0;
+  double speedup = 0;  ///< baseline row's expected wall time / this row's
+  /// speedup / (gpus / baseline_gpus): 1 = linear scaling. Above 1 (superlinear) exactly when
+  /// this row needs fewer GPU-hours for the job than the baseline, e.g. because more GPUs hold
+  /// the model without CPU offload or recomputation.
   double scaling_efficiency = 0;
+  /// Why, when scaling_efficiency prints above 100.0%: "fewer GPU-hours than 4 GPUs; the largest
+  /// saving is in compute (recomputation full -> none)", naming the part of the job's GPU time
+  /// that shrank most and the baseline's layout settings behind that part that differ. The same
+  /// words for rows superlinear for the same reason. Empty otherwise.
+  std::string superlinear_reason;
 };
 
-/// Sets speedup and scaling_efficiency of every feasible row of `rows` (ascending GPU counts)
-/// relative to the first feasible row, from plan.econ.expected_wall_s.
+/// Sets baseline_gpus, speedup, scaling_efficiency and superlinear_reason of every feasible row
+/// of `rows` (ascending GPU counts) relative to the first feasible row, from
+/// plan.econ.expected_wall_s (and, for the reason, plan.step.breakdown_s, plan.econ and the
+/// layouts).
 void FillSpeedups(std::vector<ScalingRow>* rows);
 
 /// Counters of one search (printed, and benchmarked).

@@ -72,8 +72,14 @@ nlohmann::json ScalingToJson(const PlanResult& r) {
     const bool f = row.feasible;
     j["step_time_s"] = f ? nlohmann::json(row.plan.step.step_time_s) : nlohmann::json();
     j["expected_wall_s"] = f ? nlohmann::json(row.plan.econ.expected_wall_s) : nlohmann::json();
+    j["baseline_gpus"] = f ? nlohmann::json(row.baseline_gpus) : nlohmann::json();
     j["speedup"] = f ? nlohmann::json(row.speedup) : nlohmann::json();
     j["scaling_efficiency"] = f ? nlohmann::json(row.scaling_efficiency) : nlohmann::json();
+    j["superlinear_reason"] = f && !row.superlinear_reason.empty()
+                                  ? nlohmann::json(row.superlinear_reason)
+                                  : nlohmann::json();
+    j["provider"] = f ? nlohmann::json(row.plan.econ.provider) : nlohmann::json();
+    j["usd_per_gpu_hour"] = f ? nlohmann::json(row.plan.econ.usd_per_gpu_hour) : nlohmann::json();
     j["expected_cost_usd"] = f ? nlohmann::json(row.plan.econ.expected_cost_usd) : nlohmann::json();
     j["layout"] = f ? nlohmann::json(LayoutSummary(row.plan.job)) : nlohmann::json();
     rows.push_back(std::move(j));

@@ -8,6 +8,7 @@
 #include <thread>
 #include <tuple>
 
+#include "common/str_format.h"
 #include "planner/economics.h"
 #include "planner/explain.h"
 #include "planner/rerank.h"
@@ -194,9 +195,10 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
                                              FormatUsd(e.usd_per_gpu_hour) + "/GPU-hour)"
                                        : " (no price known)";
   out.push_back("Recommended: " + PlanName(chosen) + price + ". Expected " + Outcome(chosen) +
-                " for " + FormatSiCount(e.tokens) + " tokens (" + FormatCount(e.steps) +
-                " steps of " + FormatDuration(chosen.step.step_time_s) + "; goodput " +
-                FormatPercent(e.goodput) + ", " + FormatFixed(e.expected_interruptions, 1) +
+                " for " + FormatSiCount(e.tokens) + " tokens (" + FormatCount(e.steps) + " " +
+                Noun(e.steps, "step", "steps") + " of " + FormatDuration(chosen.step.step_time_s) +
+                "; goodput " + FormatPercent(e.goodput) + ", " +
+                FormatFixed(e.expected_interruptions, 1) +
                 " expected interruptions, checkpoint every " +
                 FormatDuration(e.checkpoint_interval_s) + ").");
   int feasible = 0;
@@ -230,8 +232,8 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
                   FormatUsd(fastest->econ.expected_cost_usd) + ".");
   } else if (!CostObjective(req.objective) && chosen.job.cluster.num_gpus == req.max_gpus) {
     result->bound = "max-gpus";
-    out.push_back("The GPU count limit binds: the plan uses all " + std::to_string(req.max_gpus) +
-                  " GPUs allowed (--max-gpus).");
+    out.push_back("The GPU count limit binds: the plan uses " + std::to_string(req.max_gpus) + " " +
+                  Noun(req.max_gpus, "GPU", "GPUs") + ", the most allowed (--max-gpus).");
   } else {
     result->bound = IntrinsicBound(chosen);
     const TimeBreakdown& b = chosen.step.breakdown_s;
@@ -334,7 +336,8 @@ void DiagnoseNoFit(const PlanRequest& req, const HardwareDb& db,
     const int64_t n = first_fit(req, other, req.max_gpus);
     if (n > 0) {
       d.suggestions.push_back(id + " (" + FormatGb(other.memory_bytes) + ") fits on " +
-                              std::to_string(n) + " GPUs (--gpu " + id + ")");
+                              std::to_string(n) + " " + Noun(n, "GPU", "GPUs") + " (--gpu " + id +
+                              ")");
     }
   }
   if (!req.lora.enabled) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/str_format.h"
 #include "planner/chart_series.h"
 #include "planner/svg_chart.h"
 #include "planner/units_format.h"
@@ -92,7 +93,8 @@ std::string ScalingChart(const PlanResult& r) {
   const Scale eff{0, NiceCeiling(eff_hi * 1.1), kBottom, kTop, false};
   SvgCanvas svg(kW, kH, "Scaling on " + r.scaling_gpu + ": speedup and efficiency vs GPUs");
   svg.YAxis(y, kLeft, PowerTicks(y.lo, y.hi, 2, 6), SpeedupTickLabel,
-            "speedup over " + FormatCount(g0) + " GPUs (log2 scale)", false, kRight - kLeft);
+            "speedup over " + FormatCount(g0) + " " + Noun(g0, "GPU", "GPUs") + " (log2 scale)",
+            false, kRight - kLeft);
   svg.YAxis(eff, kRight, LinearTicks(eff.lo, eff.hi, 5), PercentTickLabel, "scaling efficiency",
             true);
   svg.XAxis(x, kBottom, PowerTicks(x.lo, x.hi, 2, 10), FormatCount, "GPUs (log2 scale)");
@@ -107,7 +109,8 @@ std::string ScalingChart(const PlanResult& r) {
   svg.Polyline(speedup, kChartPalette[0]);
   svg.Polyline(efficiency, kChartPalette[4]);
   for (size_t i = 0; i < rows.size(); ++i) {
-    const std::string gpus = std::to_string(rows[i]->gpus) + " GPUs: ";
+    const std::string gpus =
+        std::to_string(rows[i]->gpus) + " " + Noun(rows[i]->gpus, "GPU", "GPUs") + ": ";
     svg.Circle(speedup[i].first, speedup[i].second, 4, kChartPalette[0],
                gpus + FormatFixed(rows[i]->speedup, 2) + "x speedup");
     svg.Circle(efficiency[i].first, efficiency[i].second, 4, kChartPalette[4],

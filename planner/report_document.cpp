@@ -1,8 +1,10 @@
 #include "planner/report_document.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "common/str_format.h"
 #include "planner/units_format.h"
 
 namespace gpuplan {
@@ -45,7 +47,7 @@ void AddHardwareFacts(const Plan& p, ReportSection* s) {
   // A job smaller than one node uses part of one machine: its scale-out network is idle.
   s->facts.push_back(
       {"node", c.num_gpus <= c.gpus_per_node
-                   ? node + " (" + Str(c.num_gpus) + (c.num_gpus == 1 ? " GPU" : " GPUs") +
+                   ? node + " (" + Str(c.num_gpus) + " " + Noun(c.num_gpus, "GPU", "GPUs") +
                          " of one machine)"
                    : node + " (" + Str(c.gpus_per_node) + " GPUs/node, " + c.inter_node + ")"});
   s->facts.push_back({"layout", LayoutSummary(p.job)});
@@ -65,8 +67,8 @@ ReportSection Recommendation(const PlanResult& r) {
   if (e.billed_gpus > p.job.cluster.num_gpus)
     price += ", billed for " + Str(e.billed_gpus) + " GPUs";
   s.facts.push_back({"price", price});
-  std::string step =
-      FormatDuration(st.step_time_s) + " (" + Str(st.microbatches) + " micro-batches";
+  std::string step = FormatDuration(st.step_time_s) + " (" + Str(st.microbatches) + " " +
+                     Noun(st.microbatches, "micro-batch", "micro-batches");
   if (p.analytic_step_s > 0) {
     step += "; event simulation, analytic model " + FormatDuration(p.analytic_step_s);
   }
@@ -75,7 +77,8 @@ ReportSection Recommendation(const PlanResult& r) {
                                        FormatCount(st.tokens_per_s_per_gpu) + " per GPU)"});
   s.facts.push_back({"MFU / HFU", FormatPercent(st.mfu) + " / " + FormatPercent(st.hfu)});
   s.facts.push_back({"compute time", FormatDuration(e.compute_time_s) + " for " +
-                                         FormatCount(e.steps) + " steps, " +
+                                         FormatCount(e.steps) + " " +
+                                         Noun(e.steps, "step", "steps") + ", " +
                                          FormatSiCount(e.tokens) + " tokens"});
   s.facts.push_back({"expected wall time", FormatDuration(e.expected_wall_s) + " (goodput " +
                                                FormatPercent(e.goodput) + ")"});
@@ -95,14 +98,12 @@ ReportSection Recommendation(const PlanResult& r) {
   return s;
 }
 
+// The planner's explanation says why: nothing fits, no layout exists, or plans fit but miss the
+// constraints (then no_fit is empty, and saying "no layout" would be false).
 ReportSection NoFit(const PlanResult& r) {
   ReportSection s;
   s.title = "No plan found";
   s.paragraphs = r.explanation;
-  if (!r.no_fit.any_plan) {
-    s.paragraphs.push_back(
-        "No layout could be enumerated: check the GPU types, GPU counts and batch sizes.");
-  }
   s.bullets = r.no_fit.suggestions;
   return s;
 }
@@ -118,14 +119,16 @@ ReportSection SmallestFootprint(const PlanResult& r) {
 ReportSection Pareto(const PlanResult& r) {
   ReportSection s;
   s.title = "Pareto front: time vs cost";
-  s.table.header = {"", "GPU", "GPUs", "layout", "wall time", "cost", "$/M tokens"};
-  s.table.numeric = {false, false, true, false, true, true, true};
+  s.table.header = {"",         "GPU",     "GPUs", "layout",    "wall time",
+                    "provider", "$/GPU-h", "cost", "$/M tokens"};
+  s.table.numeric = {false, false, true, false, true, false, true, true, true};
   bool marked = false;
   for (const Plan& p : r.pareto) {
     const bool recommended = r.found && SamePlan(p, r.recommendation);
     marked = marked || recommended;
     s.table.rows.push_back({recommended ? "*" : "", p.job.cluster.gpu, Str(p.job.cluster.num_gpus),
                             LayoutSummary(p.job), FormatDuration(p.econ.expected_wall_s),
+                            p.econ.provider, PricedUsd(p.econ, p.econ.usd_per_gpu_hour),
                             PricedUsd(p.econ, p.econ.expected_cost_usd),
                             PricedUsd(p.econ, p.econ.usd_per_million_tokens)});
   }
@@ -148,21 +151,59 @@ ReportSection Alternatives(const PlanResult& r) {
   return s;
 }
 
+// Speedup and efficiency say what they compare with, each row where its price comes from, and
+// every efficiency above 100% why.
 ReportSection Scaling(const PlanResult& r) {
   ReportSection s;
   s.title = "Scaling on " + r.scaling_gpu;
-  s.table.header = {"GPUs", "step time", "wall time", "speedup", "efficiency", "cost", "layout"};
-  s.table.numeric = {true, true, true, true, true, true, false};
+  int64_t baseline = 0;
+  std::vector<std::string> providers;
+  for (const ScalingRow& row : r.scaling) {
+    if (!row.feasible) continue;
+    if (baseline == 0) baseline = row.baseline_gpus;
+    const std::string& p = row.plan.econ.provider;
+    if (!p.empty() && std::find(providers.begin(), providers.end(), p) == providers.end()) {
+      providers.push_back(p);
+    }
+  }
+  const std::string vs = baseline > 0 ? " vs " + Str(baseline) : "";
+  s.table.header = {"GPUs",     "step time", "wall time", "speedup" + vs, "efficiency" + vs,
+                    "provider", "$/GPU-h",   "cost",      "layout"};
+  s.table.numeric = {true, true, true, true, true, false, true, true, false};
+  // Rows superlinear for the same reason share one line: reason, GPU counts.
+  std::vector<std::pair<std::string, std::string>> superlinear;
   for (const ScalingRow& row : r.scaling) {
     if (!row.feasible) {
-      s.table.rows.push_back({Str(row.gpus), "does not fit", "-", "-", "-", "-", "-"});
+      s.table.rows.push_back({Str(row.gpus), "does not fit", "-", "-", "-", "-", "-", "-", "-"});
       continue;
     }
-    s.table.rows.push_back(
-        {Str(row.gpus), FormatDuration(row.plan.step.step_time_s),
-         FormatDuration(row.plan.econ.expected_wall_s), FormatFixed(row.speedup, 2) + "x",
-         FormatPercent(row.scaling_efficiency),
-         PricedUsd(row.plan.econ, row.plan.econ.expected_cost_usd), LayoutSummary(row.plan.job)});
+    const PlanEconomics& e = row.plan.econ;
+    s.table.rows.push_back({Str(row.gpus), FormatDuration(row.plan.step.step_time_s),
+                            FormatDuration(e.expected_wall_s), FormatFixed(row.speedup, 2) + "x",
+                            FormatPercent(row.scaling_efficiency),
+                            e.provider.empty() ? "-" : e.provider, PricedUsd(e, e.usd_per_gpu_hour),
+                            PricedUsd(e, e.expected_cost_usd), LayoutSummary(row.plan.job)});
+    if (!row.superlinear_reason.empty()) {
+      auto same = std::find_if(superlinear.begin(), superlinear.end(),
+                               [&](const auto& g) { return g.first == row.superlinear_reason; });
+      if (same == superlinear.end()) {
+        superlinear.push_back({row.superlinear_reason, Str(row.gpus)});
+      } else {
+        same->second += ", " + Str(row.gpus);
+      }
+    }
+  }
+  for (const auto& [reason, counts] : superlinear) {
+    s.bullets.push_back("Superlinear at " + counts + " GPUs: " + reason + ".");
+  }
+  if (baseline > 0) {
+    s.table_note = "Speedup and efficiency against " + Str(baseline) + " " +
+                   Noun(baseline, "GPU", "GPUs") +
+                   ", the smallest count that fits (efficiency 100% = linear scaling); " +
+                   (providers.empty()       ? std::string("no row has a known price.")
+                    : providers.size() == 1 ? "every priced row is at " + providers.front() + "."
+                                            : std::string("each row is priced at the provider it "
+                                                          "names."));
   }
   s.charts = {ChartKind::kScaling};
   return s;
@@ -176,15 +217,17 @@ ReportSection Search(const SearchStats& st) {
       " layouts: " + FormatCount(static_cast<double>(st.evaluated)) + " evaluated, " +
       FormatCount(static_cast<double>(st.pruned_memory)) + " rejected by the memory check, " +
       FormatCount(static_cast<double>(st.pruned_invalid)) + " by divisibility rules; " +
-      FormatDuration(st.seconds) + " on " + std::to_string(st.threads) + " threads. The event " +
-      "simulator re-timed the " + Str(st.event_simulated) + " layouts kept for the best " +
-      "hardware choices (" + FormatDuration(st.event_seconds) + ").");
+      FormatDuration(st.seconds) + " on " + std::to_string(st.threads) + " " +
+      Noun(st.threads, "thread", "threads") + ". The event " + "simulator re-timed the " +
+      Str(st.event_simulated) + " " + Noun(st.event_simulated, "layout", "layouts") +
+      " kept for the best " + "hardware choices (" + FormatDuration(st.event_seconds) + ").");
   return s;
 }
 
 std::string RequestLine(const PlanRequest& q) {
   std::vector<std::string> parts;
-  parts.push_back(q.train_steps > 0 ? FormatCount(static_cast<double>(q.train_steps)) + " steps"
+  parts.push_back(q.train_steps > 0 ? FormatCount(static_cast<double>(q.train_steps)) + " " +
+                                          Noun(q.train_steps, "step", "steps")
                                     : FormatSiCount(q.train_tokens) + " tokens");
   parts.push_back("seq " + Str(q.seq_len));
   std::vector<std::string> batches;

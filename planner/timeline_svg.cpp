@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/str_format.h"
 #include "planner/svg_chart.h"
 #include "planner/timeline_style.h"
 
@@ -31,8 +32,8 @@ std::string Tooltip(const TimelineOp& op) {
 
 std::string RankTooltip(const TimelineRank& rank) {
   return rank.name + ": global rank " + std::to_string(rank.global_rank) + ", stage " +
-         std::to_string(rank.stage) + ", represents " + std::to_string(rank.represents) + " GPU" +
-         (rank.represents == 1 ? "" : "s");
+         std::to_string(rank.stage) + ", represents " + std::to_string(rank.represents) + " " +
+         Noun(rank.represents, "GPU", "GPUs");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "common/str_format.h"
+
 namespace gpuplan {
 namespace {
 
@@ -48,8 +50,8 @@ NnlsResult RelativeNnls(const Eigen::MatrixXd& x, const Eigen::VectorXd& y) {
 }
 
 std::string GroupName(const CollectiveSample& s) {
-  return std::string(GetCollectiveInfo(s.kind).name) + " over " + std::to_string(s.ranks) +
-         " ranks";
+  return std::string(GetCollectiveInfo(s.kind).name) + " over " + std::to_string(s.ranks) + " " +
+         Noun(s.ranks, "rank", "ranks");
 }
 
 }  // namespace

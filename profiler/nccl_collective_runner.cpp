@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/str_format.h"
 #include "profiler/cuda_check.h"
 #include "profiler/cuda_resources.h"
 #include "profiler/cuda_timing.h"
@@ -144,10 +145,11 @@ class NcclCollectiveRunner : public CollectiveRunner {
       return Status::Invalid(name + ": size must be 0 to 1e18 bytes, got " + std::to_string(bytes));
     }
     const std::string what = name + " of " + std::to_string(static_cast<int64_t>(bytes)) +
-                             " bytes over " + std::to_string(ranks) + " GPUs";
+                             " bytes over " + std::to_string(ranks) + " " +
+                             Noun(ranks, "GPU", "GPUs");
     if (ranks < 1 || ranks > device_count_) {
-      return Status::Invalid(what + ": this machine has " + std::to_string(device_count_) +
-                             " GPUs");
+      return Status::Invalid(what + ": this machine has " + std::to_string(device_count_) + " " +
+                             Noun(device_count_, "GPU", "GPUs"));
     }
     const DeviceGuard restore_device;
     Expected<CommGroup*> group = Group(ranks);

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/str_format.h"
+
 namespace gpuplan {
 namespace {
 
@@ -15,8 +17,9 @@ bool Reduces(Collective c) {
 std::string Table(Collective kind, int ranks, std::span<const CollectiveSample> samples) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof(line), "# %s, %d rank%s, bf16, out-of-place\n",
-                std::string(GetCollectiveInfo(kind).name).c_str(), ranks, ranks == 1 ? "" : "s");
+  std::snprintf(line, sizeof(line), "# %s, %d %s, bf16, out-of-place\n",
+                std::string(GetCollectiveInfo(kind).name).c_str(), ranks,
+                Noun(ranks, "rank", "ranks").c_str());
   out += line;
   out += "#       size         count      type   redop    root     time   algbw   busbw\n";
   out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";

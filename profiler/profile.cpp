@@ -5,6 +5,7 @@
 
 #include "common/file_write.h"
 #include "common/json_reader.h"
+#include "common/str_format.h"
 
 namespace gpuplan {
 namespace {
@@ -336,10 +337,10 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
   for (size_t i = 0; i < p.collectives.size(); ++i) {
     if (p.collectives[i].ranks > device_count) {
       return Status::Invalid(origin + ": collectives[" + std::to_string(i) +
-                             "]: field 'ranks': " + std::to_string(p.collectives[i].ranks) +
-                             " ranks but the profile "
-                             "lists " +
-                             std::to_string(device_count) + " devices");
+                             "]: field 'ranks': " + std::to_string(p.collectives[i].ranks) + " " +
+                             Noun(p.collectives[i].ranks, "rank", "ranks") +
+                             " but the profile lists " + std::to_string(device_count) + " " +
+                             Noun(device_count, "device", "devices"));
     }
   }
   return p;

@@ -5,9 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Qt 6 Widgets (qt6-base-dev, with QtTest) for gpuplan-gui; libgl-dev because Qt6Gui's CMake
-# package asks for OpenGL headers; fonts so offscreen rendering (tests, --screenshot) has glyphs.
+# package asks for OpenGL headers; fonts so offscreen rendering (tests, --screenshot) has glyphs;
+# python3 for scripts/check_docs.py, the test that README.md and docs/ show what the programs print.
 packages=(build-essential cmake ninja-build nlohmann-json3-dev libcli11-dev libeigen3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev libgl-dev fonts-dejavu-core)
+          libgtest-dev libgmock-dev libbenchmark-dev qt6-base-dev libgl-dev fonts-dejavu-core
+          python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

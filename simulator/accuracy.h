@@ -1,4 +1,4 @@
-// Predictions against published runs (../shared/calibration/published_runs.json): the error table
+// Predictions against published runs (hardware-db/calibration/published_runs.json): the error table
 // that docs/ACCURACY.md shows and the calibration test asserts on.
 #pragma once
 

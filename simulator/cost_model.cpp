@@ -64,7 +64,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // backward, and reduce-scatters gradients; prefetching hides them behind that micro-batch's
     // computation except for the first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
     if (zero >= 3 && sharded_dp) {
-      const ShardParams shard = ParamsPerGpu(job, StageKindOf(job, stage));
+      const ShardParams shard = ParamsPerGpu(job, stage);
       const double gather =
           CollectiveSeconds(Collective::kAllGather, 2.0 * shard.Total(), costs.dp_link);
       const double comm = (tr.recompute == Recompute::kFull ? 3.0 : 2.0) * gather;
@@ -113,8 +113,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   // DP gradient synchronisation (non-ZeRO-3): all-reduce, or reduce-scatter + all-gather of the
   // updated weights with ZeRO-1/2 (Megatron distributed optimizer). Overlapped in buckets with
   // the last micro-batch's backward when dp_overlap (PyTorch DDP, Li et al. 2020, Sec. 3.2.3).
-  const ShardParams first = ParamsPerGpu(job, par.pp == 1 ? StageKind::kOnly : StageKind::kFirst);
-  const ShardParams last = ParamsPerGpu(job, par.pp == 1 ? StageKind::kOnly : StageKind::kLast);
+  const ShardParams first = ParamsPerGpu(job, 0);
+  const ShardParams last = ParamsPerGpu(job, par.pp - 1);
   const bool last_bigger = last.Total() > first.Total();
   const ShardParams& biggest = last_bigger ? last : first;
   if (zero < 3 && sharded_dp) {

@@ -92,15 +92,6 @@ class StepBuilder {
   bool IsMoe(int64_t layer) const {
     return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers;
   }
-  // Stored activations of one micro-batch through the layers of one chunk of one stage.
-  double ChunkActivationBytes(int64_t stage, int64_t chunk) const {
-    const int64_t first = ChunkFirstLayer(job_, stage, chunk);
-    double bytes = 0;
-    for (int64_t l = first; l < first + ChunkLayers(job_, stage, chunk); ++l) {
-      bytes += IsMoe(l) ? moe_act_ : dense_act_;
-    }
-    return bytes;
-  }
 
   const JobSpec& job_;
   const ParallelSpec& par_;
@@ -120,8 +111,7 @@ class StepBuilder {
   std::vector<int32_t> pass_ops_;  // compute ops of forward/backward passes (pipeline end)
   ShardParams dense_layer_, moe_layer_;
   ShardParams embedding_params_, head_params_;  // per GPU; trainable 0 under LoRA
-  double dense_act_ = 0, moe_act_ = 0;
-  std::vector<double> mb_act_;
+  LayerActivations layer_act_;                  // stored bytes per layer and micro-batch
 };
 
 int32_t StepBuilder::Resource(int32_t rank, SimStream stream) const {
@@ -265,7 +255,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
     if (first_compute < 0) first_compute = id;
     return id;
   };
-  const double chunk_act = ChunkActivationBytes(stage, chunk);
+  const double chunk_act = ChunkActivationBytes(job_, layer_act_, stage, chunk);
 
   if (pass.kind == PassKind::kForward) {
     if (has_embedding) compute("embedding", costs_.embed_fwd, -1, 0);
@@ -389,7 +379,7 @@ void StepBuilder::BuildRank(int32_t stage) {
   }
   Rank& r = ranks_[static_cast<size_t>(stage)];
   if (zero_ < 3 && sharded_dp_) FlushBucket(stage, true);
-  const ShardParams stage_params = ParamsPerGpu(job_, StageKindOf(job_, stage));
+  const ShardParams stage_params = ParamsPerGpu(job_, stage);
   // The optimizer waits for every gradient and gather of this GPU.
   for (SimStream s : {SimStream::kDpReduce, SimStream::kDpGather}) {
     const int32_t last = r.last[static_cast<size_t>(s)];
@@ -418,8 +408,7 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
     head_params_.trainable = frozen ? 0.0 : head_params_.dense;
   }
   if (job_.model.is_moe()) moe_layer_ = LayerParamsPerGpu(job_, true);
-  dense_act_ = LayerActivationBytes(job_, false, job_.training.recompute);
-  if (job_.model.is_moe()) moe_act_ = LayerActivationBytes(job_, true, job_.training.recompute);
+  layer_act_ = JobLayerActivations(job_);
   ranks_.resize(static_cast<size_t>(pp));
   for (int32_t s = 0; s < pp; ++s) {
     Rank& r = ranks_[static_cast<size_t>(s)];
@@ -502,7 +491,7 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
   std::vector<std::vector<std::pair<double, double>>> curves(static_cast<size_t>(pp));
   for (int32_t s = 0; s < pp; ++s) {
     double per_mb = 0;
-    for (int64_t c = 0; c < v_; ++c) per_mb += ChunkActivationBytes(s, c);
+    for (int64_t c = 0; c < v_; ++c) per_mb += ChunkActivationBytes(job_, layer_act_, s, c);
     res.microbatch_activation_bytes[static_cast<size_t>(s)] = per_mb;
     auto& curve = curves[static_cast<size_t>(s)];
     for (const auto& [op, delta] : ranks_[static_cast<size_t>(s)].memory) {

@@ -36,7 +36,7 @@ inline constexpr double kKernelOverheadSeconds = 2.0e-6;
 /// (GpuSpec::gemm_efficiency, the "maximum achievable matmul FLOPS"). Training runs GEMMs of
 /// fixed model shapes, backward GEMMs in transposed layouts, beside NCCL kernels that take SMs
 /// and L2, under sustained power limits. CALIBRATED: 0.80 minimises the error over the 128
-/// published runs of ../shared/calibration (docs/ACCURACY.md shows the sweep); Megatron's own
+/// published runs of hardware-db/calibration (docs/ACCURACY.md shows the sweep); Megatron's own
 /// per-layer measurements imply 0.7-0.8 of the benchmark figure on A100 (Korthikanti et al.
 /// 2022 Table 4 vs ml-engineering MAMF). A measured profile replaces it.
 inline constexpr double kSustainedGemmFraction = 0.80;

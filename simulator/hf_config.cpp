@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/json_reader.h"
+#include "common/str_format.h"
 
 namespace gpuplan {
 namespace {
@@ -167,8 +168,9 @@ Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::strin
           1, std::llround(static_cast<double>(shared_width) / static_cast<double>(expert_ffn)));
       if (m.moe_shared_experts * expert_ffn != shared_width) {
         m.approximation_note = "shared expert of width " + std::to_string(shared_width) +
-                               " represented as " + std::to_string(m.moe_shared_experts) +
-                               " experts of width " + std::to_string(expert_ffn);
+                               " represented as " + std::to_string(m.moe_shared_experts) + " " +
+                               Noun(m.moe_shared_experts, "expert", "experts") + " of width " +
+                               std::to_string(expert_ffn);
       }
     }
     const int64_t sparse_step = r.OptionalPositiveInt("decoder_sparse_step", 1);

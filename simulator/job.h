@@ -48,6 +48,11 @@ enum LoraTarget : uint32_t {
   kLoraAll = kLoraAttention | kLoraGate | kLoraUp | kLoraDown,
 };
 
+/// Tokens per sequence when a job does not give one (job spec training.seq_len, `--seq-len` of
+/// `gpuplan simulate` and `gpuplan plan`): Llama 3's initial pre-training sequence length
+/// (Dubey et al. 2024, "The Llama 3 Herd of Models", Sec. 3.4.1: "sequences of length 4,096").
+inline constexpr int64_t kDefaultSeqLen = 4096;
+
 struct TrainingSpec {
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;  ///< sequences per optimizer step

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,62 @@ std::string Join(const std::vector<std::string>& items) {
     out += s;
   }
   return out;
+}
+
+// The spec fields of the embedding and loss pipeline slots (Megatron-LM's flag names).
+constexpr const char* kEmbeddingSlot = "account_for_embedding_in_pipeline_split";
+constexpr const char* kLossSlot = "account_for_loss_in_pipeline_split";
+
+// Names spec fields in errors: a field set by a command-line flag by that flag and its value
+// ("--gpus 100"), any other by its place in the spec ("parallelism.dp").
+class FieldNames {
+ public:
+  explicit FieldNames(const SpecFlags& flags) : flags_(flags) {}
+
+  // The flag and value that set the field, or nullptr when the spec did.
+  const std::string* Given(std::string_view section, std::string_view field) const {
+    auto it = flags_.given.find(Key(section, field));
+    return it == flags_.given.end() ? nullptr : &it->second;
+  }
+  // The first of `fields` (section, field) that a flag set: the one to blame for a conflict
+  // among them.
+  using Field = std::pair<const char*, const char*>;
+  std::optional<Field> FirstGiven(std::initializer_list<Field> fields) const {
+    for (const Field& f : fields) {
+      if (Given(f.first, f.second) != nullptr) return f;
+    }
+    return std::nullopt;
+  }
+  // The field's value source in a sentence: its flag, or its place in the spec.
+  std::string Source(std::string_view section, std::string_view field) const {
+    const std::string* flag = Given(section, field);
+    return flag != nullptr ? *flag : Key(section, field);
+  }
+  // How a user sets the field: its flag when the job came from flags alone, else its place.
+  std::string Setting(std::string_view section, std::string_view field) const {
+    auto it = flags_.names.find(Key(section, field));
+    return flags_.without_file && it != flags_.names.end() ? it->second : Key(section, field);
+  }
+
+ private:
+  static std::string Key(std::string_view section, std::string_view field) {
+    return std::string(section) + "." + std::string(field);
+  }
+  const SpecFlags& flags_;
+};
+
+// "origin: section: field 'name': problem" about a field a flag set becomes "--flag value:
+// problem": the message names what the user typed.
+Status NameFlags(const Status& st, const std::string& origin, const SpecFlags& flags) {
+  for (const auto& [key, flag] : flags.given) {
+    const size_t dot = key.find('.');
+    const std::string prefix =
+        origin + ": " + key.substr(0, dot) + ": field '" + key.substr(dot + 1) + "': ";
+    if (st.message().starts_with(prefix)) {
+      return Status::Invalid(flag + ": " + st.message().substr(prefix.size()));
+    }
+  }
+  return st;
 }
 
 // Names used in the spec (kept here so the parser does not depend on hardware.cpp).
@@ -219,7 +276,7 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
                          "recompute", "attention", "dropout", "lora"});
-  t->seq_len = r.PositiveInt("seq_len");
+  t->seq_len = r.OptionalPositiveInt("seq_len", kDefaultSeqLen);
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
   const std::string precision =
@@ -249,13 +306,12 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
 // ---- parallelism ----------------------------------------------------------------------------
 
 Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t num_gpus,
-                     ParallelSpec* p) {
+                     const FieldNames& names, ParallelSpec* p) {
   static const nlohmann::json kEmpty = nlohmann::json::object();
   JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
   r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
                          "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap",
-                         "account_for_embedding_in_pipeline_split",
-                         "account_for_loss_in_pipeline_split"});
+                         kEmbeddingSlot, kLossSlot});
   p->tp = r.OptionalPositiveInt("tp", 1);
   p->pp = r.OptionalPositiveInt("pp", 1);
   p->cp = r.OptionalPositiveInt("cp", 1);
@@ -264,8 +320,17 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   GPUPLAN_RETURN_IF_ERROR(r.status());
   const int64_t model_parallel = p->tp * p->pp * p->cp;
   if (!r.Has("dp") && num_gpus % model_parallel != 0) {
-    r.Fail("dp", "cannot default to num_gpus/(tp*pp*cp): cluster.num_gpus = " + Str(num_gpus) +
-                     " is not divisible by tp*pp*cp = " + Str(model_parallel));
+    const std::string problem = "cluster.num_gpus = " + Str(num_gpus) +
+                                " is not divisible by tp*pp*cp = " + Str(p->tp) + "*" + Str(p->pp) +
+                                "*" + Str(p->cp) + " = " + Str(model_parallel);
+    if (const auto flagged = names.FirstGiven({{"cluster", "num_gpus"},
+                                               {"parallelism", "tp"},
+                                               {"parallelism", "pp"},
+                                               {"parallelism", "cp"}})) {
+      return Status::Invalid(*names.Given(flagged->first, flagged->second) + ": " + problem +
+                             ", so dp cannot default to GPUs/(tp*pp*cp)");
+    }
+    r.Fail("dp", "cannot default to num_gpus/(tp*pp*cp): " + problem);
   }
   p->dp = r.OptionalPositiveInt("dp", std::max<int64_t>(1, num_gpus / model_parallel));
   p->sequence_parallel = r.OptionalBool("sequence_parallel", false);
@@ -288,8 +353,8 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->schedule = ParseScheduleName(schedule).value_or(Schedule::k1F1B);
   p->dp_overlap = r.OptionalBool("dp_overlap", true);
   p->tp_overlap = r.OptionalBool("tp_overlap", false);
-  p->embedding_slot = r.OptionalBool("account_for_embedding_in_pipeline_split", false);
-  p->loss_slot = r.OptionalBool("account_for_loss_in_pipeline_split", false);
+  p->embedding_slot = r.OptionalBool(kEmbeddingSlot, false);
+  p->loss_slot = r.OptionalBool(kLossSlot, false);
   return r.status();
 }
 
@@ -310,10 +375,11 @@ Status Fail(const char* section, const char* field, const std::string& problem) 
   return Status::Invalid(std::string(section) + ": field '" + field + "': " + problem);
 }
 
-}  // namespace
+Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& names);
 
-Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,
-                               const std::string& base_dir, const HardwareDb& db) {
+Expected<JobSpec> Parse(const nlohmann::json& spec, const std::string& origin,
+                        const std::string& base_dir, const HardwareDb& db,
+                        const FieldNames& names) {
   JsonObjectReader top(spec, origin);
   top.RejectUnknownFields({"model", "cluster", "training", "parallelism", "overhead"});
   if (top.status().ok() && !top.Has("model")) top.Fail("model", "is required but missing");
@@ -330,9 +396,20 @@ Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& or
   GPUPLAN_RETURN_IF_ERROR(ValidateModel(job.model, origin + ": model"));
   GPUPLAN_RETURN_IF_ERROR(ParseCluster(cluster, origin, db, &job.cluster));
   GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, job.model, &job.training));
-  GPUPLAN_RETURN_IF_ERROR(ParseParallel(parallelism, origin, job.cluster.num_gpus, &job.parallel));
+  GPUPLAN_RETURN_IF_ERROR(
+      ParseParallel(parallelism, origin, job.cluster.num_gpus, names, &job.parallel));
   GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
-  GPUPLAN_RETURN_IF_ERROR(ValidateJob(job, db).WithPrefix(origin));
+  GPUPLAN_RETURN_IF_ERROR(Validate(job, db, names).WithPrefix(origin));
+  return job;
+}
+
+}  // namespace
+
+Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,
+                               const std::string& base_dir, const HardwareDb& db,
+                               const SpecFlags& flags) {
+  Expected<JobSpec> job = Parse(spec, origin, base_dir, db, FieldNames(flags));
+  if (!job.ok()) return NameFlags(job.status(), origin, flags);
   return job;
 }
 
@@ -343,6 +420,12 @@ Expected<JobSpec> ReadJobSpecFile(const std::string& path, const HardwareDb& db)
 }
 
 Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
+  return Validate(job, db, FieldNames(SpecFlags{}));
+}
+
+namespace {
+
+Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& names) {
   const ModelSpec& m = job.model;
   const ClusterSpec& c = job.cluster;
   const TrainingSpec& t = job.training;
@@ -403,8 +486,23 @@ Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
   }
   const int64_t product = p.dp * p.tp * p.pp * p.cp;
   if (product != c.num_gpus) {
-    return Status::Invalid("parallelism: dp*tp*pp*cp = " + Str(product) +
-                           " does not equal cluster.num_gpus = " + Str(c.num_gpus));
+    // dp is never derived here (a derived dp fits the GPU count): the spec or --dp pinned it.
+    const auto flagged = names.FirstGiven({{"cluster", "num_gpus"},
+                                           {"parallelism", "dp"},
+                                           {"parallelism", "tp"},
+                                           {"parallelism", "pp"},
+                                           {"parallelism", "cp"}});
+    if (!flagged) {
+      return Status::Invalid("parallelism: dp*tp*pp*cp = " + Str(product) +
+                             " does not equal cluster.num_gpus = " + Str(c.num_gpus));
+    }
+    const bool dp_in_spec = names.Given("parallelism", "dp") == nullptr;
+    return Fail(
+        flagged->first, flagged->second,
+        "dp*tp*pp*cp = " + Str(p.dp) + "*" + Str(p.tp) + "*" + Str(p.pp) + "*" + Str(p.cp) + " = " +
+            Str(product) + " GPUs, not " + Str(c.num_gpus) + "; dp = " + Str(p.dp) + " is set by " +
+            names.Source("parallelism", "dp") +
+            (dp_in_spec ? " (leave it out of the spec to derive dp from the GPU count)" : ""));
   }
   if (m.num_attention_heads % p.tp != 0) {
     return ModelFail(
@@ -416,21 +514,24 @@ Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
                                          ": neither divides the other");
   }
   if ((p.embedding_slot || p.loss_slot) && p.pp < 2) {
-    return Fail("parallelism",
-                p.embedding_slot ? "account_for_embedding_in_pipeline_split"
-                                 : "account_for_loss_in_pipeline_split",
-                "needs pp > 1");
+    return Fail("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot, "needs pp > 1");
   }
   const int64_t slots = m.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
   if (slots % (p.pp * p.vpp) != 0) {
-    const std::string extra =
-        slots == m.num_layers ? "" : " + " + Str(slots - m.num_layers) + " embedding/loss slot(s)";
-    return ModelFail("num_layers",
-                     Str(m.num_layers) + extra +
-                         " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp) +
-                         (slots == m.num_layers ? " (parallelism.account_for_embedding_in_pipeline_"
-                                                  "split / _loss_ add one slot each)"
-                                                : ""));
+    const std::string stages = " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp);
+    if (slots == m.num_layers) {
+      return ModelFail("num_layers", Str(m.num_layers) + stages + " (" +
+                                         names.Setting("parallelism", kEmbeddingSlot) + " / " +
+                                         names.Setting("parallelism", kLossSlot) +
+                                         " add one slot each)");
+    }
+    // The slots made the count uneven: the error is about the (first) slot.
+    const bool both = p.embedding_slot && p.loss_slot;
+    return Fail("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot,
+                "model.num_layers " + Str(m.num_layers) + " + " +
+                    (both ? "2 slots (with " + names.Source("parallelism", kLossSlot) + ")"
+                          : std::string("1 slot")) +
+                    " = " + Str(slots) + stages);
   }
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
     return Fail("parallelism", "vpp",
@@ -469,6 +570,8 @@ Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 nlohmann::json JobSpecToJson(const JobSpec& job) {
   const ModelSpec& m = job.model;
@@ -542,8 +645,8 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
         {"schedule", NameOf(p.schedule)},
         {"dp_overlap", p.dp_overlap},
         {"tp_overlap", p.tp_overlap},
-        {"account_for_embedding_in_pipeline_split", p.embedding_slot},
-        {"account_for_loss_in_pipeline_split", p.loss_slot}}},
+        {kEmbeddingSlot, p.embedding_slot},
+        {kLossSlot, p.loss_slot}}},
       {"overhead",
        {{"framework_gb", job.overhead.framework_bytes / 1e9},
         {"fragmentation", job.overhead.fragmentation}}},

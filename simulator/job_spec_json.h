@@ -1,7 +1,9 @@
 // Reading and checking job specs (docs/JOB_SPEC.md): the JSON shape of
-// ../shared/calibration/published_runs.json "spec" objects.
+// hardware-db/calibration/published_runs.json "spec" objects.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -12,13 +14,28 @@
 
 namespace gpuplan {
 
+/// Command-line flags that filled fields of a spec (`gpuplan simulate`), so that errors name the
+/// flag the user typed instead of a spec field. Keys are "section.field" ("cluster.num_gpus").
+struct SpecFlags {
+  /// The flag that can set each field ("--gpus"), given or not: used in hints.
+  std::map<std::string, std::string, std::less<>> names;
+  /// The flag and value that did set a field ("--gpus 100"; a switch alone: "--embedding-slot").
+  std::map<std::string, std::string, std::less<>> given;
+  /// No spec file: hints name `names` rather than spec fields.
+  bool without_file = false;
+};
+
 /// Parses a job spec object. `origin` names it in errors (a path or "<flags>"); `base_dir` is
 /// where a relative {"hf_config": "path"} is resolved. Omitted optional fields take the
-/// documented defaults (inter_node and gpus_per_node from the GPU's default node, dp from the GPU
-/// count; an explicit gpus_per_node above num_gpus is reduced to num_gpus; fsdp makes zero_stage
-/// default to 3). Unknown fields are errors. Calls ValidateJob before returning.
+/// documented defaults (training.seq_len kDefaultSeqLen; inter_node and gpus_per_node from the
+/// GPU's default node, dp from the GPU count; an explicit gpus_per_node above num_gpus is reduced
+/// to num_gpus; fsdp makes zero_stage default to 3). Unknown fields are errors. Calls ValidateJob
+/// before returning. An error about a field in `flags.given` starts with that flag and value
+/// ("--gpus 100: ...") instead of "origin: section: field 'name'"; a GPU count that conflicts
+/// with the parallel degrees is reported against whichever of them a flag set.
 Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,
-                               const std::string& base_dir, const HardwareDb& db);
+                               const std::string& base_dir, const HardwareDb& db,
+                               const SpecFlags& flags = {});
 
 /// "none", "selective" or "full": the names of `training.recompute` in job specs.
 std::string_view RecomputeName(Recompute r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simulator/pipeline.h"
+#include "simulator/pipeline_schedule.h"
 #include "simulator/shard.h"
 
 namespace gpuplan {
@@ -83,76 +84,142 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   return scale * (replicated_share + (split + core) / t);
 }
 
-MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
+LayerActivations JobLayerActivations(const JobSpec& job) {
+  LayerActivations act;
+  act.dense = LayerActivationBytes(job, false, job.training.recompute);
+  if (job.model.is_moe()) act.moe = LayerActivationBytes(job, true, job.training.recompute);
+  return act;
+}
+
+double ChunkActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage,
+                            int64_t chunk) {
+  const StageLayerMix mix = ChunkLayerCounts(job, stage, chunk);
+  return mix.dense * act.dense + mix.moe * act.moe;
+}
+
+double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage) {
+  const ParallelSpec& par = job.parallel;
+  const int64_t p = par.pp, m = MicrobatchesPerStep(job), v = par.vpp;
+  auto chunk_bytes = [&](int64_t chunk) { return ChunkActivationBytes(job, act, stage, chunk); };
+  const double first_chunk = chunk_bytes(0);
+  double per_microbatch = first_chunk;
+  bool equal_chunks = true;
+  for (int64_t chunk = 1; chunk < v; ++chunk) {
+    const double bytes = chunk_bytes(chunk);
+    per_microbatch += bytes;
+    equal_chunks = equal_chunks && bytes == first_chunk;
+  }
+  if (par.schedule != Schedule::kInterleaved || equal_chunks) {
+    return MicrobatchesInFlight(par.schedule, p, m, v, stage) * per_microbatch;
+  }
+  // Interleaved 1F1B (InterleavedOrder): the warm-up forwards, then the k-th steady forward
+  // stores before the k-th backward frees. The level after each steady forward repeats with
+  // period p*v when every group of micro-batches is full, so one period holds its maximum.
+  const int64_t total = m * v;
+  const int64_t warmup = InterleavedWarmup(p, m, v, stage);
+  auto forward_chunk = [&](int64_t k) { return InterleavedForwardSlot(p, m, v, k).chunk; };
+  double level = 0;
+  for (int64_t k = 0; k < warmup; ++k) level += chunk_bytes(forward_chunk(k));
+  double peak = level;
+  const int64_t steady = std::min(total - warmup, m % p == 0 ? p * v : total);
+  for (int64_t k = 0; k < steady; ++k) {
+    level += chunk_bytes(forward_chunk(warmup + k));
+    peak = std::max(peak, level);
+    level -= chunk_bytes(v - 1 - forward_chunk(k));
+  }
+  return peak;
+}
+
+namespace {
+
+// StageMemory with the job's per-layer activation bytes already computed.
+MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const LayerActivations& act,
+                                int64_t stage) {
   const ParallelSpec& par = job.parallel;
   const TrainingSpec& tr = job.training;
-  const ModelSpec& m = job.model;
-  const int64_t micro = MicrobatchesPerStep(job);
   const double dp_shards = static_cast<double>(par.dp * par.cp);
   const double expert_shards = std::max(1.0, dp_shards / static_cast<double>(par.ep));
   const int zero = par.fsdp ? 3 : par.zero_stage;
-  const double moe_fraction =
-      static_cast<double>(m.MoeLayers()) / static_cast<double>(m.num_layers);
-  const bool has_moe = moe_fraction > 0;
-  const double layer_act =
-      (1.0 - moe_fraction) * LayerActivationBytes(job, false, tr.recompute) +
-      (has_moe ? moe_fraction * LayerActivationBytes(job, true, tr.recompute) : 0);
+  const ShardParams shard = ParamsPerGpu(job, stage);
+  MemoryBreakdown mb;
+  mb.peak_stage = stage;
+  if (tr.lora.enabled) {
+    // Frozen base: weights only (bf16, or NF4 for QLoRA); adapters carry full Adam state.
+    const double base_bytes =
+        tr.lora.base == BaseWeights::kNf4 ? kNf4BytesPerParam : (IsFp32(tr.precision) ? 4 : 2);
+    const ModelStateBytes adapters =
+        ZeroModelStateBytes(shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload);
+    mb.weights_bytes =
+        base_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
+    mb.grads_bytes = adapters.grads;
+    mb.optimizer_bytes = adapters.optimizer;
+  } else {
+    const ModelStateBytes dense =
+        ZeroModelStateBytes(shard.dense, dp_shards, zero, tr.precision, par.cpu_offload);
+    const ModelStateBytes expert =
+        ZeroModelStateBytes(shard.expert, expert_shards, zero, tr.precision, par.cpu_offload);
+    mb.weights_bytes = dense.weights + expert.weights;
+    mb.grads_bytes = dense.grads + expert.grads;
+    mb.optimizer_bytes = dense.optimizer + expert.optimizer;
+  }
+  if (zero >= 3) {
+    // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
+    const double layers = static_cast<double>(StageLayers(job, stage));
+    mb.weights_bytes += 2.0 * 2.0 * shard.Total() / std::max(1.0, layers);
+  }
   // Full recomputation re-materialises one layer at a time during backward.
   const double recompute_working =
-      tr.recompute == Recompute::kFull ? LayerActivationBytes(job, has_moe, Recompute::kNone) : 0;
-  const double sb = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
-                    static_cast<double>(tr.micro_batch_size);
-
-  MemoryBreakdown best;
-  const StageKind stages[2] = {par.pp == 1 ? StageKind::kOnly : StageKind::kFirst,
-                               par.pp == 1 ? StageKind::kOnly : StageKind::kLast};
-  for (int i = 0; i < (par.pp == 1 ? 1 : 2); ++i) {
-    const StageKind kind = stages[i];
-    const ShardParams shard = ParamsPerGpu(job, kind);
-    const int64_t stage_index = StageIndex(job, kind);
-    const double layers_per_stage = static_cast<double>(StageLayers(job, stage_index));
-    MemoryBreakdown mb;
-    if (tr.lora.enabled) {
-      // Frozen base: weights only (bf16, or NF4 for QLoRA); adapters carry full Adam state.
-      const double base_bytes =
-          tr.lora.base == BaseWeights::kNf4 ? kNf4BytesPerParam : (IsFp32(tr.precision) ? 4 : 2);
-      const ModelStateBytes adapters =
-          ZeroModelStateBytes(shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload);
-      mb.weights_bytes =
-          base_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
-      mb.grads_bytes = adapters.grads;
-      mb.optimizer_bytes = adapters.optimizer;
-    } else {
-      const ModelStateBytes dense =
-          ZeroModelStateBytes(shard.dense, dp_shards, zero, tr.precision, par.cpu_offload);
-      const ModelStateBytes expert =
-          ZeroModelStateBytes(shard.expert, expert_shards, zero, tr.precision, par.cpu_offload);
-      mb.weights_bytes = dense.weights + expert.weights;
-      mb.grads_bytes = dense.grads + expert.grads;
-      mb.optimizer_bytes = dense.optimizer + expert.optimizer;
-    }
-    if (zero >= 3) {
-      // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
-      const double layer_params = shard.Total() / std::max(1.0, layers_per_stage);
-      mb.weights_bytes += 2.0 * 2.0 * layer_params;
-    }
-    const double in_flight =
-        MicrobatchesInFlight(par.schedule, par.pp, micro, par.vpp, stage_index);
-    mb.activations_bytes = layers_per_stage * layer_act * in_flight + recompute_working;
-    if (kind == StageKind::kLast || kind == StageKind::kOnly) {
-      // Logits and cross-entropy buffers of one micro-batch, vocabulary split over TP:
-      // 4sbv/t (Korthikanti et al. 2022 Sec. 4.3, output layer + loss).
-      mb.logits_bytes = 4.0 * sb * static_cast<double>(m.vocab_size) / static_cast<double>(par.tp);
-    }
-    mb.overhead_bytes =
-        job.overhead.framework_bytes + job.overhead.fragmentation * mb.activations_bytes;
-    mb.peak_bytes = mb.weights_bytes + mb.grads_bytes + mb.optimizer_bytes + mb.activations_bytes +
-                    mb.logits_bytes + mb.overhead_bytes;
-    if (mb.peak_bytes > best.peak_bytes) best = mb;
+      tr.recompute == Recompute::kFull
+          ? LayerActivationBytes(job, job.model.is_moe(), Recompute::kNone)
+          : 0;
+  mb.activations_bytes = StageActivationBytes(job, act, stage) + recompute_working;
+  if (stage == par.pp - 1) {
+    // Logits and cross-entropy buffers of one micro-batch, vocabulary split over TP:
+    // 4sbv/t (Korthikanti et al. 2022 Sec. 4.3, output layer + loss).
+    const double sb = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
+                      static_cast<double>(tr.micro_batch_size);
+    mb.logits_bytes =
+        4.0 * sb * static_cast<double>(job.model.vocab_size) / static_cast<double>(par.tp);
   }
-  best.capacity_bytes = gpu.memory_bytes;
-  best.fits = best.peak_bytes <= best.capacity_bytes;
-  return best;
+  mb.overhead_bytes =
+      job.overhead.framework_bytes + job.overhead.fragmentation * mb.activations_bytes;
+  mb.peak_bytes = mb.weights_bytes + mb.grads_bytes + mb.optimizer_bytes + mb.activations_bytes +
+                  mb.logits_bytes + mb.overhead_bytes;
+  mb.capacity_bytes = gpu.memory_bytes;
+  mb.fits = mb.peak_bytes <= mb.capacity_bytes;
+  return mb;
+}
+
+}  // namespace
+
+MemoryBreakdown StageMemory(const JobSpec& job, const GpuSpec& gpu, int64_t stage) {
+  return StageMemoryWith(job, gpu, JobLayerActivations(job), stage);
+}
+
+MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
+  const int64_t pp = job.parallel.pp;
+  const LayerActivations act = JobLayerActivations(job);
+  // Middle stage s repeats stage s-1 (also a middle stage) when every chunk has the same layers:
+  // same parameters, same bytes per chunk, and no schedule keeps more in flight on a later stage.
+  // Layers differ between middle stages only where dense layers precede MoE layers.
+  const bool mixed = job.model.is_moe() && job.model.moe_first_dense_layers > 0;
+  auto repeats_previous = [&](int64_t s) {
+    if (s < 2 || s > pp - 2) return false;
+    if (!mixed) return true;
+    for (int64_t chunk = 0; chunk < job.parallel.vpp; ++chunk) {
+      const StageLayerMix a = ChunkLayerCounts(job, s, chunk);
+      const StageLayerMix b = ChunkLayerCounts(job, s - 1, chunk);
+      if (a.dense != b.dense || a.moe != b.moe) return false;
+    }
+    return true;
+  };
+  MemoryBreakdown peak;
+  for (int64_t s = 0; s < pp; ++s) {
+    if (repeats_previous(s)) continue;
+    MemoryBreakdown stage = StageMemoryWith(job, gpu, act, s);
+    if (s == 0 || stage.peak_bytes > peak.peak_bytes) peak = stage;
+  }
+  return peak;
 }
 
 }  // namespace gpuplan

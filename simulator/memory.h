@@ -31,6 +31,29 @@ ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_st
 /// `recompute` overrides job.training.recompute (to size the layer being re-materialised).
 double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute);
 
+/// Activation bytes one micro-batch stores in one transformer layer on one GPU at the job's
+/// recompute setting (LayerActivationBytes): a dense-MLP layer and an MoE layer (0 when the
+/// model has no MoE layers).
+struct LayerActivations {
+  double dense = 0;
+  double moe = 0;
+};
+LayerActivations JobLayerActivations(const JobSpec& job);
+
+/// Bytes one micro-batch stores through the layers of model chunk `chunk` of pipeline stage
+/// `stage` (ChunkLayerCounts x `act`).
+double ChunkActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage,
+                            int64_t chunk);
+
+/// Peak bytes of stored activations on pipeline stage `stage` (0-based) during one step: each
+/// forward pass stores its chunk's bytes until its backward (ZB-H1: its W pass) frees them, in
+/// the schedule's pass order (pipeline_schedule.h). With chunks of equal bytes this is
+/// MicrobatchesInFlight x the stage's bytes per micro-batch; interleaved chunks of unequal bytes
+/// (embedding/loss slots, dense layers before MoE layers) follow the pass order's steady state
+/// (one period of p*v passes when p divides m). The event simulator's activation counter peaks
+/// at the same value. No allocation.
+double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage);
+
 /// Per-GPU memory at the step's peak.
 struct MemoryBreakdown {
   double weights_bytes = 0;
@@ -39,12 +62,21 @@ struct MemoryBreakdown {
   double activations_bytes = 0;  ///< transformer layers, all micro-batches in flight
   double logits_bytes = 0;       ///< LM-head output and fp32 cross-entropy buffers
   double overhead_bytes = 0;     ///< framework + fragmentation (OverheadSpec)
-  double peak_bytes = 0;         ///< sum of the above on the worst pipeline stage
+  double peak_bytes = 0;         ///< sum of the above on pipeline stage `peak_stage`
+  int64_t peak_stage = 0;        ///< the stage (0-based) these bytes are of
   double capacity_bytes = 0;     ///< the GPU's memory
   bool fits = false;             ///< peak_bytes <= capacity_bytes
 };
 
-/// Memory of the most loaded pipeline stage (first or last) of `job` on `gpu`.
+/// Memory of one GPU of pipeline stage `stage` (0-based, < pp): its parameters (ParamsPerGpu),
+/// its stored activations (StageActivationBytes, plus one re-materialised layer under full
+/// recomputation), the logits buffers on the last stage, and the overhead.
+MemoryBreakdown StageMemory(const JobSpec& job, const GpuSpec& gpu, int64_t stage);
+
+/// Memory of the most loaded pipeline stage of `job` on `gpu`: the largest StageMemory over all
+/// stages (the lowest index on a tie). With embedding/loss slots or interleaving the peak can be
+/// a middle stage. A middle stage with the same layers per chunk as the stage before it is not
+/// evaluated: it has the same parameters and no more micro-batches in flight.
 MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu);
 
 }  // namespace gpuplan

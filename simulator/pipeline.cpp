@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "simulator/pipeline_schedule.h"
+
 namespace gpuplan {
 
 double PipelineBubbleFraction(Schedule schedule, int64_t p, int64_t m, int64_t v) {
@@ -34,7 +36,9 @@ double MicrobatchesInFlight(Schedule schedule, int64_t p, int64_t m, int64_t v, 
     case Schedule::k1F1B:
       return std::min(remaining, mm);
     case Schedule::kInterleaved:
-      return std::min(remaining + (remaining - 1.0) / static_cast<double>(v), mm);
+      // The forward after the warm-up runs before the first backward frees a chunk.
+      return static_cast<double>(std::min(InterleavedWarmup(p, m, v, stage) + 1, m * v)) /
+             static_cast<double>(v);
     case Schedule::kZeroBubbleH1:
       return std::min(static_cast<double>(p), mm);
   }

@@ -31,11 +31,13 @@ PipelineTime PipelineStepTime(Schedule schedule, int64_t p, int64_t m, int64_t v
                               double max_stage_s, double sum_stage_s, double wgrad_stage_s);
 
 /// Micro-batches whose activations pipeline stage `stage` (0-based) keeps at its peak, in units
-/// of one micro-batch through all of that stage's layers: GPipe m; 1F1B min(p - stage, m);
-/// interleaved 1F1B, first stage, p + (p-1)/v (Korthikanti et al. 2022 Sec. 4.2.3: the first
-/// stage's memory grows by (1 + (p-1)/(p*v))), capped at the micro-batch count; ZB-H1
-/// min(p, m) on every stage (Qi et al. 2024 Sec. 2.1: deferred W passes keep each stage at the
-/// first stage's 1F1B count).
+/// of one micro-batch through all of that stage's layers, when its v chunks store equal bytes:
+/// GPipe m; 1F1B min(p - stage, m); interleaved 1F1B (InterleavedWarmup + 1) / v chunks, at most
+/// m: (2(p - stage - 1) + (v-1)p + 1) / v, which on the first stage is p + (p-1)/v (Korthikanti
+/// et al. 2022 Sec. 4.2.3: the first stage's memory grows by (1 + (p-1)/(p*v))) and on later
+/// stages falls by 2/v per stage, not by 1 as in 1F1B; ZB-H1 min(p, m) on every stage (Qi et al.
+/// 2024 Sec. 2.1: deferred W passes keep each stage at the first stage's 1F1B count). These are
+/// the peaks of the pass orders of pipeline_schedule.h.
 double MicrobatchesInFlight(Schedule schedule, int64_t p, int64_t m, int64_t v, int64_t stage);
 
 }  // namespace gpuplan

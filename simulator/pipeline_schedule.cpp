@@ -56,30 +56,20 @@ std::vector<PipelinePass> ZeroBubbleH1Order(int64_t p, int64_t m, int64_t /*v*/,
   return OneFOneB(p, m, stage, stage);
 }
 
-// Interleaved 1F1B (Narayanan et al. 2021 Sec. 2.2.2; Megatron-LM
-// forward_backward_pipelining_with_interleaving and get_schedule_table): micro-batches run in
-// groups of p; inside a group, chunk by chunk. Backward visits the chunks in reverse. Stage s
-// runs (p-s-1)*2 + (v-1)*p warm-up forwards (all of them when that reaches m*v).
+// Interleaved 1F1B: InterleavedForwardSlot's table, InterleavedWarmup's warm-up forwards, then
+// one forward and one backward at a time, then the drain. Backward visits the chunks in reverse.
 std::vector<PipelinePass> InterleavedOrder(int64_t p, int64_t m, int64_t v, int64_t stage) {
-  std::vector<std::pair<int64_t, int64_t>> table;  // (micro-batch, chunk) in forward order
-  table.reserve(static_cast<size_t>(m * v));
-  for (int64_t first = 0; first < m; first += p) {
-    const int64_t end = std::min(first + p, m);
-    for (int64_t chunk = 0; chunk < v; ++chunk) {
-      for (int64_t i = first; i < end; ++i) table.emplace_back(i, chunk);
-    }
-  }
   const int64_t total = m * v;
-  const int64_t warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  const int64_t warmup = InterleavedWarmup(p, m, v, stage);
   std::vector<PipelinePass> order;
   order.reserve(static_cast<size_t>(2 * total));
   auto forward = [&](int64_t k) {
-    const auto& [mb, chunk] = table[static_cast<size_t>(k)];
-    order.push_back(Pass(PassKind::kForward, mb, chunk));
+    const ChunkSlot slot = InterleavedForwardSlot(p, m, v, k);
+    order.push_back(Pass(PassKind::kForward, slot.microbatch, slot.chunk));
   };
   auto backward = [&](int64_t k) {
-    const auto& [mb, chunk] = table[static_cast<size_t>(k)];
-    order.push_back(Pass(PassKind::kBackward, mb, v - 1 - chunk));
+    const ChunkSlot slot = InterleavedForwardSlot(p, m, v, k);
+    order.push_back(Pass(PassKind::kBackward, slot.microbatch, v - 1 - slot.chunk));
   };
   for (int64_t k = 0; k < warmup; ++k) forward(k);
   for (int64_t k = 0; k < total - warmup; ++k) {
@@ -101,6 +91,18 @@ constexpr std::array<ScheduleInfo, 4> kSchedules = {{
 }};
 
 }  // namespace
+
+ChunkSlot InterleavedForwardSlot(int64_t p, int64_t m, int64_t v, int64_t k) {
+  const int64_t group = k / (p * v);  // every group before the last is full: p micro-batches
+  const int64_t first = group * p;
+  const int64_t size = std::min(p, m - first);
+  const int64_t offset = k - group * p * v;
+  return {first + offset % size, offset / size};
+}
+
+int64_t InterleavedWarmup(int64_t p, int64_t m, int64_t v, int64_t stage) {
+  return std::min((p - stage - 1) * 2 + (v - 1) * p, m * v);
+}
 
 std::span<const ScheduleInfo> Schedules() { return kSchedules; }
 

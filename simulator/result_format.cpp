@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "common/str_format.h"
+
 namespace gpuplan {
 namespace {
 
@@ -67,9 +69,10 @@ nlohmann::json EventSimResultToJson(const EventSimResult& sim, const StepResult&
 }
 
 std::string FormatEventSimResult(const EventSimResult& sim, const StepResult& analytic) {
-  std::string out = "\nEvent simulation: " + std::to_string(sim.simulated_gpus) +
-                    " GPUs simulated (one per pipeline stage), " + std::to_string(sim.ops) +
-                    " ops\n";
+  std::string out = "\nEvent simulation: " + std::to_string(sim.simulated_gpus) + " " +
+                    Noun(sim.simulated_gpus, "GPU", "GPUs") +
+                    " simulated (one per pipeline stage), " + std::to_string(sim.ops) + " " +
+                    Noun(sim.ops, "op", "ops") + "\n";
   out += "  step time            " + Seconds(sim.step_time_s) + "  (analytic " +
          Seconds(analytic.step_time_s) + ", " +
          Fmt("%+.1f%%", 100.0 * (sim.step_time_s / analytic.step_time_s - 1.0)) + ")\n";
@@ -103,6 +106,7 @@ nlohmann::json StepResultToJson(const StepResult& r) {
       {"fits", m.fits},
       {"memory",
        {{"peak_bytes_per_gpu", m.peak_bytes},
+        {"peak_stage", m.peak_stage},
         {"capacity_bytes", m.capacity_bytes},
         {"weights_bytes", m.weights_bytes},
         {"grads_bytes", m.grads_bytes},
@@ -136,7 +140,7 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
          Fmt("%.1f%%", 100 * r.hfu) + "\n\n";
   out += FormatBreakdown(b, r.step_time_s);
   out += "\n  memory per GPU       " + Gb(m.peak_bytes) + " of " + Gb(m.capacity_bytes) +
-         (m.fits ? "  (fits)\n" : "  (DOES NOT FIT)\n");
+         "  (stage " + std::to_string(m.peak_stage) + (m.fits ? ", fits)\n" : ", DOES NOT FIT)\n");
   const std::pair<const char*, double> mem[] = {
       {"weights", m.weights_bytes},           {"gradients", m.grads_bytes},
       {"optimizer state", m.optimizer_bytes}, {"activations", m.activations_bytes},

@@ -11,7 +11,8 @@
 namespace gpuplan {
 
 /// The documented JSON result (docs/METRICS.md): step_time_s, tokens_per_s,
-/// tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, hfu, fits, memory{...}, breakdown_s{...}.
+/// tokens_per_s_per_gpu, model_tflops_per_gpu, mfu, hfu, fits, memory{... peak_stage},
+/// breakdown_s{...}.
 nlohmann::json StepResultToJson(const StepResult& r);
 
 /// A human-readable report: the job in one line, then time, throughput, breakdown and memory.

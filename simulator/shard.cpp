@@ -52,37 +52,23 @@ int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk) {
   return job.parallel.embedding_slot && virtual_stage > 0 ? first_slot - 1 : first_slot;
 }
 
-StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage) {
+StageLayerMix ChunkLayerCounts(const JobSpec& job, int64_t stage, int64_t chunk) {
   const ModelSpec& m = job.model;
+  const int64_t begin = ChunkFirstLayer(job, stage, chunk);
+  const int64_t end = begin + ChunkLayers(job, stage, chunk);
+  const int64_t moe =
+      m.is_moe() ? std::max<int64_t>(0, end - std::max(begin, m.moe_first_dense_layers)) : 0;
+  return {static_cast<double>(end - begin - moe), static_cast<double>(moe)};
+}
+
+StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage) {
   StageLayerMix mix;
   for (int64_t chunk = 0; chunk < job.parallel.vpp; ++chunk) {
-    const int64_t begin = ChunkFirstLayer(job, stage, chunk);
-    const int64_t end = begin + ChunkLayers(job, stage, chunk);
-    const int64_t moe =
-        m.is_moe() ? std::max<int64_t>(0, end - std::max(begin, m.moe_first_dense_layers)) : 0;
-    mix.moe += static_cast<double>(moe);
-    mix.dense += static_cast<double>(end - begin - moe);
+    const StageLayerMix c = ChunkLayerCounts(job, stage, chunk);
+    mix.dense += c.dense;
+    mix.moe += c.moe;
   }
   return mix;
-}
-
-StageKind StageKindOf(const JobSpec& job, int64_t stage) {
-  if (job.parallel.pp == 1) return StageKind::kOnly;
-  if (stage == 0) return StageKind::kFirst;
-  return stage == job.parallel.pp - 1 ? StageKind::kLast : StageKind::kMiddle;
-}
-
-int64_t StageIndex(const JobSpec& job, StageKind stage) {
-  switch (stage) {
-    case StageKind::kFirst:
-    case StageKind::kOnly:
-      return 0;
-    case StageKind::kLast:
-      return job.parallel.pp - 1;
-    case StageKind::kMiddle:
-      return job.parallel.pp > 2 ? 1 : 0;
-  }
-  return 0;
 }
 
 namespace {
@@ -110,20 +96,18 @@ ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer) {
   return LayerParams(job, CountParameters(job.model), moe_layer);
 }
 
-ShardParams ParamsPerGpu(const JobSpec& job, StageKind stage) {
+ShardParams ParamsPerGpu(const JobSpec& job, int64_t stage) {
   const ModelSpec& m = job.model;
   const ParameterCounts c = CountParameters(m);
   const double tp = static_cast<double>(job.parallel.tp);
-  const StageLayerMix mix = StageLayerCounts(job, StageIndex(job, stage));
+  const StageLayerMix mix = StageLayerCounts(job, stage);
   const ShardParams dense = LayerParams(job, c, false);
   const ShardParams moe = m.is_moe() ? LayerParams(job, c, true) : ShardParams{};
   ShardParams s;
   s.dense = mix.dense * dense.dense + mix.moe * moe.dense;
   s.expert = mix.moe * moe.expert;
-  const bool first = stage == StageKind::kFirst || stage == StageKind::kOnly;
-  const bool last = stage == StageKind::kLast || stage == StageKind::kOnly;
-  if (first) s.dense += c.embedding / tp;
-  if (last) {
+  if (stage == 0) s.dense += c.embedding / tp;
+  if (stage == job.parallel.pp - 1) {
     s.dense += c.output_head / tp;
     if (m.tied_embeddings && job.parallel.pp > 1) s.dense += c.embedding / tp;
   }

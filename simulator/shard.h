@@ -5,9 +5,6 @@
 
 namespace gpuplan {
 
-/// Which pipeline stage: the first holds the embedding, the last the LM head (one stage: both).
-enum class StageKind { kFirst, kMiddle, kLast, kOnly };
-
 /// Layer slots per model chunk: (num_layers + embedding slot + loss slot) / (pp * vpp).
 int64_t LayerSlotsPerChunk(const JobSpec& job);
 
@@ -23,18 +20,15 @@ int64_t StageLayers(const JobSpec& job, int64_t stage);
 /// virtual stage chunk*pp + stage there (interleaved layout, Narayanan et al. 2021 Fig. 4).
 int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk);
 
-/// Dense-MLP and MoE layers of one stage (layer i is MoE when i >= moe_first_dense_layers).
+/// Dense-MLP and MoE layers (layer i is MoE when i >= moe_first_dense_layers).
 struct StageLayerMix {
   double dense = 0;
   double moe = 0;
 };
+/// Dense-MLP and MoE layers of model chunk `chunk` of stage `stage`.
+StageLayerMix ChunkLayerCounts(const JobSpec& job, int64_t stage, int64_t chunk);
+/// Dense-MLP and MoE layers of one stage: the sum over its chunks.
 StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage);
-
-/// Whether stage `stage` holds the embedding, the LM head, both or neither.
-StageKind StageKindOf(const JobSpec& job, int64_t stage);
-
-/// The stage index a StageKind stands for: first 0, last pp-1, middle 1 (or 0 when pp == 1).
-int64_t StageIndex(const JobSpec& job, StageKind stage);
 
 /// Parameters on one GPU of one pipeline stage, after TP (and EP for experts) splitting.
 struct ShardParams {
@@ -48,13 +42,14 @@ struct ShardParams {
 /// splits them; trainable = LoRA adapters under LoRA.
 ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer);
 
-/// Parameters of one GPU on the given stage. TP splits
+/// Parameters of one GPU of pipeline stage `stage` (0-based, < pp). The first stage also holds
+/// the embedding, the last the LM head. TP splits
 /// every weight matrix (Megatron column/row parallel; the vocabulary-parallel embedding too);
 /// experts split over ep and, inside an expert, over tp (Megatron's default expert TP = TP).
 /// Layers per stage follow StageLayers (uneven with embedding/loss slots).
 /// With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the
 /// LM head, as Megatron-LM does.
-ShardParams ParamsPerGpu(const JobSpec& job, StageKind stage);
+ShardParams ParamsPerGpu(const JobSpec& job, int64_t stage);
 
 /// LoRA adapter parameters of one full layer (not split): rank x (in + out) per targeted
 /// matrix (Hu et al. 2021, Sec. 4). Zero when LoRA is off.

@@ -15,7 +15,8 @@ namespace gpuplan {
 /// Stated parameters of the model (documented in docs/METRICS.md).
 /// Slow-down of computation while communication kernels run beside it on the same SMs: each
 /// second of overlapped communication costs this many seconds of compute (Galvatron uses a
-/// 1.1-1.3x slow-down coefficient for overlapped kernels; peers.md Sec. 4 item 3).
+/// 1.1-1.3x slow-down coefficient for overlapped kernels: AFDWang/Hetu-Galvatron
+/// docs/en/source/5_search_engine_usage/search_engine_usage.md, commit 98484bc).
 inline constexpr double kOverlapInterference = 0.15;
 /// Gradient bucket for overlapped DP reduction: Megatron-LM's default ddp bucket of 40M params.
 inline constexpr double kGradBucketParams = 40.0e6;

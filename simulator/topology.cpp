@@ -36,7 +36,9 @@ GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
     intra = links.scaleup_busbw;
   } else if (links.scaleup_kind == "xgmi" && in_domain) {
     // Fully connected mesh: a rank reaches each peer over one link, so the busbw of a group grows
-    // with its size: measured 47.7 GB/s for 2 MI300X and 312.9 GB/s for 8 (hardware.json).
+    // with its size: measured 47.7 GB/s for 2 MI300X and 312.9 GB/s for 8 (stas00/ml-engineering
+    // network/README.md; hardware-db/calibration/collectives.json mle_mi300x_2gpu_allreduce_4GiB,
+    // mle_mi300x_8gpu_allreduce_4GiB).
     intra = links.scaleup_busbw * (g.ranks_per_node - 1.0) / (links.scaleup_domain_gpus - 1.0);
   } else if (links.scaleup_kind == "nvlink-bridge" && g.ranks_per_node == 2.0 && s == 1.0) {
     intra = links.scaleup_busbw;  // a bridged pair

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "common/file_write.h"
+#include "common/str_format.h"
 
 namespace gpuplan {
 namespace {
@@ -113,8 +114,8 @@ void ForEachEvent(const Timeline& t, Sink&& sink) {
     sink(e);
     const std::string labels = "global rank " + std::to_string(rank.global_rank) + ", stage " +
                                std::to_string(rank.stage) + ", represents " +
-                               std::to_string(rank.represents) + " GPU" +
-                               (rank.represents == 1 ? "" : "s");
+                               std::to_string(rank.represents) + " " +
+                               Noun(rank.represents, "GPU", "GPUs");
     e.arg_count = 0;
     e.name = "process_labels";
     e.Add("labels", std::string_view(labels));

@@ -87,11 +87,11 @@ std::string FormatCalibration(const CalibrationResult& c) {
   const double n = static_cast<double>(c.rows.size());
   out += StrFormat("  rms step-time error: %.1f%% before, %.1f%% after\n",
                    100 * std::sqrt(before_sq / n), 100 * std::sqrt(after_sq / n));
-  out += StrFormat(
-      "  corrections: compute x %.3f (%d reports), communication x %.3f (%d full "
-      "runs)\n",
-      c.corrections.compute_time_factor, c.compute_reports, c.corrections.communication_time_factor,
-      c.communication_reports);
+  out += StrFormat("  corrections: compute x %.3f (%d %s), communication x %.3f (%d full %s)\n",
+                   c.corrections.compute_time_factor, c.compute_reports,
+                   Noun(c.compute_reports, "report", "reports").c_str(),
+                   c.corrections.communication_time_factor, c.communication_reports,
+                   Noun(c.communication_reports, "run", "runs").c_str());
   return out;
 }
 

@@ -116,11 +116,12 @@ std::string FormatDryRun(const JobSpec& job, const RankLayout& layout,
   const ParallelSpec& p = job.parallel;
   const int64_t nodes = (layout.world_size + layout.gpus_per_node - 1) / layout.gpus_per_node;
   std::string out = StrFormat(
-      "Dry run: %s on %lld x %s (%lld node%s x %lld GPUs), tp %lld cp %lld dp %lld pp %lld "
+      "Dry run: %s on %lld x %s (%lld %s x %lld %s), tp %lld cp %lld dp %lld pp %lld "
       "(vpp %lld, %s) ep %lld\n",
       job.model.name.c_str(), static_cast<long long>(layout.world_size), job.cluster.gpu.c_str(),
-      static_cast<long long>(nodes), nodes == 1 ? "" : "s",
-      static_cast<long long>(layout.gpus_per_node), static_cast<long long>(p.tp),
+      static_cast<long long>(nodes), Noun(nodes, "node", "nodes").c_str(),
+      static_cast<long long>(layout.gpus_per_node),
+      Noun(layout.gpus_per_node, "GPU", "GPUs").c_str(), static_cast<long long>(p.tp),
       static_cast<long long>(p.cp), static_cast<long long>(p.dp), static_cast<long long>(p.pp),
       static_cast<long long>(p.vpp), std::string(ScheduleName(p.schedule)).c_str(),
       static_cast<long long>(p.ep));
@@ -146,9 +147,9 @@ std::string FormatDryRun(const JobSpec& job, const RankLayout& layout,
     const auto kind = static_cast<GroupKind>(k);
     if (!Shown(job, layout, kind)) continue;
     const auto& gs = layout.Groups(kind);
-    out +=
-        StrFormat("  %-9s %lld group%s of %zu:", std::string(GroupKindName(kind)).c_str(),
-                  static_cast<long long>(gs.size()), gs.size() == 1 ? "" : "s", gs.front().size());
+    out += StrFormat("  %-9s %lld %s of %zu:", std::string(GroupKindName(kind)).c_str(),
+                     static_cast<long long>(gs.size()), Noun(gs.size(), "group", "groups").c_str(),
+                     gs.front().size());
     for (size_t g = 0; g < gs.size() && g < 8; ++g) out += " " + RankList(gs[g], 8);
     out += gs.size() > 8 ? " ...\n" : "\n";
   }

@@ -277,7 +277,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
   }
 
   // Gradient synchronisation and the optimizer (ZeRO stage semantics: Rajbhandari et al. 2020).
-  const ShardParams params = ParamsPerGpu(job, StageKindOf(job, stage));
+  const ShardParams params = ParamsPerGpu(job, stage);
   const double expert_trainable = job.training.lora.enabled ? 0.0 : params.expert;
   const double dense_trainable = params.trainable - expert_trainable;
   const double grad_bytes = d.act_bytes;

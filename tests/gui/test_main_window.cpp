@@ -1,6 +1,7 @@
 // The what-if window end to end (issue 7, "Done when"): the GPU count drives the results, an
 // out-of-memory layout turns the memory bar red, a click on a Pareto point loads that plan; and
 // undo, invalid input, the timeline, the search's Cancel, sessions and exports.
+#include <QDoubleSpinBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
@@ -264,6 +265,26 @@ class MainWindowTest : public QObject {
     QCOMPARE(gpus->value(), 256);
     w.undo_stack()->redo();
     QCOMPARE(gpus->value(), 1024);
+  }
+
+  // Token counts read as the CLI prints them and are typed as it takes them.
+  void TokenCountsReadAndTypeAsInTheCli() {
+    MainWindow w(db_, DefaultSession(db_));
+    auto* tokens = qobject_cast<QDoubleSpinBox*>(w.inputs()->FieldWidget("tokens"));
+    QVERIFY(tokens != nullptr);
+    QCOMPARE(tokens->text(), QStringLiteral("1.00T tokens"));
+    tokens->selectAll();
+    QTest::keyClicks(tokens, "15.6T");
+    QTest::keyClick(tokens, Qt::Key_Return);
+    QCOMPARE(w.inputs()->session().train_tokens, 15.6e12);
+    QCOMPARE(tokens->text(), QStringLiteral("15.6T tokens"));
+    tokens->stepBy(1);  // the last digit shown
+    QCOMPARE(w.inputs()->session().train_tokens, 15.7e12);
+    tokens->selectAll();
+    QTest::keyClicks(tokens, "500B");
+    QTest::keyClick(tokens, Qt::Key_Return);
+    QCOMPARE(tokens->text(), QStringLiteral("500B tokens"));
+    QCOMPARE(w.inputs()->session().train_tokens, 500e9);
   }
 
   void InvalidInputShowsWhichFieldAndWhy() {

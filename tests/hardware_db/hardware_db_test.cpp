@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/builtin_db.h"
+#include "tests/temp_dir.h"
 
 namespace gpuplan {
 namespace {
@@ -50,6 +51,25 @@ class BuiltinDbTest : public ::testing::Test {
 TEST_F(BuiltinDbTest, LoadsAndValidates) {
   EXPECT_TRUE(db().Validate().ok()) << db().Validate().message();
   EXPECT_FALSE(BuiltinHardwareDbDir().empty());
+}
+
+TEST(DataRoot, InstalledProgramReadsItsShareFolder) {
+  TempDir tmp("gpuplan_dataroot_");
+  const std::filesystem::path prefix = tmp.path();
+  std::filesystem::create_directories(prefix / "bin");
+  const std::string exe = (prefix / "bin" / "gpuplan").string();
+  // Not installed (no share/gpuplan/hardware-db beside bin/): the compiled-in source tree.
+  EXPECT_EQ(ResolveDataRoot(exe, "/src/gpuplan"), "/src/gpuplan");
+  EXPECT_EQ(ResolveDataRoot("", "/src/gpuplan"), "/src/gpuplan");
+  std::filesystem::create_directories(prefix / "share" / "gpuplan" / "hardware-db");
+  EXPECT_EQ(ResolveDataRoot(exe, "/src/gpuplan"), (prefix / "share" / "gpuplan").string());
+}
+
+TEST(DataRoot, CalibrationDataShipsWithTheProgram) {
+  for (const char* file : {"published_runs.json", "collectives.json", "gemm.json",
+                           "ultrascale_sweep.csv", "README.md"}) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(BuiltinCalibrationDir() + "/" + file)) << file;
+  }
 }
 
 TEST_F(BuiltinDbTest, HasEveryRequiredId) {

@@ -63,8 +63,7 @@ TEST(JobSpec, BaseSpecParses) {
 }
 
 TEST(JobSpec, EveryPublishedRunParsesAndValidates) {
-  Expected<nlohmann::json> runs =
-      ReadJsonFile(std::string(GPUPLAN_SHARED_DIR) + "/calibration/published_runs.json");
+  Expected<nlohmann::json> runs = ReadJsonFile(BuiltinCalibrationDir() + "/published_runs.json");
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   ASSERT_TRUE(runs->contains("runs"));
   int parsed = 0;
@@ -274,7 +273,8 @@ TEST(JobSpecInvalid, LayersNotDivisibleByPipelineStages) {
   spec["parallelism"]["schedule"] = "interleaved";
   EXPECT_EQ(ErrorOf(spec),
             "job.json: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 10 "
-            "(parallelism.account_for_embedding_in_pipeline_split / _loss_ add one slot each)");
+            "(parallelism.account_for_embedding_in_pipeline_split / "
+            "parallelism.account_for_loss_in_pipeline_split add one slot each)");
 }
 
 TEST(JobSpecInvalid, LayerSlotsNotDivisibleByPipelineStages) {
@@ -284,8 +284,8 @@ TEST(JobSpecInvalid, LayerSlotsNotDivisibleByPipelineStages) {
   spec["parallelism"]["account_for_loss_in_pipeline_split"] = true;
   EXPECT_EQ(
       ErrorOf(spec),
-      "job.json: model: field 'num_layers': 36 + 1 embedding/loss slot(s) is not divisible by "
-      "parallelism.pp*vpp = 4");
+      "job.json: parallelism: field 'account_for_loss_in_pipeline_split': model.num_layers 36 + 1 "
+      "slot = 37 is not divisible by parallelism.pp*vpp = 4");
 }
 
 TEST(JobSpecInvalid, LayerSlotsNeedPipeline) {
@@ -376,10 +376,69 @@ TEST(JobSpecInvalid, FractionalSize) {
   EXPECT_TRUE(Contains(ErrorOf(spec), "training: field 'seq_len': must be a positive integer"));
 }
 
-TEST(JobSpecInvalid, MissingRequiredField) {
+TEST(JobSpec, SeqLenDefaultsAsPlanDoes) {
   nlohmann::json spec = BaseSpec();
   spec["training"].erase("seq_len");
-  EXPECT_EQ(ErrorOf(spec), "job.json: training: field 'seq_len': is required but missing");
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->training.seq_len, kDefaultSeqLen);
+}
+
+// Fields set by command-line flags are named by the flag in errors (gpuplan simulate).
+TEST(JobSpecInvalid, ErrorsNameTheFlagThatSetTheField) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"]["num_gpus"] = 64;  // dp = 32 stays pinned by the spec
+  SpecFlags flags;
+  flags.given["cluster.num_gpus"] = "--gpus 64";
+  Expected<JobSpec> job = ParseJobSpec(spec, "job.json", "", Db(), flags);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message(),
+            "--gpus 64: dp*tp*pp*cp = 32*4*1*1 = 128 GPUs, not 64; dp = 32 is set by "
+            "parallelism.dp (leave it out of the spec to derive dp from the GPU count)");
+  // Without a pinned dp the GPU count sets it.
+  spec["parallelism"].erase("dp");
+  job = ParseJobSpec(spec, "job.json", "", Db(), flags);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->parallel.dp, 16);
+  spec["cluster"]["num_gpus"] = 66;
+  flags.given["cluster.num_gpus"] = "--gpus 66";
+  EXPECT_EQ(ParseJobSpec(spec, "job.json", "", Db(), flags).status().message(),
+            "--gpus 66: cluster.num_gpus = 66 is not divisible by tp*pp*cp = 4*1*1 = 4, so dp "
+            "cannot default to GPUs/(tp*pp*cp)");
+
+  spec = BaseSpec();
+  spec["parallelism"]["account_for_embedding_in_pipeline_split"] = true;
+  flags = SpecFlags{};
+  flags.given["parallelism.account_for_embedding_in_pipeline_split"] = "--embedding-slot";
+  EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
+            "--embedding-slot: needs pp > 1");
+  spec["parallelism"]["pp"] = 4;
+  spec["parallelism"]["dp"] = 8;
+  spec["parallelism"]["account_for_loss_in_pipeline_split"] = true;
+  flags.given["parallelism.account_for_loss_in_pipeline_split"] = "--loss-slot";
+  EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
+            "--embedding-slot: model.num_layers 36 + 2 slots (with --loss-slot) = 38 is not "
+            "divisible by parallelism.pp*vpp = 4");
+
+  // No slot: the hint names the flags when there is no spec file.
+  spec["parallelism"].erase("account_for_embedding_in_pipeline_split");
+  spec["parallelism"].erase("account_for_loss_in_pipeline_split");
+  spec["parallelism"]["pp"] = 8;
+  spec["parallelism"]["dp"] = 4;
+  flags = SpecFlags{};
+  flags.names["parallelism.account_for_embedding_in_pipeline_split"] = "--embedding-slot";
+  flags.names["parallelism.account_for_loss_in_pipeline_split"] = "--loss-slot";
+  flags.without_file = true;
+  EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
+            "<flags>: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 8 "
+            "(--embedding-slot / --loss-slot add one slot each)");
+}
+
+TEST(JobSpecInvalid, MissingRequiredField) {
+  nlohmann::json spec = BaseSpec();
+  spec["training"].erase("global_batch_size");
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: training: field 'global_batch_size': is required but missing");
   spec = BaseSpec();
   spec.erase("cluster");
   EXPECT_EQ(ErrorOf(spec), "job.json: field 'cluster': is required but missing");

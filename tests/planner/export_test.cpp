@@ -625,6 +625,18 @@ TEST(ExportDeepSpeed, RefusesContextExpertParallelismAndFp8) {
       "fp8"));
 }
 
+TEST(ExportDeepSpeed, RefusesLoraRatherThanDroppingItAndNamesAccelerate) {
+  // The config JSON has no adapter key: exporting would silently train the full model.
+  const std::string error =
+      ErrorOf(MakePlan(Spec("llama3-8b", 8, {{"dp", 8}}, {{"lora", {{"rank", 16}}}})), "deepspeed");
+  EXPECT_TRUE(Contains(error, "deepspeed: LoRA rank 16")) << error;
+  EXPECT_TRUE(Contains(error, "'accelerate'")) << error;
+  EXPECT_TRUE(Contains(
+      ErrorOf(MakePlan(Spec("llama3-8b", 1, {}, {{"lora", {{"rank", 8}, {"base", "nf4"}}}})),
+              "deepspeed"),
+      "LoRA rank 8"));
+}
+
 // ---- torchrun-fsdp --------------------------------------------------------------------------
 
 TEST(ExportTorchrun, Gpt3Tp8Pp16) {

@@ -168,6 +168,16 @@ TEST_F(PlannerTest, MissedDeadlineSaysByHowMuch) {
   ASSERT_FALSE(r.explanation.empty());
   EXPECT_NE(r.explanation.front().find("No plan meets the constraints"), std::string::npos);
   EXPECT_FALSE(r.scaling.empty());
+  // The report's "No plan found" says just that: plans fit, none is quick enough. Nothing claims
+  // that no layout could be enumerated.
+  const std::string text = FormatPlanResultText(r);
+  const std::string title = "No plan found\n-------------\n";
+  const size_t start = text.find(title);
+  ASSERT_NE(start, std::string::npos) << text;
+  const size_t body = start + title.size();
+  std::string expected;
+  for (const std::string& e : r.explanation) expected += "  " + e + "\n";
+  EXPECT_EQ(text.substr(body, text.find("\n\n", body) + 1 - body), expected) << text;
 }
 
 // The question users ask first: a 7B model fine-tuned on 50 000 examples of 2 048 tokens.
@@ -240,6 +250,75 @@ TEST_F(PlannerTest, RequestErrorsNameTheOption) {
   req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
   req.train_steps = 10;
   EXPECT_NE(ValidatePlanRequest(req, db_).message().find("exactly one"), std::string::npos);
+}
+
+// FillSpeedups by hand: 8 GPUs need CPU offload (4 s of a 10 s step in the optimizer), 16 GPUs
+// do not (3 s steps): 1100 s / 330 s = 3.33x on 2x the GPUs, 166.7% of linear. The largest
+// saving is the offload: 3.2e-3 GPU-s per token of optimizer (4 s x 100 steps x 8 GPUs / 1e6
+// tokens) against 3.2e-4 of checkpoints and restarts ((1100 - 1000) s x 8 - (330 - 300) s x 16,
+// per 1e6 tokens) and none in compute (6 s x 8 = 3 s x 16).
+TEST(FillSpeedups, NamesTheBaselineAndExplainsSuperlinearRows) {
+  const auto row = [](int64_t gpus, bool feasible, int64_t tp, bool offload, double compute_s,
+                      double optimizer_s, double wall_s) {
+    ScalingRow r;
+    r.gpus = gpus;
+    r.feasible = feasible;
+    r.plan.job.cluster.num_gpus = gpus;
+    r.plan.job.parallel.tp = tp;
+    r.plan.job.parallel.dp = gpus / tp;
+    r.plan.job.parallel.cpu_offload = offload;
+    r.plan.step.breakdown_s.compute = compute_s;
+    r.plan.step.breakdown_s.optimizer = optimizer_s;
+    r.plan.step.step_time_s = compute_s + optimizer_s;
+    r.plan.econ.steps = 100;
+    r.plan.econ.tokens = 1e6;
+    r.plan.econ.compute_time_s = 100 * r.plan.step.step_time_s;
+    r.plan.econ.expected_wall_s = wall_s;
+    return r;
+  };
+  std::vector<ScalingRow> rows = {
+      row(4, false, 2, true, 0, 0, 0), row(8, true, 2, true, 6, 4, 1100),
+      row(16, true, 1, false, 3, 0, 330), row(32, true, 1, false, 1.5, 0, 330.0 / 2)};
+  FillSpeedups(&rows);
+  EXPECT_EQ(rows[0].baseline_gpus, 0);
+  EXPECT_EQ(rows[1].baseline_gpus, 8);
+  EXPECT_EQ(rows[3].baseline_gpus, 8);
+  EXPECT_DOUBLE_EQ(rows[1].scaling_efficiency, 1.0);
+  EXPECT_EQ(rows[1].superlinear_reason, "");
+  EXPECT_NEAR(rows[2].speedup, 1100.0 / 330, 1e-12);
+  EXPECT_NEAR(rows[2].scaling_efficiency, 1100.0 / 330 / 2, 1e-12);
+  const std::string offload =
+      "fewer GPU-hours than 8 GPUs; the largest saving is in the optimizer step and offload "
+      "transfers (CPU offload on -> off)";
+  EXPECT_EQ(rows[2].superlinear_reason, offload);
+  // 32 GPUs are superlinear against 8 too (the baseline), for the same reason: same words.
+  EXPECT_NEAR(rows[3].scaling_efficiency, 1100.0 / 165 / 4, 1e-12);
+  EXPECT_EQ(rows[3].superlinear_reason, offload);
+}
+
+// The headline query of the README: rows name their provider and price, and the 8-GPU row
+// (CPU offload) makes larger counts superlinear, which each such row explains.
+TEST_F(PlannerTest, ScalingRowsNameProviderAndExplainSuperlinearEfficiency) {
+  PlanRequest req = Request("llama3-70b", {"h100-sxm5-80gb"}, 256);
+  req.train_tokens = 2e12;
+  req.seq_len = 4096;
+  req.global_batch_sizes = {1024};
+  req.deadline_s = 60 * 86400.0;
+  req.objective = Objective::kCostUnderDeadline;
+  const PlanResult r = Plan(req);
+  ASSERT_FALSE(r.scaling.empty());
+  int64_t baseline = 0;
+  for (const ScalingRow& row : r.scaling) {
+    if (!row.feasible) continue;
+    if (baseline == 0) baseline = row.gpus;
+    EXPECT_EQ(row.baseline_gpus, baseline);
+    EXPECT_FALSE(row.plan.econ.provider.empty()) << row.gpus;
+    EXPECT_GT(row.plan.econ.usd_per_gpu_hour, 0) << row.gpus;
+    EXPECT_EQ(row.scaling_efficiency >= 1.0005, !row.superlinear_reason.empty()) << row.gpus;
+  }
+  const std::string text = FormatPlanResultText(r);
+  EXPECT_NE(text.find("efficiency vs " + std::to_string(baseline)), std::string::npos) << text;
+  EXPECT_NE(text.find("$/GPU-h"), std::string::npos) << text;
 }
 
 }  // namespace

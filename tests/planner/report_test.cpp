@@ -142,7 +142,9 @@ class ReportTest : public ::testing::Test {
     r.pareto = {r.alternatives[1], r.recommendation,
                 MakePlan("h100-sxm5-80gb", "dgx-h100", 64, Layout(8, 2), 2.99)};
     r.scaling_gpu = "h100-sxm5-80gb";
-    r.scaling.push_back({8, false, {}, 0, 0});
+    ScalingRow too_few;
+    too_few.gpus = 8;
+    r.scaling.push_back(too_few);
     const int counts[] = {32, 64, 128, 256};
     for (int n : counts) {
       ScalingRow row;
@@ -151,12 +153,7 @@ class ReportTest : public ::testing::Test {
       row.plan = MakePlan("h100-sxm5-80gb", "dgx-h100", n, Layout(8, n == 32 ? 4 : 2), 2.99);
       r.scaling.push_back(row);
     }
-    for (ScalingRow& row : r.scaling) {
-      if (!row.feasible) continue;
-      const ScalingRow& first = r.scaling[1];
-      row.speedup = first.plan.econ.expected_wall_s / row.plan.econ.expected_wall_s;
-      row.scaling_efficiency = row.speedup / static_cast<double>(row.gpus / first.gpus);
-    }
+    FillSpeedups(&r.scaling);
     r.warnings = {"prices are list prices as of 2024; check the provider"};
     r.stats = {4321, 1200, 3000, 121, 0.42, 16};
     return r;
@@ -255,11 +252,17 @@ TEST_F(ReportTest, JsonScalingRowsHaveNullsWhereNothingFits) {
   ASSERT_EQ(s["rows"].size(), 5u);
   EXPECT_FALSE(s["rows"][0]["feasible"].get<bool>());
   EXPECT_TRUE(s["rows"][0]["step_time_s"].is_null());
-  for (const char* key : {"gpus", "feasible", "step_time_s", "expected_wall_s", "speedup",
-                          "scaling_efficiency", "expected_cost_usd", "layout"}) {
+  for (const char* key : {"gpus", "feasible", "step_time_s", "expected_wall_s", "baseline_gpus",
+                          "speedup", "scaling_efficiency", "superlinear_reason", "provider",
+                          "usd_per_gpu_hour", "expected_cost_usd", "layout"}) {
     EXPECT_TRUE(s["rows"][1].contains(key)) << key;
   }
   EXPECT_DOUBLE_EQ(s["rows"][1]["speedup"].get<double>(), 1.0);
+  EXPECT_EQ(s["rows"][1]["baseline_gpus"], 32);
+  EXPECT_TRUE(s["rows"][1]["superlinear_reason"].is_null());
+  EXPECT_EQ(s["rows"][1]["provider"], "lambda");
+  EXPECT_DOUBLE_EQ(s["rows"][1]["usd_per_gpu_hour"].get<double>(), 2.99);
+  EXPECT_TRUE(s["rows"][0]["provider"].is_null());
 }
 
 TEST_F(ReportTest, JsonOfANotFoundResultHasTheDiagnosis) {
@@ -299,12 +302,45 @@ TEST_F(ReportTest, TextTablesHaveAlignedColumns) {
   for (const char* col : {"step time", "wall time", "efficiency", "cost"}) {
     EXPECT_NE(header->find(col), std::string::npos) << col;
   }
-  // Header, rule and the 5 rows: the right-aligned "speedup" column ends at the same place.
-  const size_t end = header->find("speedup") + std::string("speedup").size();
+  // Header, rule and the 5 rows: the right-aligned "speedup vs 32" column ends at the same place.
+  const size_t end = header->find("speedup vs 32") + std::string("speedup vs 32").size();
   for (auto it = header + 2; it != header + 7; ++it) {
     if (it->find("does not fit") != std::string::npos) continue;
     EXPECT_EQ(it->find('x', end - 1), end - 1) << *it;
   }
+}
+
+// The scaling table says what speedup and efficiency compare with, where each row is priced, and
+// why an efficiency is above 100%: one line per reason, naming the counts it holds for.
+TEST_F(ReportTest, ScalingTableNamesBaselineProviderPriceAndSuperlinearReasons) {
+  PlanResult r = Found();
+  const std::string text = FormatPlanResultText(r);
+  for (const char* expected :
+       {"speedup vs 32", "efficiency vs 32", "provider", "$/GPU-h", "$2.99",
+        "Speedup and efficiency against 32 GPUs, the smallest count that fits (efficiency 100% = "
+        "linear scaling); every priced row is at lambda."}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+  // 64 GPUs at PP2 beat 32 at PP4 per GPU-hour: the slowest stage of four carries more than a
+  // quarter of the compute.
+  EXPECT_NE(text.find("- Superlinear at 64 GPUs: fewer GPU-hours than 32 GPUs; the largest saving "
+                      "is in compute (PP 4 -> 2)."),
+            std::string::npos)
+      << text;
+
+  r.scaling[2].plan.econ.provider = "coreweave";
+  r.scaling[2].superlinear_reason = "fewer GPU-hours than 32 GPUs; the largest saving is in X";
+  r.scaling[3].superlinear_reason = "fewer GPU-hours than 32 GPUs; the largest saving is in Y";
+  r.scaling[4].superlinear_reason = r.scaling[2].superlinear_reason;
+  const std::string marked = FormatPlanResultText(r);
+  for (const char* expected :
+       {"each row is priced at the provider it names.", "coreweave",
+        "- Superlinear at 64, 256 GPUs: fewer GPU-hours than 32 GPUs; the largest saving is in X.",
+        "- Superlinear at 128 GPUs: fewer GPU-hours than 32 GPUs; the largest saving is in Y."}) {
+    EXPECT_NE(marked.find(expected), std::string::npos) << expected << "\n" << marked;
+  }
+  EXPECT_NE(PlanResultToMarkdown(r).find("Superlinear at 64, 256 GPUs"), std::string::npos);
+  EXPECT_NE(PlanResultToHtml(r).find("<li>Superlinear at 64, 256 GPUs"), std::string::npos);
 }
 
 TEST_F(ReportTest, TextOfANotFoundResultDiagnosesMemory) {
@@ -322,8 +358,9 @@ TEST_F(ReportTest, MarkdownHasHeadingsTablesAndEscapes) {
   EXPECT_EQ(md.rfind("# gpuplan plan: Llama &lt;3&gt; &amp; co\n", 0), 0u) << md;
   for (const char* expected : {"## Recommendation", "## Pareto front: time vs cost",
                                "## Scaling on h100-sxm5-80gb", "## Warnings", "- **layout**:",
-                               "| GPUs | step time | wall time | speedup | efficiency | cost |",
-                               "|---:|---:|---:|---:|---:|---:|---|", "\\$"}) {
+                               "| GPUs | step time | wall time | speedup vs 32 | efficiency vs "
+                               "32 | provider | \\$/GPU-h | cost | layout |",
+                               "|---:|---:|---:|---:|---:|---|---:|---:|---|", "\\$"}) {
     EXPECT_NE(md.find(expected), std::string::npos) << expected << "\n" << md;
   }
   EXPECT_EQ(md.find("<3>"), std::string::npos);

@@ -1,4 +1,5 @@
-// Human units of the reports (planner/units_format.h) and the SVG helpers (planner/svg_chart.h).
+// Human units of the reports (planner/units_format.h), count nouns (common/str_format.h) and
+// the SVG helpers (planner/svg_chart.h).
 #include "planner/units_format.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/str_format.h"
 #include "planner/svg_chart.h"
 
 namespace gpuplan {
@@ -49,9 +51,24 @@ TEST(ReportUnits, CountsPercentsAndBytes) {
   EXPECT_EQ(FormatSiCount(12345), "12.3k");
   EXPECT_EQ(FormatSiCount(999999), "1.00M");
   EXPECT_EQ(FormatSiCount(123), "123");
+  // Token counts: the CLI's "2.00T tokens" and the GUI's token field use this one format.
+  EXPECT_EQ(FormatSiCount(1e12), "1.00T");
+  EXPECT_EQ(FormatSiCount(15.6e12), "15.6T");
+  EXPECT_EQ(FormatSiCount(15e9), "15.0B");
+  EXPECT_EQ(FormatSiCount(500e9), "500B");
   EXPECT_EQ(FormatGb(80e9), "80.0 GB");
   EXPECT_EQ(FormatPercent(0.4567), "45.7%");
   EXPECT_EQ(FormatFixed(3.846, 2), "3.85");
+}
+
+TEST(ReportUnits, NounAgreesWithTheCount) {
+  EXPECT_EQ(Noun(1, "micro-batch", "micro-batches"), "micro-batch");
+  EXPECT_EQ(Noun(2, "micro-batch", "micro-batches"), "micro-batches");
+  EXPECT_EQ(Noun(0, "GPU", "GPUs"), "GPUs");
+  EXPECT_EQ(Noun(int64_t{1}, "GPU", "GPUs"), "GPU");
+  EXPECT_EQ(Noun(1.0, "step", "steps"), "step");
+  EXPECT_EQ(Noun(1.5, "step", "steps"), "steps");
+  EXPECT_EQ(Noun(-1, "node", "nodes"), "nodes");
 }
 
 TEST(ReportSvg, EscapesMarkup) {

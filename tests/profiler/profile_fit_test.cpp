@@ -1,10 +1,11 @@
 // Fits: exact recovery of known parameters, and the alpha-beta fit and the nccl-tests printer on
-// recorded nccl-tests output (../shared/calibration/collectives.json).
+// recorded nccl-tests output (hardware-db/calibration/collectives.json).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "common/json_reader.h"
+#include "hardware-db/hardware_db.h"
 #include "profiler/fit.h"
 #include "profiler/nccl_tests_format.h"
 #include "tests/model/contains.h"
@@ -111,8 +112,7 @@ TEST(GemmFit, LeavesMemoryBoundShapesOutAndNeedsTwoSamples) {
 // Recorded nccl-tests output: 8 x H200 all_reduce (collectives.json). Time = size / algbw.
 std::vector<CollectiveSample> RecordedAllReduce(const std::string& gpu,
                                                 std::vector<double>* busbw) {
-  Expected<nlohmann::json> doc =
-      ReadJsonFile(std::string(GPUPLAN_SHARED_DIR) + "/calibration/collectives.json");
+  Expected<nlohmann::json> doc = ReadJsonFile(BuiltinCalibrationDir() + "/collectives.json");
   EXPECT_TRUE(doc.ok()) << doc.status().message();
   std::vector<CollectiveSample> out;
   if (!doc.ok()) return out;

@@ -15,49 +15,44 @@
 #include "simulator/pipeline_schedule.h"
 #include "simulator/trace_json.h"
 #include "tests/builtin_db.h"
+#include "tests/parse_job.h"
 
 namespace gpuplan {
 namespace {
 
-JobSpec Parse(const nlohmann::json& spec) {
-  Expected<JobSpec> job = ParseJobSpec(spec, "<test>", ".", BuiltinDb());
-  EXPECT_TRUE(job.ok()) << job.status().message();
-  return job.ok() ? *job : JobSpec{};
-}
-
-const GpuSpec& Gpu(const JobSpec& job) { return *BuiltinDb().FindGpu(job.cluster.gpu); }
 const NetworkSpec& Net(const JobSpec& job) {
   return *BuiltinDb().FindNetwork(job.cluster.inter_node);
 }
 
 EventSimResult Simulate(const JobSpec& job, const StepCosts& costs) {
-  const DeviceRates rates = DatasheetRates(Gpu(job), job.training.precision);
-  Expected<EventSimResult> r = SimulateStepEvents(job, costs, Gpu(job), rates);
+  const DeviceRates rates = DatasheetRates(GpuOf(job), job.training.precision);
+  Expected<EventSimResult> r = SimulateStepEvents(job, costs, GpuOf(job), rates);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::move(r).value() : EventSimResult{};
 }
 
 EventSimResult Simulate(const JobSpec& job) {
-  Expected<EventSimResult> r = SimulateStepEvents(job, Gpu(job), Net(job));
+  Expected<EventSimResult> r = SimulateStepEvents(job, GpuOf(job), Net(job));
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::move(r).value() : EventSimResult{};
 }
 
-StepResult Analytic(const JobSpec& job) { return EvaluateStep(job, Gpu(job), Net(job)); }
+StepResult Analytic(const JobSpec& job) { return EvaluateStep(job, GpuOf(job), Net(job)); }
 
 // A pipeline-only job: p stages of one GPU, m micro-batches, v chunks.
 JobSpec PipelineJob(const std::string& schedule, int64_t p, int64_t m, int64_t v) {
-  return Parse({{"model", "gpt-1.7b"},  // 24 layers
-                {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", p}, {"gpus_per_node", 8}}},
-                {"training", {{"seq_len", 2048}, {"global_batch_size", m}}},
-                {"parallelism", {{"pp", p}, {"vpp", v}, {"schedule", schedule}}}});
+  return ParseTestJob(
+      {{"model", "gpt-1.7b"},  // 24 layers
+       {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", p}, {"gpus_per_node", 8}}},
+       {"training", {{"seq_len", 2048}, {"global_batch_size", m}}},
+       {"parallelism", {{"pp", p}, {"vpp", v}, {"schedule", schedule}}}});
 }
 
 // The no-communication limit: every layer takes F forward, B (+ W) backward; no hops, no
 // embedding or head, no collectives.
 StepCosts UnitCosts(const JobSpec& job, double f, double b, double w) {
-  const DeviceRates rates = DatasheetRates(Gpu(job), job.training.precision);
-  StepCosts costs = ComputeStepCosts(job, Gpu(job), Net(job), rates);
+  const DeviceRates rates = DatasheetRates(GpuOf(job), job.training.precision);
+  StepCosts costs = ComputeStepCosts(job, GpuOf(job), Net(job), rates);
   costs.dense = LayerCosts{};
   costs.dense.fwd_gemm = f;
   costs.dense.bwd = b + w;
@@ -212,7 +207,7 @@ std::vector<Case> NoOverlapCases() {
 
 TEST(EventSimVsAnalytic, OverlapOffStepTimeWithinTwoPercent) {
   for (const Case& c : NoOverlapCases()) {
-    const JobSpec job = Parse(c.spec);
+    const JobSpec job = ParseTestJob(c.spec);
     const EventSimResult sim = Simulate(job);
     const StepResult analytic = Analytic(job);
     const double error = sim.step_time_s / analytic.step_time_s - 1.0;
@@ -225,7 +220,7 @@ TEST(EventSimVsAnalytic, OverlapOffStepTimeWithinTwoPercent) {
 TEST(EventSimVsAnalytic, DpOverlapExposesNoMoreThanTheEstimate) {
   for (Case c : NoOverlapCases()) {
     c.spec["parallelism"]["dp_overlap"] = true;
-    const JobSpec job = Parse(c.spec);
+    const JobSpec job = ParseTestJob(c.spec);
     const EventSimResult sim = Simulate(job);
     const StepResult analytic = Analytic(job);
     EXPECT_LE(sim.breakdown_s.dp_comm, analytic.breakdown_s.dp_comm * (1.0 + 1e-9)) << c.name;
@@ -234,7 +229,7 @@ TEST(EventSimVsAnalytic, DpOverlapExposesNoMoreThanTheEstimate) {
     // pipeline sends during the drain (docs/SIMULATOR.md, "Overlap").
     if (job.parallel.pp == 1) {
       c.spec["parallelism"]["dp_overlap"] = false;
-      EXPECT_LT(sim.step_time_s, Simulate(Parse(c.spec)).step_time_s) << c.name;
+      EXPECT_LT(sim.step_time_s, Simulate(ParseTestJob(c.spec)).step_time_s) << c.name;
     }
   }
 }
@@ -267,7 +262,7 @@ TEST(EventSimVsAnalytic, OverlappedLayoutsStayNearTheAnalyticStep) {
        {"parallelism", {{"tp", 8}, {"pp", 4}, {"tp_overlap", true}, {"sequence_parallel", true}}}},
   };
   for (const nlohmann::json& spec : specs) {
-    const JobSpec job = Parse(spec);
+    const JobSpec job = ParseTestJob(spec);
     const EventSimResult sim = Simulate(job);
     const double error = sim.step_time_s / Analytic(job).step_time_s - 1.0;
     EXPECT_LT(std::fabs(error), 0.05) << spec.dump();
@@ -297,7 +292,7 @@ TEST(EventSimTimeline, PipelineSendsBecomeFlowsAndEveryStageIsNamed) {
 }
 
 TEST(EventSimTimeline, SymmetryKeepsTheLlama3JobSmall) {
-  const JobSpec job = Parse(NoOverlapCases().back().spec);
+  const JobSpec job = ParseTestJob(NoOverlapCases().back().spec);
   const EventSimResult r = Simulate(job);
   EXPECT_EQ(r.simulated_gpus, 16);
   EXPECT_EQ(r.timeline.ranks[1].represents, 1024);
@@ -306,10 +301,10 @@ TEST(EventSimTimeline, SymmetryKeepsTheLlama3JobSmall) {
 }
 
 TEST(EventSimTimeline, ChromeTraceOfASimulatedStepIsWellFormed) {
-  const JobSpec job = Parse({{"model", "llama3-8b"},
-                             {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
-                             {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
-                             {"parallelism", {{"tp", 2}, {"pp", 4}, {"vpp", 2}}}});
+  const JobSpec job = ParseTestJob({{"model", "llama3-8b"},
+                                    {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
+                                    {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
+                                    {"parallelism", {{"tp", 2}, {"pp", 4}, {"vpp", 2}}}});
   const EventSimResult r = Simulate(job);
   const nlohmann::json trace = TimelineToChromeTrace(r.timeline, {"step", {}});
   ASSERT_TRUE(trace.contains("traceEvents"));

@@ -125,7 +125,7 @@ TEST(Golden, BusBandwidthFactors) {
 }
 
 // Large all-reduce on 8 A100 (NVSwitch): nccl-tests measured 229 GB/s busbw at 1 GiB
-// (calibration/collectives.json mle_a100_8gpu_allreduce_1073741824).
+// (hardware-db/calibration/collectives.json mle_a100_8gpu_allreduce_1073741824).
 TEST(Golden, IntraNodeAllReduceMatchesNcclTests) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
@@ -181,12 +181,16 @@ TEST(Golden, PipelineBubbles) {
 }
 
 // 1F1B keeps p micro-batches in flight on the first stage, 1 on the last (Narayanan 2021);
-// interleaving adds (p-1)/v (Korthikanti 2022 Sec. 4.2.3); GPipe keeps all m.
+// interleaving adds (p-1)/v on the first (Korthikanti 2022 Sec. 4.2.3) and, after Megatron's
+// 2(p-s-1) + (v-1)p warm-up forwards, keeps (warm-up + 1)/v on stage s; GPipe keeps all m.
 TEST(Golden, MicrobatchesInFlight) {
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::k1F1B, 8, 64, 1, 0), 8.0);
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::k1F1B, 8, 64, 1, 7), 1.0);
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::k1F1B, 8, 4, 1, 0), 4.0);
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kInterleaved, 8, 64, 2, 0), 8.0 + 3.5);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kInterleaved, 8, 64, 2, 3), (8 + 8 + 1) / 2.0);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kInterleaved, 8, 64, 2, 7), (0 + 8 + 1) / 2.0);
+  EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kInterleaved, 16, 16, 4, 1), 16.0);
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kGpipe, 8, 64, 1, 0), 64.0);
 }
 

@@ -109,7 +109,7 @@ TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
   EXPECT_EQ(step_ops("optimizer").back().name, "all_gather updated params");
   const RankOp rs = step_ops("grad sync").front();
   // Buckets of 40M parameters cover the rank's trainable parameters, 2 bytes each.
-  const double params = ParamsPerGpu(job, StageKind::kOnly).trainable;
+  const double params = ParamsPerGpu(job, 0).trainable;
   EXPECT_NEAR(rs.bytes * static_cast<double>(rs.count), 2 * params, 1);
   job.parallel.zero_stage = 3;
   EXPECT_TRUE(step_ops("grad sync").empty());

@@ -1,0 +1,179 @@
+// Memory per pipeline stage: every stage is evaluated, the peak can be a middle one, uneven
+// splits count each stage's own layers, and the analytic stored activations of each stage equal
+// the event simulator's counter.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "simulator/event_sim.h"
+#include "simulator/job_spec_json.h"
+#include "simulator/memory.h"
+#include "simulator/pipeline.h"
+#include "simulator/shard.h"
+#include "tests/builtin_db.h"
+#include "tests/parse_job.h"
+
+namespace gpuplan {
+namespace {
+
+// A small mixture-of-experts model whose first 3 layers are dense.
+nlohmann::json SmallMoe(int64_t num_layers) {
+  return {{"name", "small MoE"},
+          {"num_layers", num_layers},
+          {"hidden_size", 1024},
+          {"ffn_hidden_size", 4096},
+          {"num_attention_heads", 16},
+          {"vocab_size", 32000},
+          {"mlp", "swiglu"},
+          {"moe_num_experts", 8},
+          {"moe_top_k", 2},
+          {"moe_ffn_hidden_size", 1024},
+          {"moe_first_dense_layers", 3}};
+}
+
+// The Llama 3 paper's 405B layout (examples/llama3-405b-h100.json): TP8 PP16 VPP4 DP128, seq
+// 8192, 16 micro-batches, one layer slot each for the embedding and the loss (Dubey et al. 2024
+// Sec. 3.3.2).
+nlohmann::json Llama405bSpec() {
+  return {{"model", "llama3-405b"},
+          {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16384}, {"inter_node", "roce-400"}}},
+          {"training", {{"seq_len", 8192}, {"global_batch_size", 2048}}},
+          {"parallelism",
+           {{"tp", 8},
+            {"pp", 16},
+            {"dp", 128},
+            {"vpp", 4},
+            {"sequence_parallel", true},
+            {"zero_stage", 1},
+            {"account_for_embedding_in_pipeline_split", true},
+            {"account_for_loss_in_pipeline_split", true}}}};
+}
+
+// The largest StageMemory over all stages, computed the long way.
+MemoryBreakdown EveryStage(const JobSpec& job) {
+  MemoryBreakdown peak;
+  for (int64_t s = 0; s < job.parallel.pp; ++s) {
+    const MemoryBreakdown m = StageMemory(job, GpuOf(job), s);
+    if (s == 0 || m.peak_bytes > peak.peak_bytes) peak = m;
+  }
+  return peak;
+}
+
+TEST(StageMemory, WithSlotsTheLargestStageIsAMiddleOne) {
+  const JobSpec job = ParseTestJob(Llama405bSpec());
+  const MemoryBreakdown est = EstimateMemory(job, GpuOf(job));
+  // Interleaving with 16 micro-batches keeps all of them on stages 0..7 (warm-up
+  // 2(p-s-1) + (v-1)p >= m*v - 1); stage 0 has 7 layers, stages 1..14 have 8.
+  EXPECT_EQ(est.peak_stage, 1);
+  const MemoryBreakdown first = StageMemory(job, GpuOf(job), 0);
+  const MemoryBreakdown middle = StageMemory(job, GpuOf(job), 1);
+  EXPECT_NEAR(middle.activations_bytes / first.activations_bytes, 8.0 / 7.0, 1e-12);
+  EXPECT_GT(est.peak_bytes, first.peak_bytes);
+  EXPECT_DOUBLE_EQ(est.peak_bytes, EveryStage(job).peak_bytes);
+  EXPECT_DOUBLE_EQ(est.peak_bytes, middle.peak_bytes);
+  for (int64_t s = 2; s <= 7; ++s) {
+    EXPECT_DOUBLE_EQ(StageMemory(job, GpuOf(job), s).peak_bytes, middle.peak_bytes) << s;
+  }
+  EXPECT_LT(StageMemory(job, GpuOf(job), 8).peak_bytes, middle.peak_bytes);
+}
+
+TEST(StageMemory, UnevenSplitCountsEachStagesLayers) {
+  // Llama 3 8B: 32 layers + the embedding slot = 33 slots on 3 stages: 10, 11, 11 layers.
+  // 1F1B with 8 micro-batches: stage s keeps min(3 - s, 8) of them.
+  const JobSpec job = ParseTestJob(
+      {{"model", "llama3-8b"},
+       {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 3}, {"gpus_per_node", 3}}},
+       {"training", {{"seq_len", 4096}, {"global_batch_size", 8}}},
+       {"parallelism", {{"pp", 3}, {"account_for_embedding_in_pipeline_split", true}}}});
+  const double layer = LayerActivationBytes(job, false, Recompute::kNone);
+  const int64_t layers[3] = {10, 11, 11};
+  const double in_flight[3] = {3, 2, 1};
+  for (int64_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(StageLayers(job, s), layers[s]);
+    const MemoryBreakdown m = StageMemory(job, GpuOf(job), s);
+    EXPECT_DOUBLE_EQ(m.activations_bytes, static_cast<double>(layers[s]) * layer * in_flight[s]);
+    EXPECT_EQ(m.peak_stage, s);
+    // Only the last stage keeps the logits.
+    EXPECT_EQ(m.logits_bytes > 0, s == 2);
+  }
+  EXPECT_DOUBLE_EQ(EstimateMemory(job, GpuOf(job)).peak_bytes, EveryStage(job).peak_bytes);
+  EXPECT_EQ(EstimateMemory(job, GpuOf(job)).peak_stage, EveryStage(job).peak_stage);
+}
+
+TEST(StageMemory, SkippedStagesNeverHoldMore) {
+  // Identical middle stages are evaluated once; check the shortcut against every stage for
+  // each schedule, with and without slots and with dense layers before MoE layers.
+  const nlohmann::json moe = SmallMoe(16);
+  for (const nlohmann::json& model : {nlohmann::json("llama3-405b"), moe}) {
+    for (const char* schedule : {"gpipe", "1f1b", "interleaved", "zb-h1"}) {
+      for (bool slots : {false, true}) {
+        const bool is_moe = model.is_object();
+        const int64_t vpp = std::string(schedule) == "interleaved" ? 2 : 1;
+        const int64_t pp = is_moe ? (slots ? 3 : 4) : (slots ? 16 : 9);
+        const JobSpec job = ParseTestJob(
+            {{"model", model},
+             {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", pp}, {"gpus_per_node", 1}}},
+             {"training", {{"seq_len", 2048}, {"global_batch_size", 12}}},
+             {"parallelism",
+              {{"pp", pp},
+               {"vpp", vpp},
+               {"schedule", schedule},
+               {"account_for_embedding_in_pipeline_split", slots},
+               {"account_for_loss_in_pipeline_split", slots}}}});
+        const MemoryBreakdown est = EstimateMemory(job, GpuOf(job));
+        const MemoryBreakdown all = EveryStage(job);
+        EXPECT_DOUBLE_EQ(est.peak_bytes, all.peak_bytes) << schedule << " slots " << slots;
+        EXPECT_EQ(est.peak_stage, all.peak_stage) << schedule << " slots " << slots;
+      }
+    }
+  }
+}
+
+// The analytic stored activations of every stage against the event simulator's counter.
+void ExpectAnalyticMatchesEvents(const JobSpec& job, const std::string& what) {
+  const NetworkSpec& net = *BuiltinDb().FindNetwork(job.cluster.inter_node);
+  EventSimOptions options;
+  options.record_timeline = false;
+  Expected<EventSimResult> sim = SimulateStepEvents(job, GpuOf(job), net, options);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const LayerActivations act = JobLayerActivations(job);
+  for (int64_t s = 0; s < job.parallel.pp; ++s) {
+    const double events = sim->peak_activation_bytes[static_cast<size_t>(s)];
+    EXPECT_NEAR(StageActivationBytes(job, act, s), events, 1e-9 * events) << what << " stage " << s;
+  }
+}
+
+TEST(StageMemory, AnalyticActivationsMatchTheEventSimulatorOnEveryStage) {
+  ExpectAnalyticMatchesEvents(ParseTestJob(Llama405bSpec()), "llama3-405b paper layout");
+  nlohmann::json longer = Llama405bSpec();  // 64 micro-batches: steady states of several periods
+  longer["parallelism"]["dp"] = 32;
+  longer["cluster"]["num_gpus"] = 4096;
+  ExpectAnalyticMatchesEvents(ParseTestJob(longer), "llama3-405b 64 micro-batches");
+  nlohmann::json one = Llama405bSpec();  // 1F1B, 32 micro-batches
+  one["parallelism"]["vpp"] = 1;
+  one["parallelism"]["schedule"] = "1f1b";
+  one["parallelism"]["dp"] = 64;
+  one["cluster"]["num_gpus"] = 8192;
+  ExpectAnalyticMatchesEvents(ParseTestJob(one), "llama3-405b 1f1b");
+  for (const char* schedule : {"gpipe", "1f1b", "interleaved", "zb-h1"}) {
+    // 30 layers + 2 slots on 4 stages; interleaved: 32 slots on 4 x 2 chunks, m = 6 (not a
+    // multiple of 4, so the last group of micro-batches is partial). Layers 0-2 are dense.
+    const bool interleaved = std::string(schedule) == "interleaved";
+    const nlohmann::json moe = SmallMoe(30);
+    const JobSpec job = ParseTestJob(
+        {{"model", moe},
+         {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 4}, {"gpus_per_node", 1}}},
+         {"training", {{"seq_len", 2048}, {"global_batch_size", 6}}},
+         {"parallelism",
+          {{"pp", 4},
+           {"vpp", interleaved ? 2 : 1},
+           {"schedule", schedule},
+           {"account_for_embedding_in_pipeline_split", true},
+           {"account_for_loss_in_pipeline_split", true}}}});
+    ExpectAnalyticMatchesEvents(job, std::string("small MoE ") + schedule);
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
