@@ -230,7 +230,7 @@ Expected<std::string> WriteMegatron(const Plan& plan) {
                    std::to_string(nodes) + " " + Noun(nodes, "node", "nodes") +
                    "), with NODE_RANK and MASTER_ADDR set.");
   for (const std::string& note : notes) header.push_back("note: " + note);
-  std::string out = CommentLines(header);
+  std::string out = "#!/usr/bin/env bash\n" + CommentLines(header);
   out += "set -euo pipefail\n\n";
   const ParallelSpec& p = job.parallel;
   if ((p.tp > 1 || p.cp > 1) && FsdpStrategy(p).empty()) {

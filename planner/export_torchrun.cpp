@@ -202,7 +202,7 @@ Expected<std::string> WriteTorchrunFsdp(const Plan& plan) {
                    Noun(nodes, "node", "nodes") +
                    ") with MASTER_ADDR set; CONFIG_FILE is a torchtitan train config.");
   for (const std::string& note : notes) header.push_back("note: " + note);
-  std::string out = CommentLines(header);
+  std::string out = "#!/usr/bin/env bash\n" + CommentLines(header);
   out += "set -euo pipefail\n\n";
   out += "NNODES=" + std::to_string(NumNodes(job.cluster)) + "\n";
   out += "NPROC_PER_NODE=" + std::to_string(GpusPerNode(job.cluster)) + "\n";
