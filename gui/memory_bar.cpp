@@ -30,12 +30,13 @@ bool Showable(const MemoryBreakdown& m) {
 
 MemoryBar::MemoryBar(QWidget* parent) : StackedBarWidget(parent) {}
 
-void MemoryBar::SetMemory(const MemoryBreakdown& memory) {
+void MemoryBar::SetMemory(const MemoryBreakdown& memory, int64_t pipeline_stages) {
   if (!Showable(memory)) {
     Clear(tr("no memory estimate"));
     return;
   }
   memory_ = memory;
+  pipeline_stages_ = pipeline_stages;
   reason_.clear();
   std::vector<BarPart> parts;
   for (const MemoryPart& part : kMemoryParts) {
@@ -85,6 +86,9 @@ const MemoryBar::Layout& MemoryBar::CurrentLayout() const {
     l.status = tr("%1 of %2 (%3)")
                    .arg(Gb(m.peak_bytes), Gb(m.capacity_bytes),
                         ToQ(FormatPercent(m.peak_bytes / m.capacity_bytes)));
+  }
+  if (pipeline_stages_ > 1) {
+    l.status += tr(", on pipeline stage %1 of %2").arg(m.peak_stage).arg(pipeline_stages_);
   }
   // The capacity label sits on the status line, centred on the marker but inside the widget,
   // and only where it leaves the status text readable.

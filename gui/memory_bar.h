@@ -26,8 +26,12 @@ class MemoryBar : public StackedBarWidget {
 
   /// Memory of one GPU at the step's peak (parts in bytes) against capacity_bytes. A memory
   /// whose peak_bytes is not positive and finite, or whose capacity_bytes is negative or not
-  /// finite, shows as Clear() does.
-  void SetMemory(const MemoryBreakdown& memory);
+  /// finite, shows as Clear() does. With `pipeline_stages` > 1 the status line names the stage
+  /// the peak is on (memory.peak_stage, 0-based).
+  void SetMemory(const MemoryBreakdown& memory, int64_t pipeline_stages = 1);
+  /// The status line as painted ("43.0 GB of 80.0 GB (53.7%)", "does not fit: ..."); empty
+  /// without a memory.
+  QString StatusText() const { return CurrentLayout().status; }
   /// No result (the inputs are invalid): an empty bar with `reason` as grey text. The height
   /// stays what the last memory needed, so the layout does not jump while the user types.
   void Clear(const QString& reason = {});
@@ -60,6 +64,7 @@ class MemoryBar : public StackedBarWidget {
   const Layout& CurrentLayout() const;
 
   std::optional<MemoryBreakdown> memory_;  ///< shown when set
+  int64_t pipeline_stages_ = 1;            ///< of the job memory_ belongs to
   QString reason_;                         ///< why nothing is shown
   mutable std::optional<Layout> layout_;
 };

@@ -210,7 +210,7 @@ void ResultsPanel::ShowPlan(const Plan& plan, const std::vector<ScalingRow>& sca
     set(Metric::kCostToTrain, tr("no price"),
         tr("no %1 offering sells this").arg(Q(std::string(PriceKindName(e.price_kind)))));
   }
-  memory_->SetMemory(s.memory);
+  memory_->SetMemory(s.memory, plan.job.parallel.pp);
   breakdown_->SetBreakdown(s.breakdown_s);
   scaling_->SetRows(scaling, plan.job.cluster.num_gpus);
   if (IsPriced(plan)) {

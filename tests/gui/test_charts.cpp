@@ -134,6 +134,18 @@ class ChartsTest : public QObject {
     QVERIFY(CountPixels(Grab(bar), ChartColor(kMemoryParts[3].color)) > 50);
   }
 
+  void memoryBarNamesThePeakStageOfAPipeline() {
+    MemoryBar bar;
+    bar.resize(480, 70);
+    MemoryBreakdown m = Memory(23.4);  // 64.3 GB of 80 GB
+    m.peak_stage = 5;
+    bar.SetMemory(m);
+    QVERIFY(!bar.StatusText().contains(QStringLiteral("stage")));
+    bar.SetMemory(m, 16);
+    QVERIFY2(bar.StatusText().endsWith(QStringLiteral(", on pipeline stage 5 of 16")),
+             qPrintable(bar.StatusText()));
+  }
+
   void memoryBarNoPartUsesTheOverCapacityColour() {
     for (const MemoryPart& part : kMemoryParts) {
       QVERIFY(ChartColor(part.color) != MemoryBar::OverCapacityColor());
