@@ -2,12 +2,14 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "common/json_reader.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
+#include "simulator/layout_sweep.h"
 #include "simulator/presets.h"
 
 namespace gpuplan {
@@ -32,6 +34,17 @@ Status RunAccuracy(const std::string& path, bool markdown, const GlobalOptions& 
   const SourceSummary& o = report->overall;
   std::printf("%-24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", "all runs", o.runs, 100 * o.mape,
               100 * o.mean_error, 100 * o.max_abs_error);
+  return Status::Ok();
+}
+
+// `gpuplan accuracy --sweep`: the layout-sweep metrics (docs/ACCURACY.md).
+Status RunSweep(const std::string& path, bool markdown, const GlobalOptions& g) {
+  Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
+  if (!db.ok()) return db.status();
+  Expected<std::vector<SweepRow>> rows = ReadLayoutSweepFile(path, *db);
+  if (!rows.ok()) return rows.status();
+  const SweepReport report = CompareWithLayoutSweep(*rows, *db);
+  std::printf("%s", (markdown ? FormatSweepMarkdown(report) : FormatSweepTable(report)).c_str());
   return Status::Ok();
 }
 
@@ -86,12 +99,30 @@ Status RunModels() {
 
 void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
   auto path = std::make_shared<std::string>(BuiltinCalibrationDir() + "/published_runs.json");
+  auto sweep_path = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);
-  sub->add_option("--runs", *path,
-                  "Published runs to compare with (format: hardware-db/calibration/README.md); "
-                  "default: the 128 runs shipped with gpuplan");
-  sub->add_flag("--markdown", *markdown, "Full per-run table in Markdown (docs/ACCURACY.md)");
-  sub->callback([=] { *run = [=] { return RunAccuracy(*path, *markdown, *global); }; });
+  CLI::Option* runs =
+      sub->add_option("--runs", *path,
+                      "Published runs to compare with (format: hardware-db/calibration/README.md); "
+                      "default: the 128 runs shipped with gpuplan");
+  CLI::Option* sweep =
+      sub->add_option("--sweep", *sweep_path,
+                      "Compare with a measured layout sweep instead (CSV, format: "
+                      "hardware-db/calibration/README.md); without FILE: the 1,631 nanotron "
+                      "layouts of ultrascale_sweep.csv shipped with gpuplan")
+          ->expected(0, 1)
+          ->type_name("[FILE]")
+          ->excludes(runs);
+  sub->add_flag("--markdown", *markdown, "Tables in Markdown (docs/ACCURACY.md)");
+  sub->callback([=] {
+    if (sweep->count() == 0) {
+      *run = [=] { return RunAccuracy(*path, *markdown, *global); };
+      return;
+    }
+    const std::string file =
+        sweep_path->empty() ? BuiltinCalibrationDir() + "/ultrascale_sweep.csv" : *sweep_path;
+    *run = [=] { return RunSweep(file, *markdown, *global); };
+  });
 }
 
 void AttachHardware(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {

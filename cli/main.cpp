@@ -14,7 +14,7 @@ constexpr gpuplan::CommandSpec kCommands[] = {
      &gpuplan::AttachSimulate},
     {"plan", "Find the best GPU type, count, layout and price for a model and a job",
      &gpuplan::AttachPlan},
-    {"accuracy", "Compare predictions with published runs (calibration/published_runs.json)",
+    {"accuracy", "Compare predictions with published runs and the measured layout sweep",
      &gpuplan::AttachAccuracy},
     {"hardware", "List the GPUs, networks and node templates of the hardware database",
      &gpuplan::AttachHardware},

@@ -38,6 +38,7 @@ struct SimulateOptions {
   std::string svg_path;    // SVG Gantt chart of the simulated step
   bool svg_compute_only = false;
   bool embedding_slot = false, loss_slot = false;
+  std::optional<int64_t> first_stage_layers, last_stage_layers;
 };
 
 // A flag's value as JSON; nullopt when the flag was not given.
@@ -105,6 +106,8 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
        Given(o.embedding_slot, true));
   flag("parallelism", "account_for_loss_in_pipeline_split", "--loss-slot",
        Given(o.loss_slot, true));
+  flag("parallelism", "first_stage_layers", "--first-stage-layers", Given(o.first_stage_layers));
+  flag("parallelism", "last_stage_layers", "--last-stage-layers", Given(o.last_stage_layers));
   return spec;
 }
 
@@ -247,6 +250,12 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_flag("--loss-slot", o->loss_slot,
                 "The LM head + loss take one layer slot of the last stage (Megatron "
                 "--account-for-loss-in-pipeline-split)");
+  sub->add_option("--first-stage-layers", o->first_stage_layers,
+                  "Transformer layers of the first pipeline stage; the other stages share the "
+                  "rest evenly (Megatron --decoder-first-pipeline-num-layers)");
+  sub->add_option("--last-stage-layers", o->last_stage_layers,
+                  "Transformer layers of the last pipeline stage (Megatron "
+                  "--decoder-last-pipeline-num-layers)");
   sub->add_flag("--event", o->event,
                 "Also run the event-driven simulator (docs/SIMULATOR.md) and compare");
   sub->add_option(

@@ -101,7 +101,13 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   if (p.sequence_parallel && p.tp > 1) a.Flag("--sequence-parallel");
   if (p.tp_overlap && p.tp > 1) a.Flag("--tp-comm-overlap");
   a.Add("--pipeline-model-parallel-size", p.pp);
-  if (p.vpp > 1) {
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (p.first_stage_layers > 0) a.Add("--decoder-first-pipeline-num-layers", p.first_stage_layers);
+  if (p.last_stage_layers > 0) a.Add("--decoder-last-pipeline-num-layers", p.last_stage_layers);
+  if (p.vpp > 1 && uneven) {
+    // arguments.py: uneven pipelines take the virtual stages per rank, not layers per stage.
+    a.Add("--num-virtual-stages-per-pipeline-rank", p.vpp);
+  } else if (p.vpp > 1) {
     a.Add("--num-layers-per-virtual-pipeline-stage", job.model.num_layers / (p.pp * p.vpp));
   } else if (p.pp > 1 && p.schedule == Schedule::kGpipe) {
     notes->push_back(

@@ -67,6 +67,12 @@ Status CheckExpressible(const JobSpec& job) {
                                "with ep dividing dp_shard x cp (here dp_shard " +
                                std::to_string(shard) + ", cp " + std::to_string(p.cp) + ")");
   }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    return Refuse(kFormat,
+                  "the plan's pipeline is uneven (first_stage_layers / last_stage_layers); "
+                  "torchtitan splits the layers by its own rule (pipeline_parallel_layers_per_"
+                  "stage); export 'megatron' instead");
+  }
   if (p.vpp > 2 && LayersPerStage(job) == 0) {
     return Refuse(kFormat, "vpp " + std::to_string(p.vpp) +
                                ": no pipeline_parallel_layers_per_stage gives pp x vpp stages "

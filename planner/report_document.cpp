@@ -6,6 +6,7 @@
 
 #include "common/str_format.h"
 #include "planner/units_format.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
@@ -247,6 +248,13 @@ std::string RequestLine(const PlanRequest& q) {
 std::string LayoutSummary(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   std::string out = "TP" + Str(p.tp) + " PP" + Str(p.pp);
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    // An uneven pipeline: layers of the first stage, the middle stages and the last stage.
+    out += "(" + Str(StageLayers(job, 0)) + "+";
+    if (p.pp > 3) out += Str(p.pp - 2) + "x";
+    if (p.pp > 2) out += Str(StageLayers(job, 1)) + "+";
+    out += Str(StageLayers(job, p.pp - 1)) + ")";
+  }
   if (p.vpp > 1) out += " VPP" + Str(p.vpp);
   out += " DP" + Str(p.dp);
   if (p.cp > 1) out += " CP" + Str(p.cp);

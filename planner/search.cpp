@@ -4,12 +4,14 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "planner/economics.h"
 #include "simulator/cost_model.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 
@@ -78,13 +80,21 @@ class PointSearch {
             (cp > 1 && req_.seq_len / cp < kMinContextParallelChunkTokens)) {
           continue;
         }
-        for (int64_t pp : Divisors(m.num_layers)) {
-          if (n % (tp * cp * pp) != 0) continue;
+        if (n % (tp * cp) != 0) continue;
+        for (int64_t pp : Divisors(n / (tp * cp))) {
+          if (pp > m.num_layers) break;
+          // A pp that does not divide the layers gets SuggestStageSplit's first/last stages.
+          const std::optional<StageSplit> split = SuggestStageSplit(m.num_layers, pp);
+          if (m.num_layers % pp != 0 && !split) continue;
           ParallelSpec& par = job_.parallel;
           par = ParallelSpec{};
           par.tp = tp;
           par.cp = cp;
           par.pp = pp;
+          if (split) {
+            par.first_stage_layers = split->first;
+            par.last_stage_layers = split->last;
+          }
           par.dp = n / (tp * cp * pp);
           par.sequence_parallel = tp > 1;  // Megatron docs: always enable with TP
           SearchExpertParallel();
@@ -117,13 +127,14 @@ class PointSearch {
       ++out_.stats.pruned_invalid;
       return;
     }
-    const int64_t layers_per_stage = job_.model.num_layers / par.pp;
+    // vpp divides every stage's layers; uneven splits (SuggestStageSplit) only with vpp = 1.
+    const int64_t max_vpp = par.first_stage_layers > 0 ? 1 : job_.model.num_layers / par.pp;
     for (int64_t mb : PowersOfTwoUpTo(std::min(kMaxMicroBatch, gbs / par.dp))) {
       if (gbs % (mb * par.dp) != 0) continue;
       tr.micro_batch_size = mb;
       const int64_t micro = gbs / (mb * par.dp);
-      for (int64_t vpp = 1; vpp <= layers_per_stage; ++vpp) {
-        if (layers_per_stage % vpp != 0) continue;
+      for (int64_t vpp = 1; vpp <= max_vpp; ++vpp) {
+        if (max_vpp % vpp != 0) continue;
         // Interleaving needs pp > 1 and (Megatron-LM) a micro-batch count divisible by pp.
         if (vpp > 1 && (par.pp == 1 || micro % par.pp != 0)) break;
         par.vpp = vpp;

@@ -79,6 +79,11 @@ struct ParallelSpec {
   /// Dubey et al. 2024 Sec. 3.3.2). Needs pp > 1.
   bool embedding_slot = false;
   bool loss_slot = false;
+  /// Transformer layers of the first / of the last pipeline stage, 0 when not given (Megatron-LM
+  /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers); the other stages
+  /// share the remaining layers evenly. Needs pp > 1; excludes embedding_slot and loss_slot.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).

@@ -11,6 +11,7 @@
 #include "simulator/hf_config.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
@@ -29,6 +30,9 @@ std::string Join(const std::vector<std::string>& items) {
 // The spec fields of the embedding and loss pipeline slots (Megatron-LM's flag names).
 constexpr const char* kEmbeddingSlot = "account_for_embedding_in_pipeline_split";
 constexpr const char* kLossSlot = "account_for_loss_in_pipeline_split";
+// The spec fields of an uneven pipeline's first and last stage layers.
+constexpr const char* kFirstStageLayers = "first_stage_layers";
+constexpr const char* kLastStageLayers = "last_stage_layers";
 
 // Names spec fields in errors: a field set by a command-line flag by that flag and its value
 // ("--gpus 100"), any other by its place in the spec ("parallelism.dp").
@@ -311,7 +315,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
   r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
                          "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap",
-                         kEmbeddingSlot, kLossSlot});
+                         kEmbeddingSlot, kLossSlot, kFirstStageLayers, kLastStageLayers});
   p->tp = r.OptionalPositiveInt("tp", 1);
   p->pp = r.OptionalPositiveInt("pp", 1);
   p->cp = r.OptionalPositiveInt("cp", 1);
@@ -355,6 +359,8 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->tp_overlap = r.OptionalBool("tp_overlap", false);
   p->embedding_slot = r.OptionalBool(kEmbeddingSlot, false);
   p->loss_slot = r.OptionalBool(kLossSlot, false);
+  p->first_stage_layers = r.OptionalPositiveInt(kFirstStageLayers, 0);
+  p->last_stage_layers = r.OptionalPositiveInt(kLastStageLayers, 0);
   return r.status();
 }
 
@@ -424,6 +430,84 @@ Status ValidateJob(const JobSpec& job, const HardwareDb& db) {
 }
 
 namespace {
+
+// "give parallelism.first_stage_layers and parallelism.last_stage_layers for an uneven split,
+// e.g. 7 and 7: 7 + 14 x 8 + 7, or ": the fix for a layer count pp*vpp does not divide, when
+// SuggestStageSplit has a split that vpp also divides; empty otherwise.
+std::string UnevenHint(const ModelSpec& m, const ParallelSpec& p, const FieldNames& names) {
+  const std::optional<StageSplit> split = SuggestStageSplit(m.num_layers, p.pp);
+  if (!split || split->first % p.vpp != 0 || split->last % p.vpp != 0 ||
+      split->middle % p.vpp != 0) {
+    return "";
+  }
+  std::string layout = Str(split->first) + " + ";
+  if (p.pp > 2) layout += Str(p.pp - 2) + " x " + Str(split->middle) + " + ";
+  return "give " + names.Setting("parallelism", kFirstStageLayers) + " and " +
+         names.Setting("parallelism", kLastStageLayers) + " for an uneven split, e.g. " +
+         Str(split->first) + " and " + Str(split->last) + ": " + layout + Str(split->last) +
+         ", or ";
+}
+
+// Megatron-LM's rules for --decoder-first/last-pipeline-num-layers (TransformerConfig
+// __post_init__): no embedding/loss slots, each given stage and every middle stage a multiple of
+// vpp, the remaining layers split evenly over the middle stages; gpuplan also needs pp > 1 and
+// at least one layer on every stage.
+Status ValidateUnevenStages(const ModelSpec& m, const ParallelSpec& p, const FieldNames& names) {
+  const char* field = p.first_stage_layers > 0 ? kFirstStageLayers : kLastStageLayers;
+  if (p.first_stage_layers < 0 || p.last_stage_layers < 0) {
+    return Fail("parallelism", p.first_stage_layers < 0 ? kFirstStageLayers : kLastStageLayers,
+                "must be >= 1 (or absent)");
+  }
+  if (p.embedding_slot || p.loss_slot) {
+    return Fail("parallelism", field,
+                "cannot be combined with " +
+                    names.Source("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot) +
+                    " (Megatron-LM refuses uneven first/last stages together with the "
+                    "embedding/loss slots); give one or the other");
+  }
+  if (p.pp < 2) return Fail("parallelism", field, "needs pp > 1");
+  const std::string* vpp_flag = names.Given("parallelism", "vpp");
+  const std::string vpp = vpp_flag != nullptr ? *vpp_flag : "parallelism.vpp = " + Str(p.vpp);
+  for (const auto& [name, layers] : {std::pair{kFirstStageLayers, p.first_stage_layers},
+                                     std::pair{kLastStageLayers, p.last_stage_layers}}) {
+    if (layers > 0 && layers % p.vpp != 0) {
+      return Fail("parallelism", name,
+                  Str(layers) + " is not divisible by " + vpp +
+                      " (Megatron-LM splits every stage into vpp equal model chunks)");
+    }
+  }
+  const int64_t given = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
+  const int64_t middle_stages = p.pp - given;
+  const int64_t middle_layers = m.num_layers - p.first_stage_layers - p.last_stage_layers;
+  std::string remaining = "model.num_layers " + Str(m.num_layers);
+  if (p.first_stage_layers > 0) remaining += " - " + Str(p.first_stage_layers);
+  if (p.last_stage_layers > 0) remaining += " - " + Str(p.last_stage_layers);
+  remaining += " = " + Str(middle_layers) + " layers";
+  if (middle_stages == 0) {
+    if (middle_layers != 0) {
+      return Fail("parallelism", field,
+                  remaining + " left, but pp = 2 has no other stage (first + last must equal " +
+                      Str(m.num_layers) + ")");
+    }
+    return Status::Ok();
+  }
+  const std::string over =
+      " over the " + Str(middle_stages) + " other " + (middle_stages == 1 ? "stage" : "stages");
+  if (middle_layers < middle_stages) {
+    return Fail("parallelism", field,
+                remaining + over + ": every pipeline stage needs at least one layer");
+  }
+  if (middle_layers % middle_stages != 0) {
+    return Fail("parallelism", field,
+                remaining + " do not split evenly" + over + " (Megatron-LM requires it)");
+  }
+  if ((middle_layers / middle_stages) % p.vpp != 0) {
+    return Fail("parallelism", field,
+                remaining + over + " give " + Str(middle_layers / middle_stages) +
+                    " per stage, not divisible by " + vpp);
+  }
+  return Status::Ok();
+}
 
 Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& names) {
   const ModelSpec& m = job.model;
@@ -516,22 +600,36 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if ((p.embedding_slot || p.loss_slot) && p.pp < 2) {
     return Fail("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot, "needs pp > 1");
   }
-  const int64_t slots = m.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
-  if (slots % (p.pp * p.vpp) != 0) {
-    const std::string stages = " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp);
-    if (slots == m.num_layers) {
-      return ModelFail("num_layers", Str(m.num_layers) + stages + " (" +
-                                         names.Setting("parallelism", kEmbeddingSlot) + " / " +
-                                         names.Setting("parallelism", kLossSlot) +
-                                         " add one slot each)");
+  if (p.pp > m.num_layers) {
+    return Fail("parallelism", "pp",
+                Str(p.pp) + " exceeds model.num_layers = " + Str(m.num_layers) +
+                    ": every pipeline stage needs at least one layer");
+  }
+  if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
+    GPUPLAN_RETURN_IF_ERROR(ValidateUnevenStages(m, p, names));
+  } else {
+    const int64_t slots = m.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
+    if (slots % (p.pp * p.vpp) != 0) {
+      const std::string stages = " is not divisible by parallelism.pp*vpp = " + Str(p.pp * p.vpp);
+      if (slots == m.num_layers) {
+        return ModelFail("num_layers", Str(m.num_layers) + stages + " (" + UnevenHint(m, p, names) +
+                                           names.Setting("parallelism", kEmbeddingSlot) + " / " +
+                                           names.Setting("parallelism", kLossSlot) +
+                                           " add one slot each)");
+      }
+      // The slots made the count uneven: the error is about the (first) slot.
+      const bool both = p.embedding_slot && p.loss_slot;
+      return Fail("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot,
+                  "model.num_layers " + Str(m.num_layers) + " + " +
+                      (both ? "2 slots (with " + names.Source("parallelism", kLossSlot) + ")"
+                            : std::string("1 slot")) +
+                      " = " + Str(slots) + stages);
     }
-    // The slots made the count uneven: the error is about the (first) slot.
-    const bool both = p.embedding_slot && p.loss_slot;
-    return Fail("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot,
-                "model.num_layers " + Str(m.num_layers) + " + " +
-                    (both ? "2 slots (with " + names.Source("parallelism", kLossSlot) + ")"
-                          : std::string("1 slot")) +
-                    " = " + Str(slots) + stages);
+    if (ChunkLayers(job, 0, 0) < 1 || ChunkLayers(job, p.pp - 1, p.vpp - 1) < 1) {
+      return Fail("parallelism", p.embedding_slot ? kEmbeddingSlot : kLossSlot,
+                  "leaves a pipeline stage's model chunk with no transformer layer (" + Str(slots) +
+                      " slots on pp*vpp = " + Str(p.pp * p.vpp) + " chunks)");
+    }
   }
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
     return Fail("parallelism", "vpp",
@@ -623,7 +721,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   }
 
   const ParallelSpec& p = job.parallel;
-  return {
+  nlohmann::json out = {
       {"model", model},
       {"cluster",
        {{"gpu", job.cluster.gpu},
@@ -651,6 +749,9 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
        {{"framework_gb", job.overhead.framework_bytes / 1e9},
         {"fragmentation", job.overhead.fragmentation}}},
   };
+  if (p.first_stage_layers > 0) out["parallelism"][kFirstStageLayers] = p.first_stage_layers;
+  if (p.last_stage_layers > 0) out["parallelism"][kLastStageLayers] = p.last_stage_layers;
+  return out;
 }
 
 }  // namespace gpuplan

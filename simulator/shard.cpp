@@ -27,12 +27,17 @@ double LoraParamsPerLayer(const ModelSpec& m, const LoraSpec& lora) {
 
 int64_t LayerSlotsPerChunk(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
-  const int64_t slots = job.model.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
-  return slots / (p.pp * p.vpp);
+  const int64_t slots = job.model.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0) -
+                        p.first_stage_layers - p.last_stage_layers;
+  const int64_t stages =
+      p.pp - (p.first_stage_layers > 0 ? 1 : 0) - (p.last_stage_layers > 0 ? 1 : 0);
+  return stages > 0 ? slots / (stages * p.vpp) : 0;
 }
 
 int64_t ChunkLayers(const JobSpec& job, int64_t stage, int64_t chunk) {
   const ParallelSpec& p = job.parallel;
+  if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers / p.vpp;
+  if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers / p.vpp;
   int64_t layers = LayerSlotsPerChunk(job);
   if (p.embedding_slot && stage == 0 && chunk == 0) --layers;
   if (p.loss_slot && stage == p.pp - 1 && chunk == p.vpp - 1) --layers;
@@ -47,9 +52,25 @@ int64_t StageLayers(const JobSpec& job, int64_t stage) {
 }
 
 int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk) {
-  const int64_t virtual_stage = chunk * job.parallel.pp + stage;
-  const int64_t first_slot = virtual_stage * LayerSlotsPerChunk(job);
-  return job.parallel.embedding_slot && virtual_stage > 0 ? first_slot - 1 : first_slot;
+  const ParallelSpec& p = job.parallel;
+  const int64_t per_chunk = LayerSlotsPerChunk(job);
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    // A round: one chunk of the first stage, of each middle stage and of the last stage.
+    const int64_t first = ChunkLayers(job, 0, chunk);
+    const int64_t round = first + (p.pp - 2) * per_chunk + ChunkLayers(job, p.pp - 1, chunk);
+    return chunk * round + (stage > 0 ? first + (stage - 1) * per_chunk : 0);
+  }
+  const int64_t virtual_stage = chunk * p.pp + stage;
+  const int64_t first_slot = virtual_stage * per_chunk;
+  return p.embedding_slot && virtual_stage > 0 ? first_slot - 1 : first_slot;
+}
+
+std::optional<StageSplit> SuggestStageSplit(int64_t num_layers, int64_t pp) {
+  if (pp < 2 || num_layers % pp == 0) return std::nullopt;
+  const int64_t middle = (num_layers + pp - 1) / pp;
+  const int64_t rest = num_layers - (pp - 2) * middle;
+  if (rest < 2) return std::nullopt;
+  return StageSplit{rest - rest / 2, middle, rest / 2};
 }
 
 StageLayerMix ChunkLayerCounts(const JobSpec& job, int64_t stage, int64_t chunk) {

@@ -1,24 +1,47 @@
 // How many parameters one GPU holds, given the parallel layout.
 #pragma once
 
+#include <optional>
+
 #include "simulator/job.h"
 
 namespace gpuplan {
 
-/// Layer slots per model chunk: (num_layers + embedding slot + loss slot) / (pp * vpp).
+/// Layer slots per model chunk of the stages that first_stage_layers / last_stage_layers do not
+/// set: (num_layers + embedding slot + loss slot - first_stage_layers - last_stage_layers) /
+/// (those stages * vpp); 0 when no such stage is left (pp 2 with both set).
 int64_t LayerSlotsPerChunk(const JobSpec& job);
 
 /// Transformer layers in model chunk `chunk` (0-based, < vpp) of pipeline stage `stage` (0-based,
-/// < pp): the slots of the chunk, less the embedding's slot in the first chunk of the first stage
-/// and the loss's slot in the last chunk of the last stage.
+/// < pp): first_stage_layers / vpp on the first stage and last_stage_layers / vpp on the last
+/// when given (Megatron-LM's uneven pipeline); otherwise the slots of the chunk, less the
+/// embedding's slot in the first chunk of the first stage and the loss's slot in the last chunk
+/// of the last stage.
 int64_t ChunkLayers(const JobSpec& job, int64_t stage, int64_t chunk);
 
 /// Transformer layers of one pipeline stage: the sum over its chunks.
 int64_t StageLayers(const JobSpec& job, int64_t stage);
 
 /// Global index of the first layer of model chunk `chunk` on stage `stage`: Megatron places
-/// virtual stage chunk*pp + stage there (interleaved layout, Narayanan et al. 2021 Fig. 4).
+/// virtual stage chunk*pp + stage there (interleaved layout, Narayanan et al. 2021 Fig. 4), each
+/// round of chunks holding one chunk of every stage (Megatron-LM get_transformer_layer_offset).
 int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk);
+
+/// Layers per stage of an uneven pipeline: `first` and `last` go to ParallelSpec::
+/// first_stage_layers and last_stage_layers, each of the pp - 2 other stages holds `middle`.
+struct StageSplit {
+  int64_t first = 0;
+  int64_t middle = 0;
+  int64_t last = 0;
+};
+/// The split gpuplan suggests (and the planner searches) when pp does not divide num_layers:
+/// every middle stage takes ceil(num_layers / pp) layers, the first and last stages share the
+/// rest, and the last, which also runs the LM head and the loss, takes the smaller half
+/// (126 layers on 16 stages: 7, 14 x 8, 7). nullopt when pp < 2, when pp divides num_layers (the
+/// even split needs no first/last values), or when the rest leaves the first or the last stage
+/// without a layer. Splits for vpp = 1 only: with vpp > 1 each stage's layers must also divide
+/// by vpp.
+std::optional<StageSplit> SuggestStageSplit(int64_t num_layers, int64_t pp);
 
 /// Dense-MLP and MoE layers (layer i is MoE when i >= moe_first_dense_layers).
 struct StageLayerMix {
@@ -46,7 +69,8 @@ ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer);
 /// the embedding, the last the LM head. TP splits
 /// every weight matrix (Megatron column/row parallel; the vocabulary-parallel embedding too);
 /// experts split over ep and, inside an expert, over tp (Megatron's default expert TP = TP).
-/// Layers per stage follow StageLayers (uneven with embedding/loss slots).
+/// Layers per stage follow StageLayers (uneven with embedding/loss slots or first/last stage
+/// layers).
 /// With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the
 /// LM head, as Megatron-LM does.
 ShardParams ParamsPerGpu(const JobSpec& job, int64_t stage);

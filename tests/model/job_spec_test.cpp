@@ -316,6 +316,124 @@ TEST(JobSpec, EmbeddingAndLossSlotsShortenTheEndStages) {
   EXPECT_EQ(total, 126);
 }
 
+// Llama 3 405B (126 layers) on pp stages of 8 GPUs each, with first/last stage layers when > 0.
+nlohmann::json Llama405bUneven(int64_t pp, int64_t vpp, int64_t first, int64_t last) {
+  nlohmann::json spec = BaseSpec();
+  spec["model"] = "llama3-405b";
+  spec["cluster"]["num_gpus"] = 8 * pp;
+  spec["training"]["precision"] = "bf16";
+  spec["parallelism"] = {{"tp", 8}, {"pp", pp}, {"vpp", vpp}};
+  if (first > 0) spec["parallelism"]["first_stage_layers"] = first;
+  if (last > 0) spec["parallelism"]["last_stage_layers"] = last;
+  return spec;
+}
+
+TEST(JobSpec, FirstAndLastStageLayersLeaveTheRestEven) {
+  // Megatron-LM --decoder-first/last-pipeline-num-layers 7: 126 = 7 + 14 x 8 + 7.
+  Expected<JobSpec> job = Parse(Llama405bUneven(16, 1, 7, 7));
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  int64_t total = 0;
+  for (int64_t s = 0; s < 16; ++s) {
+    const int64_t layers = s == 0 || s == 15 ? 7 : 8;
+    EXPECT_EQ(StageLayers(*job, s), layers) << s;
+    EXPECT_EQ(ChunkLayers(*job, s, 0), layers) << s;
+    EXPECT_EQ(ChunkFirstLayer(*job, s, 0), s == 0 ? 0 : 7 + 8 * (s - 1)) << s;
+    total += StageLayers(*job, s);
+  }
+  EXPECT_EQ(total, 126);
+  const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["parallelism"]["first_stage_layers"], 7);
+  EXPECT_EQ(written["parallelism"]["last_stage_layers"], 7);
+  Expected<JobSpec> again = ParseJobSpec(written, "roundtrip", "", Db());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(JobSpecToJson(*again), written);
+
+  // Interleaved, 14 + 6 x 16 + 16 on 8 stages x 2 chunks: a round of chunks holds 7 + 6 x 8 + 8
+  // = 63 layers (Megatron-LM get_transformer_layer_offset).
+  job = Parse(Llama405bUneven(8, 2, 14, 16));
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(ChunkLayers(*job, 0, 1), 7);
+  EXPECT_EQ(ChunkLayers(*job, 3, 1), 8);
+  EXPECT_EQ(ChunkLayers(*job, 7, 0), 8);
+  EXPECT_EQ(ChunkFirstLayer(*job, 0, 1), 63);
+  EXPECT_EQ(ChunkFirstLayer(*job, 1, 0), 7);
+  EXPECT_EQ(ChunkFirstLayer(*job, 7, 0), 55);
+  EXPECT_EQ(ChunkFirstLayer(*job, 7, 1), 118);
+
+  // Only the first stage given: the other 15 stages share 126 - 6 = 120.
+  job = Parse(Llama405bUneven(16, 1, 6, 0));
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(StageLayers(*job, 0), 6);
+  EXPECT_EQ(StageLayers(*job, 15), 8);
+  EXPECT_EQ(ChunkFirstLayer(*job, 15, 0), 118);
+  EXPECT_FALSE(JobSpecToJson(*job)["parallelism"].contains("last_stage_layers"));
+}
+
+TEST(JobSpec, SuggestedStageSplit) {
+  EXPECT_EQ(SuggestStageSplit(126, 16)->first, 7);  // 7 + 14 x 8 + 7
+  EXPECT_EQ(SuggestStageSplit(126, 16)->middle, 8);
+  EXPECT_EQ(SuggestStageSplit(126, 16)->last, 7);
+  EXPECT_EQ(SuggestStageSplit(32, 3)->first, 11);  // 11 + 11 + 10
+  EXPECT_EQ(SuggestStageSplit(32, 3)->last, 10);
+  EXPECT_EQ(SuggestStageSplit(33, 2)->first, 17);
+  EXPECT_EQ(SuggestStageSplit(33, 2)->last, 16);
+  EXPECT_FALSE(SuggestStageSplit(128, 16));  // even
+  EXPECT_FALSE(SuggestStageSplit(7, 1));
+  EXPECT_FALSE(SuggestStageSplit(80, 32));  // 30 middle stages of 3 exceed 80
+}
+
+TEST(JobSpecInvalid, UnevenStagesFollowMegatronRules) {
+  const std::string field = "job.json: parallelism: field 'first_stage_layers': ";
+  EXPECT_EQ(ErrorOf(Llama405bUneven(16, 1, 7, 6)),
+            field +
+                "model.num_layers 126 - 7 - 6 = 113 layers do not split evenly over the 14 other "
+                "stages (Megatron-LM requires it)");
+  EXPECT_EQ(ErrorOf(Llama405bUneven(16, 2, 7, 7)),
+            field +
+                "7 is not divisible by parallelism.vpp = 2 (Megatron-LM splits every stage into "
+                "vpp equal model chunks)");
+  EXPECT_EQ(ErrorOf(Llama405bUneven(4, 2, 2, 2)),
+            field +
+                "model.num_layers 126 - 2 - 2 = 122 layers over the 2 other stages give 61 per "
+                "stage, not divisible by parallelism.vpp = 2");
+  EXPECT_EQ(ErrorOf(Llama405bUneven(16, 1, 120, 0)),
+            field +
+                "model.num_layers 126 - 120 = 6 layers over the 15 other stages: every pipeline "
+                "stage needs at least one layer");
+  EXPECT_EQ(ErrorOf(Llama405bUneven(2, 1, 60, 60)),
+            field +
+                "model.num_layers 126 - 60 - 60 = 6 layers left, but pp = 2 has no other stage "
+                "(first + last must equal 126)");
+  EXPECT_EQ(ErrorOf(Llama405bUneven(1, 1, 7, 0)), field + "needs pp > 1");
+  nlohmann::json slots = Llama405bUneven(16, 1, 7, 7);
+  slots["parallelism"]["account_for_loss_in_pipeline_split"] = true;
+  EXPECT_EQ(ErrorOf(slots),
+            field +
+                "cannot be combined with parallelism.account_for_loss_in_pipeline_split "
+                "(Megatron-LM refuses uneven first/last stages together with the embedding/loss "
+                "slots); give one or the other");
+  nlohmann::json zero = Llama405bUneven(16, 1, 7, 7);
+  zero["parallelism"]["first_stage_layers"] = 0;
+  EXPECT_TRUE(Contains(ErrorOf(zero), "field 'first_stage_layers'"));
+  // pp does not divide the layers and nothing is given: the error suggests a split.
+  EXPECT_EQ(ErrorOf(Llama405bUneven(16, 1, 0, 0)),
+            "job.json: model: field 'num_layers': 126 is not divisible by parallelism.pp*vpp = 16 "
+            "(give parallelism.first_stage_layers and parallelism.last_stage_layers for an uneven "
+            "split, e.g. 7 and 7: 7 + 14 x 8 + 7, or "
+            "parallelism.account_for_embedding_in_pipeline_split / "
+            "parallelism.account_for_loss_in_pipeline_split add one slot each)");
+}
+
+TEST(JobSpecInvalid, MorePipelineStagesThanLayers) {
+  nlohmann::json spec = BaseSpec();
+  spec["cluster"]["num_gpus"] = 256;
+  spec["parallelism"]["pp"] = 64;
+  spec["parallelism"]["dp"] = 1;
+  EXPECT_EQ(ErrorOf(spec),
+            "job.json: parallelism: field 'pp': 64 exceeds model.num_layers = 36: every pipeline "
+            "stage needs at least one layer");
+}
+
 TEST(JobSpecInvalid, VppNeedsInterleavedSchedule) {
   nlohmann::json spec = BaseSpec();
   spec["parallelism"]["pp"] = 2;
@@ -428,10 +546,13 @@ TEST(JobSpecInvalid, ErrorsNameTheFlagThatSetTheField) {
   flags = SpecFlags{};
   flags.names["parallelism.account_for_embedding_in_pipeline_split"] = "--embedding-slot";
   flags.names["parallelism.account_for_loss_in_pipeline_split"] = "--loss-slot";
+  flags.names["parallelism.first_stage_layers"] = "--first-stage-layers";
+  flags.names["parallelism.last_stage_layers"] = "--last-stage-layers";
   flags.without_file = true;
   EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
             "<flags>: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 8 "
-            "(--embedding-slot / --loss-slot add one slot each)");
+            "(give --first-stage-layers and --last-stage-layers for an uneven split, e.g. 3 and "
+            "3: 3 + 6 x 5 + 3, or --embedding-slot / --loss-slot add one slot each)");
 }
 
 TEST(JobSpecInvalid, MissingRequiredField) {

@@ -543,6 +543,41 @@ TEST(ExportMegatron, ContextExpertAndVirtualPipelineFp8) {
   }
 }
 
+TEST(ExportMegatron, UnevenPipelineStages) {
+  // Llama 3 405B as 7 + 14 x 8 + 7 layers on 16 stages.
+  std::string s = Export(MakePlan(Spec("llama3-405b", 128,
+                                       {{"tp", 8},
+                                        {"pp", 16},
+                                        {"sequence_parallel", true},
+                                        {"zero_stage", 1},
+                                        {"first_stage_layers", 7},
+                                        {"last_stage_layers", 7}})),
+                         "megatron");
+  ExpectMegatronFlagsKnown(s);
+  EXPECT_TRUE(Contains(s,
+                       "--pipeline-model-parallel-size 16\n  "
+                       "--decoder-first-pipeline-num-layers 7\n  "
+                       "--decoder-last-pipeline-num-layers 7\n"));
+  EXPECT_FALSE(Contains(s, "virtual"));
+  // Interleaved: Megatron-LM takes the virtual stages per rank with an uneven pipeline.
+  s = Export(MakePlan(Spec("llama3-405b", 64,
+                           {{"tp", 8},
+                            {"pp", 8},
+                            {"vpp", 2},
+                            {"sequence_parallel", true},
+                            {"zero_stage", 1},
+                            {"first_stage_layers", 14},
+                            {"last_stage_layers", 16}})),
+             "megatron");
+  ExpectMegatronFlagsKnown(s);
+  for (const char* part :
+       {"--decoder-first-pipeline-num-layers 14\n", "--decoder-last-pipeline-num-layers 16\n",
+        "--num-virtual-stages-per-pipeline-rank 2\n"}) {
+    EXPECT_TRUE(Contains(s, part)) << part;
+  }
+  EXPECT_FALSE(Contains(s, "--num-layers-per-virtual-pipeline-stage"));
+}
+
 TEST(ExportMegatron, DeepSeekSharedExpertsAndDenseLayers) {
   const std::string s = Export(MakePlan(Spec("deepseek-v3", 64,
                                              {{"tp", 8},
@@ -690,6 +725,18 @@ TEST(ExportTorchrun, RefusesVirtualStagesTorchtitanCannotSplit) {
                             {{"tp", 4}, {"pp", 4}, {"vpp", 4}, {"dp", 4}, {"zero_stage", 3}})),
               "torchrun-fsdp");
   EXPECT_TRUE(Contains(error, "vpp 4"));
+}
+
+TEST(ExportTorchrun, RefusesUnevenPipelineStages) {
+  const std::string error = ErrorOf(MakePlan(Spec("llama3-405b", 128,
+                                                  {{"tp", 8},
+                                                   {"pp", 16},
+                                                   {"zero_stage", 1},
+                                                   {"first_stage_layers", 7},
+                                                   {"last_stage_layers", 7}})),
+                                    "torchrun-fsdp");
+  EXPECT_TRUE(Contains(error, "uneven (first_stage_layers / last_stage_layers)")) << error;
+  EXPECT_TRUE(Contains(error, "export 'megatron' instead")) << error;
 }
 
 TEST(ExportTorchrun, RefusesLoraAndFp16) {

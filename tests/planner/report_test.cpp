@@ -191,6 +191,14 @@ TEST_F(ReportTest, LayoutSummaryOfTheGpt3Example) {
       ReadJobSpecFile(std::string(GPUPLAN_SOURCE_DIR) + "/examples/gpt3-175b-a100.json", *db_);
   ASSERT_TRUE(job.ok()) << job.status().message();
   EXPECT_EQ(LayoutSummary(*job), "TP8 PP16 DP8 mb1 selective bf16 ZeRO-1");
+  job->parallel.first_stage_layers = 4;  // 96 layers: 4 + 14 x 6 + 8
+  job->parallel.last_stage_layers = 8;
+  EXPECT_EQ(LayoutSummary(*job), "TP8 PP16(4+14x6+8) DP8 mb1 selective bf16 ZeRO-1");
+  job->parallel.pp = 3;  // 96 layers: 4 + 84 + 8
+  EXPECT_EQ(LayoutSummary(*job), "TP8 PP3(4+84+8) DP8 mb1 selective bf16 ZeRO-1");
+  job->parallel.pp = 16;
+  job->parallel.first_stage_layers = 0;
+  job->parallel.last_stage_layers = 0;
   job->parallel.fsdp = true;
   job->parallel.cpu_offload = true;
   job->parallel.vpp = 2;

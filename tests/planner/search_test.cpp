@@ -9,6 +9,7 @@
 #include "simulator/job_spec_json.h"
 #include "simulator/memory.h"
 #include "simulator/presets.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
@@ -107,7 +108,12 @@ TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
                   for (int rec = 0; rec < 3; ++rec)
                     for (bool off : {false, true}) {
                       if (tp * cp * pp > gpus || gpus % (tp * cp * pp) != 0) continue;
-                      if (job.model.num_layers % (pp * vpp) != 0) continue;
+                      // Uneven pipelines: the planner's split, with vpp = 1.
+                      const std::optional<StageSplit> split =
+                          SuggestStageSplit(job.model.num_layers, pp);
+                      if (job.model.num_layers % (pp * vpp) != 0 && !(split && vpp == 1)) {
+                        continue;
+                      }
                       if (64 % (mb * (gpus / (tp * cp * pp))) != 0) continue;
                       if (ep > 1 && !job.model.is_moe()) continue;
                       job.parallel = ParallelSpec{};
@@ -117,6 +123,10 @@ TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
                       job.parallel.dp = gpus / (tp * cp * pp);
                       job.parallel.ep = ep;
                       job.parallel.vpp = vpp;
+                      if (split) {
+                        job.parallel.first_stage_layers = split->first;
+                        job.parallel.last_stage_layers = split->last;
+                      }
                       job.parallel.schedule = vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
                       job.parallel.sequence_parallel = tp > 1;
                       job.parallel.zero_stage = zero;
@@ -134,6 +144,23 @@ TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
     ASSERT_FALSE(r.best.empty()) << model;
     EXPECT_LE(r.best.front().step.step_time_s, brute * (1 + 1e-12)) << model;
   }
+}
+
+TEST_F(SearchTest, PipelineStagesThatDoNotDivideTheLayersAreSearched) {
+  // Llama 3 70B (80 layers) on 24 x 40 GB: the fastest layouts that fit use pp 3, 27 + 27 + 26
+  // layers (SuggestStageSplit).
+  const PointResult r = SearchPoint(Request("llama3-70b", 4096, 96), Point("a100-sxm4-40gb", 24));
+  bool found = false;
+  for (const Plan& p : r.best) {
+    EXPECT_TRUE(ValidateJob(p.job, db_).ok()) << ValidateJob(p.job, db_).message();
+    if (p.job.parallel.pp == 3) {
+      found = true;
+      EXPECT_EQ(p.job.parallel.first_stage_layers, 27);
+      EXPECT_EQ(p.job.parallel.last_stage_layers, 26);
+      EXPECT_EQ(p.job.parallel.vpp, 1);
+    }
+  }
+  EXPECT_TRUE(found) << "no kept layout with pp 3";
 }
 
 TEST_F(SearchTest, ThreadedSearchEqualsSerial) {

@@ -32,6 +32,20 @@ nlohmann::json SmallMoe(int64_t num_layers) {
           {"moe_first_dense_layers", 3}};
 }
 
+// SmallMoe(30) on 4 stages of one GPU each under `schedule` (interleaved: 2 chunks per stage),
+// global batch 6 (m = 6, not a multiple of 4: the last group of micro-batches is partial), with
+// `split` (slots or first/last stage layers) added to the parallelism.
+JobSpec SmallMoeOnFourStages(const std::string& schedule, const nlohmann::json& split) {
+  nlohmann::json parallelism = {
+      {"pp", 4}, {"vpp", schedule == "interleaved" ? 2 : 1}, {"schedule", schedule}};
+  parallelism.update(split);
+  return ParseTestJob(
+      {{"model", SmallMoe(30)},
+       {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 4}, {"gpus_per_node", 1}}},
+       {"training", {{"seq_len", 2048}, {"global_batch_size", 6}}},
+       {"parallelism", parallelism}});
+}
+
 // The Llama 3 paper's 405B layout (examples/llama3-405b-h100.json): TP8 PP16 VPP4 DP128, seq
 // 8192, 16 micro-batches, one layer slot each for the embedding and the loss (Dubey et al. 2024
 // Sec. 3.3.2).
@@ -159,19 +173,42 @@ TEST(StageMemory, AnalyticActivationsMatchTheEventSimulatorOnEveryStage) {
   for (const char* schedule : {"gpipe", "1f1b", "interleaved", "zb-h1"}) {
     // 30 layers + 2 slots on 4 stages; interleaved: 32 slots on 4 x 2 chunks, m = 6 (not a
     // multiple of 4, so the last group of micro-batches is partial). Layers 0-2 are dense.
-    const bool interleaved = std::string(schedule) == "interleaved";
-    const nlohmann::json moe = SmallMoe(30);
-    const JobSpec job = ParseTestJob(
-        {{"model", moe},
-         {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 4}, {"gpus_per_node", 1}}},
-         {"training", {{"seq_len", 2048}, {"global_batch_size", 6}}},
-         {"parallelism",
-          {{"pp", 4},
-           {"vpp", interleaved ? 2 : 1},
-           {"schedule", schedule},
-           {"account_for_embedding_in_pipeline_split", true},
-           {"account_for_loss_in_pipeline_split", true}}}});
+    const JobSpec job =
+        SmallMoeOnFourStages(schedule, {{"account_for_embedding_in_pipeline_split", true},
+                                        {"account_for_loss_in_pipeline_split", true}});
     ExpectAnalyticMatchesEvents(job, std::string("small MoE ") + schedule);
+  }
+}
+
+TEST(StageMemory, UnevenFirstAndLastStagesMatchTheEventSimulator) {
+  // Llama 3 405B's 7 + 14 x 8 + 7 given as first/last stage layers (Megatron-LM
+  // --decoder-first/last-pipeline-num-layers) instead of slots, 1F1B, 32 micro-batches.
+  nlohmann::json spec = Llama405bSpec();
+  spec["parallelism"]["vpp"] = 1;
+  spec["parallelism"]["schedule"] = "1f1b";
+  spec["parallelism"]["dp"] = 64;
+  spec["cluster"]["num_gpus"] = 8192;
+  nlohmann::json uneven = spec;
+  uneven["parallelism"].erase("account_for_embedding_in_pipeline_split");
+  uneven["parallelism"].erase("account_for_loss_in_pipeline_split");
+  uneven["parallelism"]["first_stage_layers"] = 7;
+  uneven["parallelism"]["last_stage_layers"] = 7;
+  const JobSpec job = ParseTestJob(uneven);
+  ExpectAnalyticMatchesEvents(job, "llama3-405b 7 + 14 x 8 + 7");
+  // The same layers per stage as the slot layout: the same memory on every stage.
+  const JobSpec slots = ParseTestJob(spec);
+  for (int64_t s = 0; s < 16; ++s) {
+    EXPECT_DOUBLE_EQ(StageMemory(job, GpuOf(job), s).peak_bytes,
+                     StageMemory(slots, GpuOf(slots), s).peak_bytes)
+        << s;
+  }
+  for (const char* schedule : {"gpipe", "1f1b", "interleaved", "zb-h1"}) {
+    // 30 layers as 6 + 2 x 8 + 8 on 4 stages (interleaved: 2 chunks each); layers 0-2 are dense.
+    const JobSpec moe =
+        SmallMoeOnFourStages(schedule, {{"first_stage_layers", 6}, {"last_stage_layers", 8}});
+    ExpectAnalyticMatchesEvents(moe, std::string("small MoE uneven ") + schedule);
+    EXPECT_DOUBLE_EQ(EstimateMemory(moe, GpuOf(moe)).peak_bytes, EveryStage(moe).peak_bytes)
+        << schedule;
   }
 }
 

@@ -1,0 +1,464 @@
+#include "simulator/layout_sweep.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "common/str_format.h"
+#include "simulator/cost_model.h"
+#include "simulator/job_spec_json.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The columns read; others (params, gbs, mfu_pct, tokens_per_s, ...) are ignored.
+constexpr const char* kColumns[] = {"model",
+                                    "num_layers",
+                                    "hidden",
+                                    "heads",
+                                    "kv_heads",
+                                    "ffn_hidden",
+                                    "vocab",
+                                    "tied_embeddings",
+                                    "seq_len",
+                                    "gpu",
+                                    "gpus_per_node",
+                                    "nodes",
+                                    "gpus",
+                                    "dp",
+                                    "tp",
+                                    "pp",
+                                    "cp",
+                                    "ep",
+                                    "zero_stage",
+                                    "mbs",
+                                    "grad_acc",
+                                    "tp_mode",
+                                    "precision",
+                                    "pp_schedule",
+                                    "tokens_per_s_per_gpu",
+                                    "gpu_mem_gb",
+                                    "status"};
+
+std::vector<std::string_view> SplitFields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    fields.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+// Field access for one data line; the first problem is kept and later reads return 0.
+class RowReader {
+ public:
+  RowReader(const std::map<std::string, size_t, std::less<>>& index,
+            const std::vector<std::string_view>& fields, std::string context)
+      : index_(index), fields_(fields), context_(std::move(context)) {}
+
+  std::string_view Text(std::string_view column) { return fields_[index_.find(column)->second]; }
+  int64_t PositiveInt(std::string_view column) {
+    const std::string_view text = Text(column);
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
+      Fail(column, "must be a positive integer", text);
+      return 0;
+    }
+    return value;
+  }
+  // A non-negative number; an empty field reads as 0 (crashed rows leave measurements empty).
+  double OptionalNumber(std::string_view column) {
+    const std::string_view text = Text(column);
+    if (text.empty()) return 0;
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0)) {
+      Fail(column, "must be a non-negative number or empty", text);
+      return 0;
+    }
+    return value;
+  }
+  // One of `allowed`; returns its index (0 after a failure).
+  size_t OneOf(std::string_view column, std::initializer_list<std::string_view> allowed) {
+    const std::string_view text = Text(column);
+    size_t i = 0;
+    std::string names;
+    for (std::string_view a : allowed) {
+      if (text == a) return i;
+      names += (i++ ? ", " : "") + std::string(a);
+    }
+    Fail(column, "must be one of " + names, text);
+    return 0;
+  }
+  void Fail(std::string_view column, const std::string& what, std::string_view got) {
+    if (status_.ok()) {
+      status_ = Status::Invalid(context_ + ": column '" + std::string(column) + "': " + what +
+                                ", got '" + std::string(got) + "'");
+    }
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  const std::map<std::string, size_t, std::less<>>& index_;
+  const std::vector<std::string_view>& fields_;
+  std::string context_;
+  Status status_ = Status::Ok();
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// 1-based ranks, ties averaged.
+std::vector<double> Ranks(const std::vector<double>& x) {
+  std::vector<size_t> order(x.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> ranks(x.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
+    const double rank = 0.5 * static_cast<double>(i + j) + 1;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+// Group metrics from its predictions (all of one model and node count).
+SweepSummary SummarizeGroup(const std::string& label,
+                            const std::vector<const SweepPrediction*>& group) {
+  SweepSummary s;
+  s.label = label;
+  std::vector<double> predicted, measured, throughput_errors, memory_errors;
+  double best_predicted = -1;
+  const SweepPrediction* pick = nullptr;
+  for (const SweepPrediction* p : group) {
+    const SweepRow& row = *p->row;
+    s.rows += 1;
+    if (row.ran) s.best_measured = std::max(s.best_measured, row.measured_tokens_per_s_per_gpu);
+    if (!p->expressible) continue;
+    s.simulated += 1;
+    if (p->fits && p->tokens_per_s_per_gpu > best_predicted) {
+      best_predicted = p->tokens_per_s_per_gpu;
+      pick = p;
+    }
+    if (!row.ran) {
+      s.crashed += 1;
+      if (!p->fits) s.crashed_predicted_oom += 1;
+      continue;
+    }
+    s.ran += 1;
+    if (!p->fits) s.ran_predicted_oom += 1;
+    predicted.push_back(p->tokens_per_s_per_gpu);
+    measured.push_back(row.measured_tokens_per_s_per_gpu);
+    throughput_errors.push_back(
+        std::abs(p->tokens_per_s_per_gpu - row.measured_tokens_per_s_per_gpu) /
+        row.measured_tokens_per_s_per_gpu);
+    memory_errors.push_back(std::abs(p->peak_memory_gb - row.measured_memory_gb) /
+                            row.measured_memory_gb);
+  }
+  s.not_expressible = s.rows - s.simulated;
+  if (pick != nullptr) {
+    s.pick_line = pick->row->line;
+    s.picks = 1;
+    s.pick_measured = pick->row->ran ? pick->row->measured_tokens_per_s_per_gpu : 0;
+    s.picks_ran = pick->row->ran ? 1 : 0;
+    s.picks_within_10pct = pick->row->ran && s.pick_measured >= 0.9 * s.best_measured ? 1 : 0;
+  }
+  s.spearman = SpearmanCorrelation(predicted, measured);
+  s.median_abs_throughput_error = Median(throughput_errors);
+  s.median_abs_memory_error = Median(memory_errors);
+  return s;
+}
+
+std::string Percent(double fraction) {
+  return std::isnan(fraction) ? "-" : StrFormat("%.1f%%", 100 * fraction);
+}
+std::string Share(int part, int whole) {
+  return whole == 0 ? "-" : StrFormat("%d/%d", part, whole);
+}
+std::string Rho(double rho) { return std::isnan(rho) ? "-" : StrFormat("%+.2f", rho); }
+std::string PickVerdict(const SweepSummary& s, bool overall) {
+  if (overall) {
+    return StrFormat("%d ran, %d within 10%% of %d", s.picks_ran, s.picks_within_10pct, s.picks);
+  }
+  if (s.picks == 0) return "none fits";
+  if (!s.picks_ran) return StrFormat("line %d crashed", s.pick_line);
+  return StrFormat("line %d: %.0f%% of best", s.pick_line, 100 * s.pick_measured / s.best_measured);
+}
+
+// The cells of one summary line, shared by both formats.
+std::vector<std::string> Cells(const SweepSummary& s, bool overall) {
+  return {s.label,
+          StrFormat("%d", s.simulated),
+          StrFormat("%d", s.not_expressible),
+          PickVerdict(s, overall),
+          Rho(s.spearman),
+          Percent(s.median_abs_throughput_error),
+          Percent(s.median_abs_memory_error),
+          Share(s.crashed_predicted_oom, s.crashed),
+          Share(s.ran_predicted_oom, s.ran)};
+}
+
+constexpr const char* kHeaders[] = {"group",
+                                    "simulated",
+                                    "not expr.",
+                                    "predicted-fastest fitting row",
+                                    "Spearman",
+                                    "tok/s err",
+                                    "memory err",
+                                    "crashed: OOM predicted",
+                                    "ran: OOM predicted"};
+
+std::string Assumptions(const SweepReport& report) {
+  return "Network between nodes: " + report.network +
+         " (the default node's; the sweep does not state it). Recomputation: none (nanotron's "
+         "default). TP communication overlap: off. Global batch: dp*mbs*grad_acc. Memory: "
+         "gpu_mem_gb read as 1e9 bytes. Medians are of absolute errors over rows that ran; "
+         "'all' gives the median Spearman over groups.\n";
+}
+
+}  // namespace
+
+Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
+                                                 const HardwareDb& db) {
+  const GpuSpec* gpu = db.FindGpu(kSweepGpuId);
+  const NodeTemplate* node = gpu != nullptr ? db.FindNode(gpu->default_node) : nullptr;
+  if (node == nullptr) {
+    return Status::Invalid(origin + ": the hardware database has no GPU '" +
+                           std::string(kSweepGpuId) + "' with a default node");
+  }
+  std::vector<std::string_view> lines;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+  }
+  if (lines.empty()) return Status::Invalid(origin + ": empty file, expected a CSV header");
+  const std::vector<std::string_view> header = SplitFields(lines[0]);
+  std::map<std::string, size_t, std::less<>> index;
+  for (size_t i = 0; i < header.size(); ++i) index.emplace(std::string(header[i]), i);
+  for (const char* column : kColumns) {
+    if (index.find(column) == index.end()) {
+      return Status::Invalid(origin + ": line 1: header lacks column '" + column + "'");
+    }
+  }
+  std::vector<SweepRow> rows;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    const int line_number = static_cast<int>(i + 1);
+    const std::string context = origin + ": line " + std::to_string(line_number);
+    const std::vector<std::string_view> fields = SplitFields(lines[i]);
+    if (fields.size() != header.size()) {
+      return Status::Invalid(StrFormat("%s: %zu fields, the header has %zu", context.c_str(),
+                                       fields.size(), header.size()));
+    }
+    RowReader r(index, fields, context);
+    SweepRow row;
+    row.line = line_number;
+    row.model = std::string(r.Text("model"));
+    row.nodes = r.PositiveInt("nodes");
+    ModelSpec& m = row.job.model;
+    m.name = row.model;
+    m.num_layers = r.PositiveInt("num_layers");
+    m.hidden_size = r.PositiveInt("hidden");
+    m.num_attention_heads = r.PositiveInt("heads");
+    m.num_kv_heads = r.PositiveInt("kv_heads");
+    m.ffn_hidden_size = r.PositiveInt("ffn_hidden");
+    m.vocab_size = r.PositiveInt("vocab");
+    m.mlp = MlpKind::kSwiGlu;  // Llama-style (hardware-db/calibration/README.md)
+    m.tied_embeddings = r.OneOf("tied_embeddings", {"False", "True"}) == 1;
+    r.OneOf("gpu", {kSweepGpuName});
+    ClusterSpec& c = row.job.cluster;
+    c.gpu = kSweepGpuId;
+    c.gpus_per_node = r.PositiveInt("gpus_per_node");
+    c.num_gpus = r.PositiveInt("gpus");
+    c.inter_node = node->network;
+    ParallelSpec& p = row.job.parallel;
+    p.dp = r.PositiveInt("dp");
+    p.tp = r.PositiveInt("tp");
+    p.pp = r.PositiveInt("pp");
+    p.cp = r.PositiveInt("cp");
+    p.ep = r.PositiveInt("ep");
+    p.zero_stage = static_cast<int>(r.OneOf("zero_stage", {"0", "1"}));
+    p.sequence_parallel = r.OneOf("tp_mode", {"ALL_REDUCE", "REDUCE_SCATTER(SP)"}) == 1;
+    r.OneOf("pp_schedule", {"1F1B"});
+    p.schedule = Schedule::k1F1B;
+    TrainingSpec& t = row.job.training;
+    t.seq_len = r.PositiveInt("seq_len");
+    t.micro_batch_size = r.PositiveInt("mbs");
+    t.global_batch_size = p.dp * t.micro_batch_size * r.PositiveInt("grad_acc");
+    const std::string_view precision = r.Text("precision");
+    if (!ParsePrecision(precision, &t.precision)) {
+      r.Fail("precision", "must be fp32, tf32, bf16, fp16 or fp8", precision);
+    }
+    t.recompute = Recompute::kNone;
+    row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
+    row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu");
+    row.measured_memory_gb = r.OptionalNumber("gpu_mem_gb");
+    if (row.ran && !(row.measured_tokens_per_s_per_gpu > 0)) {
+      r.Fail("tokens_per_s_per_gpu", "must be positive when status is ok",
+             r.Text("tokens_per_s_per_gpu"));
+    }
+    if (row.ran && !(row.measured_memory_gb > 0)) {
+      r.Fail("gpu_mem_gb", "must be positive when status is ok", r.Text("gpu_mem_gb"));
+    }
+    if (!r.status().ok()) return r.status();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Expected<std::vector<SweepRow>> ReadLayoutSweepFile(const std::string& path, const HardwareDb& db) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Invalid(path + ": cannot open file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseLayoutSweep(text.str(), path, db);
+}
+
+double SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return kNaN;
+  const std::vector<double> rx = Ranks(x), ry = Ranks(y);
+  const double mean = 0.5 * static_cast<double>(x.size() + 1);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
+}
+
+SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const HardwareDb& db) {
+  SweepReport report;
+  std::map<std::pair<std::string, int64_t>, std::vector<size_t>> groups;
+  std::map<std::string, int> reasons;
+  report.rows.reserve(rows.size());
+  for (const SweepRow& row : rows) {
+    SweepPrediction p;
+    p.row = &row;
+    report.network = row.job.cluster.inter_node;
+    const Status valid = ValidateJob(row.job, db);
+    p.expressible = valid.ok();
+    if (!valid.ok()) {
+      p.reason = valid.message();
+      reasons[p.reason] += 1;
+    } else {
+      const StepResult r = EvaluateStep(row.job, *db.FindGpu(row.job.cluster.gpu),
+                                        *db.FindNetwork(row.job.cluster.inter_node));
+      p.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
+      p.peak_memory_gb = r.memory.peak_bytes / 1e9;
+      p.fits = r.memory.fits;
+    }
+    groups[{row.model, row.nodes}].push_back(report.rows.size());
+    report.rows.push_back(std::move(p));
+  }
+  SweepSummary& all = report.overall;
+  all.label = "all";
+  std::vector<double> rhos, throughput_errors, memory_errors;
+  for (const auto& [key, indices] : groups) {
+    std::vector<const SweepPrediction*> members;
+    for (size_t i : indices) members.push_back(&report.rows[i]);
+    const SweepSummary s = SummarizeGroup(
+        StrFormat("%s x %lld %s", key.first.c_str(), static_cast<long long>(key.second),
+                  Noun(key.second, "node", "nodes").c_str()),
+        members);
+    all.rows += s.rows;
+    all.simulated += s.simulated;
+    all.not_expressible += s.not_expressible;
+    all.ran += s.ran;
+    all.crashed += s.crashed;
+    all.picks += s.picks;
+    all.picks_ran += s.picks_ran;
+    all.picks_within_10pct += s.picks_within_10pct;
+    all.crashed_predicted_oom += s.crashed_predicted_oom;
+    all.ran_predicted_oom += s.ran_predicted_oom;
+    if (!std::isnan(s.spearman)) rhos.push_back(s.spearman);
+    report.groups.push_back(s);
+  }
+  for (const SweepPrediction& p : report.rows) {
+    if (!p.expressible || !p.row->ran) continue;
+    throughput_errors.push_back(
+        std::abs(p.tokens_per_s_per_gpu - p.row->measured_tokens_per_s_per_gpu) /
+        p.row->measured_tokens_per_s_per_gpu);
+    memory_errors.push_back(std::abs(p.peak_memory_gb - p.row->measured_memory_gb) /
+                            p.row->measured_memory_gb);
+  }
+  all.spearman = Median(rhos);
+  all.median_abs_throughput_error = Median(throughput_errors);
+  all.median_abs_memory_error = Median(memory_errors);
+  report.reasons.assign(reasons.begin(), reasons.end());
+  std::stable_sort(report.reasons.begin(), report.reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return report;
+}
+
+std::string FormatSweepTable(const SweepReport& report) {
+  std::vector<std::vector<std::string>> table;
+  table.emplace_back(std::begin(kHeaders), std::end(kHeaders));
+  for (const SweepSummary& s : report.groups) table.push_back(Cells(s, false));
+  table.push_back(Cells(report.overall, true));
+  std::vector<size_t> width(table[0].size(), 0);
+  for (const auto& line : table) {
+    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  }
+  std::string out;
+  for (const auto& line : table) {
+    std::string text;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const std::string pad(width[i] - line[i].size(), ' ');
+      // Labels and verdicts left-aligned, numbers right-aligned.
+      text += (i == 0 || i == 3) ? line[i] + pad : pad + line[i];
+      text += i + 1 < line.size() ? "  " : "";
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  out += "\n" + Assumptions(report);
+  for (const auto& [reason, count] : report.reasons) {
+    out += StrFormat("Not expressible (%d): %s\n", count, reason.c_str());
+  }
+  return out;
+}
+
+std::string FormatSweepMarkdown(const SweepReport& report) {
+  std::string out = "|";
+  for (const char* h : kHeaders) out += std::string(" ") + h + " |";
+  out += "\n|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
+  auto line = [&](const SweepSummary& s, bool overall) {
+    out += "|";
+    for (const std::string& cell : Cells(s, overall)) out += " " + cell + " |";
+    out += "\n";
+  };
+  for (const SweepSummary& s : report.groups) line(s, false);
+  line(report.overall, true);
+  out += "\n" + Assumptions(report);
+  if (!report.reasons.empty()) {
+    out += "\n| not expressible | rows |\n|---|---:|\n";
+    for (const auto& [reason, count] : report.reasons) {
+      out += StrFormat("| %s | %d |\n", reason.c_str(), count);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuplan

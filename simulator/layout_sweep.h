@@ -1,0 +1,111 @@
+// Predictions against a measured layout sweep (hardware-db/calibration/ultrascale_sweep.csv: the
+// nanotron runs of "The Ultra-Scale Playbook"): does the cost model rank layouts, pick a fast one,
+// and predict peak memory and out-of-memory crashes? `gpuplan accuracy --sweep` prints the report;
+// docs/ACCURACY.md defines every metric.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "hardware-db/hardware_db.h"
+#include "simulator/job.h"
+
+namespace gpuplan {
+
+/// GPU name of the sweep's `gpu` column and the database id it stands for.
+inline constexpr const char* kSweepGpuName = "H100-80GB-SXM";
+inline constexpr const char* kSweepGpuId = "h100-sxm5-80gb";
+
+/// One configuration of the sweep, turned into a job spec.
+struct SweepRow {
+  int line = 0;       ///< 1-based line of the file (the header is line 1)
+  std::string model;  ///< the `model` column ("1B", "8B")
+  int64_t nodes = 0;
+  /// Model dimensions, cluster (the GPU's default node's network: the sweep does not state one),
+  /// training (seq_len, global batch dp*mbs*grad_acc, micro batch, precision, no recomputation)
+  /// and parallelism (tp, pp, dp, cp, ep, zero_stage, sequence parallel from tp_mode, 1F1B).
+  /// Not validated: ValidateJob decides whether gpuplan can express it.
+  JobSpec job;
+  bool ran = false;                          ///< status "ok" (else "crashed_or_oom")
+  double measured_tokens_per_s_per_gpu = 0;  ///< tokens/s/GPU; 0 when it crashed
+  double measured_memory_gb = 0;             ///< peak GPU memory, 1e9 bytes; 0 when it crashed
+};
+
+/// Parses the sweep CSV text. `origin` names it in errors, which give the line and the column:
+/// "sweep.csv: line 3: column 'tp': must be a positive integer, got 'x'". The header must hold
+/// every column read (extra columns are ignored); `gpu` must be kSweepGpuName, `pp_schedule`
+/// 1F1B, `tp_mode` REDUCE_SCATTER(SP) or ALL_REDUCE, `status` ok or crashed_or_oom, and an ok
+/// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` supplies the network of the
+/// GPU's default node.
+Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
+                                                 const HardwareDb& db);
+
+/// Reads and parses a sweep file (errors name the path).
+Expected<std::vector<SweepRow>> ReadLayoutSweepFile(const std::string& path, const HardwareDb& db);
+
+/// Spearman rank correlation of two equally long series (ties take their average rank;
+/// Spearman 1904, the Pearson correlation of the ranks). NaN for fewer than two values or a
+/// constant series.
+double SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y);
+
+/// The metrics of one (model, nodes) group or of the whole sweep (docs/ACCURACY.md).
+struct SweepSummary {
+  std::string label;        ///< "1B x 8 nodes", or "all" for the whole sweep
+  int rows = 0;             ///< configurations in the sweep
+  int simulated = 0;        ///< rows gpuplan can express (ValidateJob passes)
+  int not_expressible = 0;  ///< rows it cannot (rows - simulated)
+  int ran = 0;              ///< simulated rows with status ok
+  int crashed = 0;          ///< simulated rows with status crashed_or_oom
+  /// Groups: the simulated row predicted to fit with the highest predicted tokens/s/GPU (0: none
+  /// fits) and its verdicts. Whole sweep: how many groups have a pick, and how many of those
+  /// picks ran and came within 10% of their group's measured best.
+  int pick_line = 0;
+  int picks = 0;
+  int picks_ran = 0;
+  int picks_within_10pct = 0;
+  double pick_measured = 0;  ///< groups: the pick's measured tokens/s/GPU (0 if it crashed)
+  double best_measured = 0;  ///< groups: the best measured tokens/s/GPU of all rows that ran
+  /// Spearman of predicted vs measured tokens/s/GPU over the simulated rows that ran; for the
+  /// whole sweep the median over the groups that have one. NaN when undefined.
+  double spearman = 0;
+  /// Median of |predicted - measured| / measured over simulated rows that ran: tokens/s/GPU,
+  /// and peak memory (predicted peak bytes vs gpu_mem_gb). NaN when no row ran.
+  double median_abs_throughput_error = 0;
+  double median_abs_memory_error = 0;
+  int crashed_predicted_oom = 0;  ///< crashed rows predicted not to fit
+  int ran_predicted_oom = 0;      ///< rows that ran but are predicted not to fit
+};
+
+/// One simulated or rejected row.
+struct SweepPrediction {
+  const SweepRow* row = nullptr;
+  bool expressible = false;
+  std::string reason;  ///< ValidateJob's message when not expressible
+  double tokens_per_s_per_gpu = 0;
+  double peak_memory_gb = 0;  ///< EstimateMemory's peak, 1e9 bytes
+  bool fits = false;
+};
+
+struct SweepReport {
+  std::vector<SweepPrediction> rows;  ///< in file order
+  std::vector<SweepSummary> groups;   ///< by model, then nodes ascending
+  SweepSummary overall;
+  std::string network;  ///< the inter-node network assumed (its id)
+  /// Distinct not-expressible reasons with their counts, most frequent first.
+  std::vector<std::pair<std::string, int>> reasons;
+};
+
+/// Validates and evaluates (analytic cost model, datasheet rates) every row. `rows` must outlive
+/// the report.
+SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const HardwareDb& db);
+
+/// Plain-text table: one line per group and one for the whole sweep, then the assumptions and
+/// the not-expressible reasons.
+std::string FormatSweepTable(const SweepReport& report);
+
+/// The same as Markdown (docs/ACCURACY.md).
+std::string FormatSweepMarkdown(const SweepReport& report);
+
+}  // namespace gpuplan

@@ -1,0 +1,96 @@
+// The measured layout sweep shipped with gpuplan (hardware-db/calibration/ultrascale_sweep.csv):
+// parsed, predicted and summarised. The bars (the predicted-fastest layout within 10% of
+// the measured best, rank correlation, memory and crash prediction) do not hold yet; this test
+// prints where the model stands (docs/ACCURACY.md) and asserts only what holds.
+#include "simulator/layout_sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "hardware-db/hardware_db.h"
+
+namespace gpuplan {
+namespace {
+
+const char* const kHeader =
+    "model,num_layers,hidden,heads,kv_heads,ffn_hidden,vocab,tied_embeddings,seq_len,gpu,"
+    "gpus_per_node,nodes,gpus,dp,tp,pp,cp,ep,zero_stage,mbs,grad_acc,tp_mode,precision,"
+    "pp_schedule,tokens_per_s_per_gpu,gpu_mem_gb,status\n";
+const char* const kOkRow =
+    "1B,16,2048,32,32,8192,131072,True,4096,H100-80GB-SXM,8,1,8,8,1,1,1,1,0,2,16,"
+    "REDUCE_SCATTER(SP),bf16,1F1B,40150,50.2,ok\n";
+
+HardwareDb Db() {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  EXPECT_TRUE(db.ok()) << db.status().message();
+  return db.ok() ? *db : HardwareDb();
+}
+
+TEST(LayoutSweep, SpearmanByHand) {
+  // No ties: d = (0, 1, 1, 0), rho = 1 - 6 * 2 / (4 * (16 - 1)) = 0.8.
+  EXPECT_NEAR(SpearmanCorrelation({1, 2, 3, 4}, {10, 30, 20, 40}), 0.8, 1e-12);
+  // Ties in y take the average rank 3.5: ranks y = (1, 2, 3.5, 5, 3.5); centred on 3:
+  // sum dx*dy = 4 + 1 + 0 + 2 + 1 = 8, sum dx^2 = 10, sum dy^2 = 9.5, rho = 8 / sqrt(95).
+  EXPECT_NEAR(SpearmanCorrelation({1, 2, 3, 4, 5}, {5, 6, 7, 8, 7}), 8 / std::sqrt(95.0), 1e-12);
+  EXPECT_DOUBLE_EQ(SpearmanCorrelation({1, 2, 3}, {9, 5, 1}), -1.0);
+  EXPECT_TRUE(std::isnan(SpearmanCorrelation({1}, {2})));
+  EXPECT_TRUE(std::isnan(SpearmanCorrelation({1, 2}, {3, 3})));
+}
+
+TEST(LayoutSweep, CsvErrorsNameLineAndColumn) {
+  const HardwareDb db = Db();
+  Expected<std::vector<SweepRow>> ok = ParseLayoutSweep(std::string(kHeader) + kOkRow, "s.csv", db);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->size(), 1u);
+  EXPECT_EQ((*ok)[0].job.training.global_batch_size, 8 * 2 * 16);
+  EXPECT_TRUE((*ok)[0].job.parallel.sequence_parallel);
+
+  std::string bad = kOkRow;
+  bad.replace(bad.find(",8,1,1,1,1,0,"), 13, ",8,x,1,1,1,0,");
+  Expected<std::vector<SweepRow>> e =
+      ParseLayoutSweep(std::string(kHeader) + kOkRow + bad, "s.csv", db);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(),
+            "s.csv: line 3: column 'tp': must be a positive integer, got 'x'");
+
+  std::string no_status = kHeader;
+  no_status.replace(no_status.find(",status"), 7, ",state");
+  e = ParseLayoutSweep(no_status + kOkRow, "s.csv", db);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "s.csv: line 1: header lacks column 'status'");
+}
+
+TEST(LayoutSweep, ShippedSweep) {
+  const HardwareDb db = Db();
+  Expected<std::vector<SweepRow>> rows =
+      ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", db);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1631u);
+  int ran = 0;
+  for (const SweepRow& r : *rows) ran += r.ran ? 1 : 0;
+  EXPECT_EQ(ran, 1026);
+  EXPECT_EQ(static_cast<int>(rows->size()) - ran, 605);
+
+  const SweepReport report = CompareWithLayoutSweep(*rows, db);
+  std::printf("\n%s\n", FormatSweepTable(report).c_str());
+  EXPECT_EQ(report.overall.rows, 1631);
+  EXPECT_EQ(report.overall.simulated + report.overall.not_expressible, 1631);
+  EXPECT_EQ(report.groups.size(), 14u);  // 2 models x 7 node counts
+  int reasons = 0;
+  for (const auto& [reason, count] : report.reasons) reasons += count;
+  EXPECT_EQ(reasons, report.overall.not_expressible);
+  for (const SweepPrediction& p : report.rows) {
+    if (!p.expressible) {
+      EXPECT_FALSE(p.reason.empty()) << "line " << p.row->line;
+      continue;
+    }
+    EXPECT_TRUE(std::isfinite(p.tokens_per_s_per_gpu) && p.tokens_per_s_per_gpu > 0)
+        << "line " << p.row->line;
+    EXPECT_TRUE(std::isfinite(p.peak_memory_gb) && p.peak_memory_gb > 0) << "line " << p.row->line;
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
