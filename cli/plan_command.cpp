@@ -336,7 +336,8 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--lora-rank", o->lora_rank, "Fine-tune LoRA adapters of this rank");
   sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all")
       ->delimiter(',');
-  sub->add_option("--lora-base", o->lora_base, "Frozen base storage: same | nf4 (QLoRA)");
+  sub->add_option("--lora-base", o->lora_base,
+                  "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
   sub->add_option("--profile", o->profile_path,
                   "Measured profile (gpuplan profile) of one of the GPUs: its figures replace "

@@ -270,7 +270,8 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
                   "memory and collective figures replace the datasheet ones");
   sub->add_option("--lora-rank", o->lora_rank, "Fine-tune with LoRA adapters of this rank");
   sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all");
-  sub->add_option("--lora-base", o->lora_base, "Frozen base storage: bf16 | nf4");
+  sub->add_option("--lora-base", o->lora_base,
+                  "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
   sub->callback([o, global, run] { *run = [o, global] { return RunSimulate(*o, *global); }; });
 }
 

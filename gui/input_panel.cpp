@@ -704,17 +704,24 @@ const std::vector<Field>& Fields() {
       {.section = "Parallelism",
        .key = "lora_base",
        .label = "LoRA base weights",
-       .tooltip = "same: frozen base in the training precision; nf4: 4-bit NormalFloat "
-                  "(QLoRA, Dettmers et al. 2023).",
+       .tooltip = "Storage of the frozen base weights. same: the training precision; bf16, "
+                  "fp16: 2 bytes; fp8: 1 byte; nf4: 4-bit NormalFloat (QLoRA, Dettmers et al. "
+                  "2023).",
        .kind = Kind::kChoice,
-       .choices = [](const HardwareDb&, const Session&) { return Fixed("same", "nf4"); },
+       .choices = [](const HardwareDb&,
+                     const Session&) { return Fixed("same", "bf16", "fp16", "fp8", "nf4"); },
        .get_choice =
            [](const Session& s) {
-             return QString(s.job.training.lora.base == BaseWeights::kNf4 ? "nf4" : "same");
+             return QString::fromUtf8(BaseWeightsName(s.job.training.lora.base).data());
            },
        .set_choice =
            [](const HardwareDb&, Session* s, const QString& v) {
-             s->job.training.lora.base = v == "nf4" ? BaseWeights::kNf4 : BaseWeights::kSame;
+             for (BaseWeights b : {BaseWeights::kSame, BaseWeights::kBf16, BaseWeights::kFp16,
+                                   BaseWeights::kFp8, BaseWeights::kNf4}) {
+               if (v == QString::fromUtf8(BaseWeightsName(b).data())) {
+                 s->job.training.lora.base = b;
+               }
+             }
            },
        .enabled = HasLora},
       // ---- price ---------------------------------------------------------------------------

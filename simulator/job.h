@@ -16,8 +16,12 @@ enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };
 /// How attention is computed: fused FlashAttention-style kernels (no s^2 tensor in HBM) or the
 /// unfused softmax path of earlier Megatron/PyTorch (scores materialised, read and written).
 enum class AttentionImpl { kFlash, kUnfused };
-/// Storage of frozen base weights under LoRA.
-enum class BaseWeights { kSame, kNf4 };
+/// Storage of frozen base weights under LoRA (bytes per parameter: FrozenBaseBytesPerParam in
+/// simulator/memory.h). kSame: the training precision's weights (4 B for fp32/tf32, else 2 B);
+/// kBf16, kFp16: 2 B; kFp8: 1 B (weights kept only in fp8, as Transformer Engine's
+/// fp8_model_init creates them); kNf4: 4-bit NormalFloat with double
+/// quantisation (QLoRA, Dettmers et al. 2023, Sec. 3).
+enum class BaseWeights { kSame, kBf16, kFp16, kFp8, kNf4 };
 
 struct ClusterSpec {
   std::string gpu;  ///< GpuSpec id

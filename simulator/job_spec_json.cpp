@@ -108,6 +108,16 @@ const char* NameOf(Recompute r) { return RecomputeName(r).data(); }
 
 const char* NameOf(Schedule s) { return ScheduleName(s).data(); }
 
+struct BaseWeightsEntry {
+  const char* name;
+  BaseWeights value;
+};
+constexpr BaseWeightsEntry kBaseWeights[] = {{"same", BaseWeights::kSame},
+                                             {"bf16", BaseWeights::kBf16},
+                                             {"fp16", BaseWeights::kFp16},
+                                             {"fp8", BaseWeights::kFp8},
+                                             {"nf4", BaseWeights::kNf4}};
+
 const char* NameOf(AttentionImpl a) { return a == AttentionImpl::kFlash ? "flash" : "unfused"; }
 
 struct LoraTargetName {
@@ -241,16 +251,38 @@ Status ParseLora(const nlohmann::json* j, const std::string& context, Precision 
       break;
     }
   }
-  const std::string base = r.OptionalEnum("base", "same", {"bf16", "same", "nf4"});
-  lora->base = base == "nf4" ? BaseWeights::kNf4 : BaseWeights::kSame;
-  if (r.status().ok() && base == "bf16" && precision != Precision::kBf16) {
-    r.Fail("base", "'bf16' needs training.precision bf16 (use 'same' to keep the base in " +
-                       std::string(NameOf(precision)) + ")");
+  const std::string base = r.OptionalEnum("base", "same", {"same", "bf16", "fp16", "fp8", "nf4"});
+  for (const BaseWeightsEntry& n : kBaseWeights) {
+    if (base == n.name) lora->base = n.value;
+  }
+  // A 16-bit base is the GEMM operand itself, so it must match the 16-bit math (fp8 training
+  // keeps 16-bit weights); an fp8 base is cast to the 16-bit or fp8 math, not to fp32.
+  const bool fp32_math = precision == Precision::kFp32 || precision == Precision::kTf32;
+  const char* needs = nullptr;
+  if (lora->base == BaseWeights::kBf16 && precision != Precision::kBf16 &&
+      precision != Precision::kFp8) {
+    needs = "bf16 or fp8";
+  } else if (lora->base == BaseWeights::kFp16 && precision != Precision::kFp16 &&
+             precision != Precision::kFp8) {
+    needs = "fp16 or fp8";
+  } else if (lora->base == BaseWeights::kFp8 && fp32_math) {
+    needs = "bf16, fp16 or fp8";
+  }
+  if (r.status().ok() && needs != nullptr) {
+    r.Fail("base", "'" + base + "' needs training.precision " + needs +
+                       " (use 'same' to keep the base in " + std::string(NameOf(precision)) + ")");
   }
   return r.status();
 }
 
 }  // namespace
+
+std::string_view BaseWeightsName(BaseWeights b) {
+  for (const BaseWeightsEntry& n : kBaseWeights) {
+    if (n.value == b) return n.name;
+  }
+  return "?";
+}
 
 std::string_view RecomputeName(Recompute r) {
   switch (r) {
@@ -717,7 +749,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
     }
     training["lora"] = {{"rank", t.lora.rank},
                         {"targets", targets},
-                        {"base", t.lora.base == BaseWeights::kNf4 ? "nf4" : "same"}};
+                        {"base", std::string(BaseWeightsName(t.lora.base))}};
   }
 
   const ParallelSpec& p = job.parallel;

@@ -37,6 +37,9 @@ Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& or
                                const std::string& base_dir, const HardwareDb& db,
                                const SpecFlags& flags = {});
 
+/// "same", "bf16", "fp16", "fp8" or "nf4": the names of `training.lora.base` in job specs.
+std::string_view BaseWeightsName(BaseWeights b);
+
 /// "none", "selective" or "full": the names of `training.recompute` in job specs.
 std::string_view RecomputeName(Recompute r);
 

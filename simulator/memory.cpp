@@ -9,13 +9,28 @@
 namespace gpuplan {
 namespace {
 
-// Bytes per parameter of 4-bit NF4 storage with double quantisation: 4 bits + ~0.127 bits of
-// quantisation constants (Dettmers et al. 2023, "QLoRA", Sec. 3).
-constexpr double kNf4BytesPerParam = 4.127 / 8.0;
+// Bytes per parameter of 4-bit NF4 storage with double quantisation: 4 bits + 0.127 bits of
+// quantisation constants (Dettmers et al. 2023, "QLoRA", Sec. 3; see memory.h).
+constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
 
 bool IsFp32(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32; }
 
 }  // namespace
+
+double FrozenBaseBytesPerParam(const TrainingSpec& tr) {
+  switch (tr.lora.base) {
+    case BaseWeights::kSame:
+      return IsFp32(tr.precision) ? 4.0 : 2.0;
+    case BaseWeights::kBf16:
+    case BaseWeights::kFp16:
+      return 2.0;
+    case BaseWeights::kFp8:
+      return 1.0;
+    case BaseWeights::kNf4:
+      return kNf4BytesPerParam;
+  }
+  return 2.0;
+}
 
 ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
                                     Precision precision, bool cpu_offload) {
@@ -46,28 +61,56 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   const double scale = IsFp32(tr.precision) ? 2.0 : 1.0;  // Table 2 assumes 2-byte activations
   const bool dropout = tr.dropout;
 
+  // LoRA: a frozen linear's input is stored only for its weight gradient, which is not computed;
+  // it stays where an adapter on the same input needs it (dL/dA = dL/d(Ax) x^T, Hu et al. 2021).
+  const LoraSpec& lora = tr.lora;
+  auto input_kept = [&](uint32_t targets) { return !lora.enabled || (lora.targets & targets); };
+  const bool swiglu = m.mlp == MlpKind::kSwiGlu;
+  const uint32_t fc1_targets = kLoraUp | (swiglu ? kLoraGate : 0u);
+  const bool fc1_input_kept = input_kept(fc1_targets);
+
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
   // (2sbh each), two dropout masks (1 byte each). Sequence parallelism splits them by t.
-  const double replicated = sb * h * (4.0 + 2.0 + 2.0 + (dropout ? 2.0 : 0.0));
+  const double replicated = sb * h *
+                            (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? 2.0 : 0.0) +
+                             (fc1_input_kept ? 2.0 : 0.0) + (dropout ? 2.0 : 0.0));
   const double full_input = 2.0 * sb * h;  // what full recomputation keeps per layer
 
-  // TP-split tensors: Q, K, V and the out-projection input.
-  double split = 2.0 * sb * (q + 2.0 * kv) + 2.0 * sb * q;
+  // TP-split tensors: Q, K, V and the out-projection input (= the attention output O, which
+  // fused attention's backward reads: Dao et al. 2022, Alg. 4).
+  const bool out_input_kept = input_kept(kLoraO) || tr.attention == AttentionImpl::kFlash;
+  double split = 2.0 * sb * (q + 2.0 * kv) + (out_input_kept ? 2.0 * sb * q : 0.0);
   // Core attention: unfused keeps softmax output (2), dropout mask (1) and output (2) per score;
   // fused attention keeps only the fp32 log-sum-exp per query row (Dao et al. 2022, Sec. 3.1).
   const double scores = a * sb * s_full;
   const double core =
       tr.attention == AttentionImpl::kUnfused ? (dropout ? 5.0 : 2.0) * scores : 4.0 * sb * a;
   // MLP intermediates: GELU keeps its input and FC2's input (2sbf each); SwiGLU keeps gate, up
-  // and the product (2sbf each). MoE: every token's top-k experts (+ shared) keep theirs, plus
-  // the dispatched copy of the token (2sbh each).
-  const double per_mlp = (m.mlp == MlpKind::kSwiGlu ? 6.0 : 4.0);
+  // and the product (2sbf each); the FC2 input only for FC2's weight gradient. MoE: every
+  // token's top-k experts (+ shared) keep theirs, plus the dispatched copy of the token (2sbh
+  // each, the experts' FC1 input).
+  const double per_mlp = (swiglu ? 4.0 : 2.0) + (input_kept(kLoraDown) ? 2.0 : 0.0);
+  const double mlp_copies =
+      moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
-    const double active = static_cast<double>(m.moe_top_k + m.moe_shared_experts);
-    split += active * (per_mlp * sb * static_cast<double>(m.ExpertFfn()) + 2.0 * sb * h);
+    split += mlp_copies * (per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
+                           (fc1_input_kept ? 2.0 * sb * h : 0.0));
   } else {
     split += per_mlp * sb * static_cast<double>(m.ffn_hidden_size);
   }
+  // LoRA adapters: each targeted matrix keeps its rank-r intermediate A·x (2 bytes per element)
+  // for the gradient of B, on every TP rank (stated: not split).
+  double adapter_matrices = 0;
+  if (lora.enabled) {
+    for (uint32_t target : {kLoraQ, kLoraK, kLoraV, kLoraO}) {
+      if (lora.targets & target) adapter_matrices += 1;
+    }
+    for (uint32_t target : {kLoraUp, kLoraDown}) {
+      if (lora.targets & target) adapter_matrices += mlp_copies;
+    }
+    if (swiglu && (lora.targets & kLoraGate)) adapter_matrices += mlp_copies;
+  }
+  const double adapters = 2.0 * sb * static_cast<double>(lora.rank) * adapter_matrices;
 
   const bool sp = par.sequence_parallel && par.tp > 1;
   const double replicated_share = sp ? replicated / t : replicated;
@@ -76,12 +119,12 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
       return scale * (sp ? full_input / t : full_input);
     case Recompute::kSelective:
       // Core attention is recomputed: its s^2 tensors are not stored (Korthikanti Sec. 5).
-      return scale * (replicated_share + split / t +
+      return scale * (replicated_share + split / t + adapters +
                       (tr.attention == AttentionImpl::kUnfused ? 0.0 : core / t));
     case Recompute::kNone:
       break;
   }
-  return scale * (replicated_share + (split + core) / t);
+  return scale * (replicated_share + (split + core) / t + adapters);
 }
 
 LayerActivations JobLayerActivations(const JobSpec& job) {
@@ -143,10 +186,11 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const ShardParams shard = ParamsPerGpu(job, stage);
   MemoryBreakdown mb;
   mb.peak_stage = stage;
+  // Bytes per parameter of a gathered ZeRO-3 layer: 16-bit weights, or the frozen base as stored.
+  const double gathered_bytes = tr.lora.enabled ? FrozenBaseBytesPerParam(tr) : 2.0;
   if (tr.lora.enabled) {
-    // Frozen base: weights only (bf16, or NF4 for QLoRA); adapters carry full Adam state.
-    const double base_bytes =
-        tr.lora.base == BaseWeights::kNf4 ? kNf4BytesPerParam : (IsFp32(tr.precision) ? 4 : 2);
+    // Frozen base: weights only, at their stored precision; adapters carry full Adam state.
+    const double base_bytes = FrozenBaseBytesPerParam(tr);
     const ModelStateBytes adapters =
         ZeroModelStateBytes(shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload);
     mb.weights_bytes =
@@ -165,7 +209,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   if (zero >= 3) {
     // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
     const double layers = static_cast<double>(StageLayers(job, stage));
-    mb.weights_bytes += 2.0 * 2.0 * shard.Total() / std::max(1.0, layers);
+    mb.weights_bytes += 2.0 * gathered_bytes * shard.Total() / std::max(1.0, layers);
   }
   // Full recomputation re-materialises one layer at a time during backward.
   const double recompute_working =

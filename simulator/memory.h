@@ -22,12 +22,25 @@ struct ModelStateBytes {
 ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
                                     Precision precision, bool cpu_offload);
 
+/// Bytes per stored frozen base parameter under LoRA (TrainingSpec::lora.base): `same` = the
+/// training precision's weights (4 for fp32/tf32; 2 otherwise, fp8 training included, whose
+/// weights stay 16-bit), bf16/fp16 2, fp8 1, nf4 4.127/8: 4-bit codes in 64-element blocks with
+/// double quantisation (8-bit block constants in blocks of 256 plus one fp32 constant per 256
+/// of those: 8/64 + 32/(64*256) = 0.127 bit per parameter; Dettmers et al. 2023, QLoRA, Sec. 3).
+double FrozenBaseBytesPerParam(const TrainingSpec& tr);
+
 /// Activation bytes stored by one transformer layer for one micro-batch on one GPU, for the
 /// backward pass. Generalises Korthikanti et al. 2022 ("Reducing Activation Recomputation in
 /// Large Transformer Models", Sec. 4, Table 2) from GPT (f = 4h, MHA, GELU, dropout) to any
 /// FFN width, GQA, SwiGLU, MoE and fused attention. For GPT with unfused attention it reproduces
 /// Table 2: sbh(10 + 24/t + 5as/(ht)) without SP, sbh(34/t + 5as/(ht)) with SP,
 /// sbh(34/t) with SP + selective recompute, and 2sbh for full recompute.
+/// Under LoRA the frozen linears compute no weight gradients, so the inputs stored only for
+/// them are dropped: the QKV input unless q, k or v is targeted, the FC1 input (and an MoE
+/// expert's dispatched token copy) unless up or gate is, the FC2/down input unless down is, and
+/// the out-projection input unless o is or fused attention needs it (its backward reads the
+/// output O, Dao et al. 2022 Alg. 4). Each targeted matrix stores its adapter's rank-r
+/// intermediate A·x (2·sb·r bytes) for the gradient of B. docs/COST_MODEL.md lists the terms.
 /// `recompute` overrides job.training.recompute (to size the layer being re-materialised).
 double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute);
 

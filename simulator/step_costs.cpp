@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "simulator/memory.h"
 #include "simulator/topology.h"
 
 namespace gpuplan {
@@ -25,6 +26,17 @@ struct Ctx {
   double tokens = 0;     // tokens per micro-batch on one rank (b*s/cp)
   double act_bytes = 2;  // bytes per activation element
 };
+
+// Bytes moved per frozen base parameter to convert it into GEMM operands of `operand_bytes`
+// (read the stored copy, write and re-read the converted one), or 0 when the GEMMs read the
+// stored copy directly: 16-bit bases (the checks in job_spec_json.cpp keep them at 16-bit math)
+// and fp8 bases under fp8 math.
+double FrozenBaseCastBytesPerParam(const TrainingSpec& tr, double operand_bytes) {
+  const bool direct = tr.lora.base == BaseWeights::kSame || tr.lora.base == BaseWeights::kBf16 ||
+                      tr.lora.base == BaseWeights::kFp16 ||
+                      (tr.lora.base == BaseWeights::kFp8 && tr.precision == Precision::kFp8);
+  return direct ? 0.0 : FrozenBaseBytesPerParam(tr) + 2.0 * operand_bytes;
+}
 
 double LoraAdapterSeconds(const Ctx& c, double in, double out) {
   const double rank = static_cast<double>(c.job.training.lora.rank);
@@ -121,14 +133,16 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     lt.fwd_gemm += adapters;
     lt.bwd += 2.0 * adapters;
     lt.wgrad += adapters;
-    if (tr.lora.base == BaseWeights::kNf4) {
-      // QLoRA dequantises each frozen matrix before use: read 0.5 B, write and re-read 2 B per
-      // parameter, in forward, backward and any recomputation.
+    const double cast_bytes = FrozenBaseCastBytesPerParam(tr, c.act_bytes);
+    if (cast_bytes > 0) {
+      // A frozen base stored narrower than the GEMM operands is converted before each use:
+      // QLoRA dequantises each NF4 matrix (Dettmers et al. 2023, Sec. 3), an fp8-stored base
+      // under 16-bit math is cast; in forward, backward and any recomputation.
       const double layer_params =
           (h * (q + 2.0 * kv) + q * h + mlp_active * f * h * (swiglu ? 3.0 : 2.0)) / t;
-      const double dequant = MemoryBoundSeconds(r, 4.5 * layer_params, swiglu ? 7 : 6);
-      lt.fwd_other += dequant;
-      lt.bwd += dequant;
+      const double cast = MemoryBoundSeconds(r, cast_bytes * layer_params, swiglu ? 7 : 6);
+      lt.fwd_other += cast;
+      lt.bwd += cast;
     }
   }
 

@@ -1,0 +1,135 @@
+// CollectiveSeconds against every usable published collective measurement
+// (hardware-db/calibration/collectives.json): nccl-tests' time = size * factor(n) / busbw.
+// Prints the error by size class (docs/COST_MODEL.md keeps the table).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/json_reader.h"
+#include "hardware-db/hardware_db.h"
+#include "simulator/collective.h"
+#include "simulator/topology.h"
+
+namespace gpuplan {
+namespace {
+
+// Which hardware-db GPU a row's gpu_type names (prefix of the published text).
+struct GpuMatch {
+  const char* prefix;
+  const char* gpu_id;
+};
+constexpr GpuMatch kGpus[] = {
+    {"A100 (SXM", "a100-sxm4-80gb"}, {"H200", "h200-sxm-141gb"},      {"B200", "b200"},
+    {"AMD MI300X", "mi300x"},        {"H100 PCIe", "h100-pcie-80gb"},
+};
+
+// The nodes of the multi-node rows are AWS p5en / p6-b200: 8 x 400 Gb/s EFA per node (efa-p5).
+// Single-node rows never touch the network; any entry serves.
+std::string NetworkFor(const std::string& interconnect, double nodes) {
+  if (nodes <= 1) return "ib-ndr-400";
+  return interconnect.find("EFA") != std::string::npos ? "efa-p5" : "";
+}
+
+// The row ran NVLink SHARP (NVLS), which gpuplan does not model (docs/COST_MODEL.md).
+bool RanNvls(const nlohmann::json& e, double bytes) {
+  if (!e["nccl_algo"].is_string()) return false;
+  const std::string algo = e["nccl_algo"].get<std::string>();
+  if (algo == "NVLS") return true;
+  return algo.find("NVLS SIMPLE >=2MiB") != std::string::npos && bytes >= 2.0 * 1024 * 1024;
+}
+
+struct Row {
+  std::string id;
+  double bytes = 0;
+  double error = 0;  // |predicted / measured - 1|
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+TEST(CollectiveModel, PublishedMeasurements) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  Expected<nlohmann::json> doc = ReadJsonFile(BuiltinCalibrationDir() + "/collectives.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+
+  std::vector<Row> rows;
+  std::vector<std::string> skipped;
+  for (const nlohmann::json& e : (*doc)["collectives"]) {
+    const std::string id = e["id"].get<std::string>();
+    auto skip = [&](const char* why) { skipped.push_back(id + ": " + why); };
+    Collective c;
+    if (!e["collective"].is_string() ||
+        !ParseCollectiveName(e["collective"].get<std::string>(), &c)) {
+      skip("collective is not one gpuplan models");
+      continue;
+    }
+    if (!e["message_size_bytes"].is_number() || !e["busbw_GBps"].is_number() ||
+        !e["num_gpus"].is_number()) {
+      skip("no message size, busbw or GPU count");
+      continue;
+    }
+    const double bytes = e["message_size_bytes"].get<double>();
+    const double n = e["num_gpus"].get<double>();
+    const double nodes = e["num_nodes"].is_number() ? e["num_nodes"].get<double>() : 1.0;
+    const double per_node =
+        e["gpus_per_node"].is_number() ? e["gpus_per_node"].get<double>() : n / nodes;
+    if (RanNvls(e, bytes)) {
+      skip("ran NVLS, not modelled");
+      continue;
+    }
+    const std::string gpu_type = e["gpu_type"].is_string() ? e["gpu_type"].get<std::string>() : "";
+    const GpuMatch* match =
+        std::find_if(std::begin(kGpus), std::end(kGpus),
+                     [&](const GpuMatch& g) { return gpu_type.rfind(g.prefix, 0) == 0; });
+    const std::string net_id = NetworkFor(e["interconnect"].get<std::string>(), nodes);
+    if (match == std::end(kGpus) || net_id.empty()) {
+      skip("GPU type or network not in the hardware database");
+      continue;
+    }
+    const GpuSpec* gpu = db->FindGpu(match->gpu_id);
+    const NetworkSpec* net = db->FindNetwork(net_id);
+    ASSERT_NE(gpu, nullptr) << match->gpu_id;
+    ASSERT_NE(net, nullptr) << net_id;
+    const ClusterLinks links = ResolveLinks(*gpu, *net, static_cast<int64_t>(per_node));
+    const GroupLink g = PlaceGroup(links, static_cast<int64_t>(n), 1);
+    const double busbw = e["busbw_GBps"].get<double>() * 1e9;
+    const double measured = bytes * GetCollectiveInfo(c).bus_factor(n) / busbw;
+    const double predicted = CollectiveSeconds(c, bytes, g);
+    std::printf("  %s: predicted / measured %.3f\n", id.c_str(), predicted / measured);
+    rows.push_back({id, bytes, std::abs(predicted / measured - 1.0)});
+  }
+
+  // Size classes: < 64 KiB (latency), 64 KiB - 16 MiB (mixed), >= 16 MiB (bandwidth).
+  std::vector<double> small, medium, large, all;
+  for (const Row& r : rows) {
+    all.push_back(r.error);
+    (r.bytes < 65536.0 ? small : r.bytes < 16777216.0 ? medium : large).push_back(r.error);
+  }
+  std::printf("collective rows used: %zu, skipped: %zu\n", rows.size(), skipped.size());
+  for (const std::string& s : skipped) std::printf("  skipped %s\n", s.c_str());
+  std::printf("| size class | rows | median abs error |\n");
+  std::printf("| < 64 KiB | %zu | %.1f%% |\n", small.size(), 100 * Median(small));
+  std::printf("| 64 KiB - 16 MiB | %zu | %.1f%% |\n", medium.size(), 100 * Median(medium));
+  std::printf("| >= 16 MiB | %zu | %.1f%% |\n", large.size(), 100 * Median(large));
+  std::printf("| all | %zu | %.1f%% |\n", all.size(), 100 * Median(all));
+  ASSERT_GE(rows.size(), 60u);
+  // What holds today (docs/COST_MODEL.md): large messages are bandwidth-bound and within 10%,
+  // the overall median within issue 16's 15%. Medium messages (64 KiB - 16 MiB, 27.8%) are the
+  // weak class: one busbw plus a ring/tree alpha has no protocol switch (NCCL's LL/LL128).
+  // A model with NCCL's tuning.cc latency table was tried and fitted these rows worse (24.1%
+  // overall, 58% on medium messages): its latencies rank algorithms, they are not absolute.
+  EXPECT_LE(Median(large), 0.10);
+  EXPECT_LE(Median(all), 0.15);
+}
+
+}  // namespace
+}  // namespace gpuplan
