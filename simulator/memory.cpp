@@ -190,11 +190,10 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const double gathered_bytes = tr.lora.enabled ? FrozenBaseBytesPerParam(tr) : 2.0;
   if (tr.lora.enabled) {
     // Frozen base: weights only, at their stored precision; adapters carry full Adam state.
-    const double base_bytes = FrozenBaseBytesPerParam(tr);
     const ModelStateBytes adapters =
         ZeroModelStateBytes(shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload);
     mb.weights_bytes =
-        base_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
+        gathered_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
     mb.grads_bytes = adapters.grads;
     mb.optimizer_bytes = adapters.optimizer;
   } else {
