@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/file_write.h"
 #include "common/json_reader.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
@@ -38,12 +39,18 @@ Status RunAccuracy(const std::string& path, bool markdown, const GlobalOptions& 
 }
 
 // `gpuplan accuracy --sweep`: the layout-sweep metrics (docs/ACCURACY.md).
-Status RunSweep(const std::string& path, bool markdown, const GlobalOptions& g) {
+// With `rows_path`, also the per-row predictions as CSV (written before the table is printed).
+Status RunSweep(const std::string& path, bool markdown, const std::string& rows_path,
+                const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   Expected<std::vector<SweepRow>> rows = ReadLayoutSweepFile(path, *db);
   if (!rows.ok()) return rows.status();
   const SweepReport report = CompareWithLayoutSweep(*rows, *db);
+  if (!rows_path.empty()) {
+    const Status written = WriteFileAtomically(rows_path, FormatSweepRowsCsv(report));
+    if (!written.ok()) return written;
+  }
   std::printf("%s", (markdown ? FormatSweepMarkdown(report) : FormatSweepTable(report)).c_str());
   return Status::Ok();
 }
@@ -101,6 +108,7 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
   auto path = std::make_shared<std::string>(BuiltinCalibrationDir() + "/published_runs.json");
   auto sweep_path = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);
+  auto rows_path = std::make_shared<std::string>();
   CLI::Option* runs =
       sub->add_option("--runs", *path,
                       "Published runs to compare with (format: hardware-db/calibration/README.md); "
@@ -114,6 +122,11 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
           ->type_name("[FILE]")
           ->excludes(runs);
   sub->add_flag("--markdown", *markdown, "Tables in Markdown (docs/ACCURACY.md)");
+  sub->add_option("--rows", *rows_path,
+                  "With --sweep: also write every row's prediction (step time and memory by part) "
+                  "as CSV to FILE (columns: docs/ACCURACY.md)")
+      ->type_name("FILE")
+      ->needs(sweep);
   sub->callback([=] {
     if (sweep->count() == 0) {
       *run = [=] { return RunAccuracy(*path, *markdown, *global); };
@@ -121,7 +134,7 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
     }
     const std::string file =
         sweep_path->empty() ? BuiltinCalibrationDir() + "/ultrascale_sweep.csv" : *sweep_path;
-    *run = [=] { return RunSweep(file, *markdown, *global); };
+    *run = [=] { return RunSweep(file, *markdown, *rows_path, *global); };
   });
 }
 

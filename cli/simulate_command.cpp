@@ -24,7 +24,7 @@ struct SimulateOptions {
   std::string spec_path;
   bool json = false;
   // Flags that fill or override the spec; empty/nullopt = not given.
-  std::string model, gpu, inter_node, precision, recompute, schedule, attention;
+  std::string model, gpu, inter_node, precision, recompute, schedule, attention, framework;
   std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, vpp;
   std::optional<int64_t> micro_batch, global_batch, seq_len, zero;
   int64_t lora_rank = 0;
@@ -82,6 +82,7 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("training", "precision", "--precision", Given(o.precision));
   flag("training", "recompute", "--recompute", Given(o.recompute));
   flag("training", "attention", "--attention", Given(o.attention));
+  flag("training", "framework", "--framework", Given(o.framework));
   std::optional<nlohmann::json> lora;
   if (o.lora_rank) {
     lora = nlohmann::json{{"rank", o.lora_rank}};
@@ -238,6 +239,9 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--attention", o->attention, "flash | unfused");
+  sub->add_option("--framework", o->framework,
+                  "Training stack: " + FrameworkNames() +
+                      " (what it keeps in memory; docs/COST_MODEL.md)");
   sub->add_option("--zero", o->zero, "ZeRO stage 0-3");
   sub->add_flag("--fsdp", o->fsdp, "PyTorch FSDP full sharding");
   sub->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");

@@ -2,7 +2,7 @@
 """Runs the commands shown in README.md and docs/*.md and checks that their output is the text
 the documents show.
 
-Usage: check_docs.py --bin-dir DIR [--bin-dir DIR...] [--repo ROOT] [--self-test] [FILE...]
+Usage: check_docs.py --bin-dir DIR [--bin-dir DIR...] [--repo ROOT] [--self-test | --update] [FILE...]
 
 Every fenced block without a language tag must carry a marker on the line before it:
   <!-- check -->             the block starts with "$ command" lines (a trailing "\\" continues
@@ -180,6 +180,9 @@ def main():
                     help="folder with the built programs (repeatable)")
     ap.add_argument("--repo", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--update", action="store_true",
+                    help="rewrite each differing block with the program's output, keeping its "
+                         "'...' abridgements (review the diff before committing)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     repo = os.path.abspath(args.repo)
@@ -196,17 +199,60 @@ def main():
     env["COLUMNS"] = "100"
     with tempfile.TemporaryDirectory(prefix="gpuplan-docs-") as cwd:
         link_repo(repo, cwd)
-        failed = check(blocks, repo, cwd, env, args.self_test)
+        failed = check(blocks, repo, cwd, env, args.self_test, args.update)
     print(f"{len(blocks) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
-def check(blocks, repo, cwd, env, self_test):
-    """Runs and compares every block, printing one line each; returns how many failed."""
+def abridged_like(expected, actual):
+    """`actual` cut to the shape of `expected`: as many leading and trailing lines, and each
+    segment between two '...' lines taken where its first line occurs; None if one is missing."""
+    marks = [k for k, e in enumerate(expected) if e.strip() == "..."]
+    if not marks:
+        return list(actual)
+    head, tail = marks[0], len(expected) - 1 - marks[-1]
+    if head + tail > len(actual):
+        return None
+    out = actual[:head] + [expected[marks[0]]]
+    pos = head
+    for a, b in zip(marks, marks[1:]):
+        segment = expected[a + 1:b]
+        if segment:
+            try:
+                at = actual.index(segment[0], pos)
+            except ValueError:
+                return None
+            out += actual[at:at + len(segment)]
+            pos = at + len(segment)
+        out.append(expected[b])
+    return out + (actual[len(actual) - tail:] if tail else [])
+
+
+def update(block, actual):
+    """Rewrites `block` in its document with `actual` (abridged like the block); False if the
+    shape cannot be kept."""
+    new = abridged_like(block.expected, actual)
+    if new is None or not matches(new, actual):
+        return False
+    lines = open(block.path, encoding="utf-8").read().split("\n")
+    start = block.line - 1
+    lines[start:start + len(block.expected)] = new
+    open(block.path, "w", encoding="utf-8").write("\n".join(lines))
+    return True
+
+
+def check(blocks, repo, cwd, env, self_test, rewrite=False):
+    """Runs and compares every block, printing one line each; returns how many failed. With
+    `rewrite`, differing blocks are updated (last first, so earlier line numbers stay valid)."""
     failed = 0
-    for b in blocks:
+    for b in sorted(blocks, key=lambda x: (x.path, -x.line)) if rewrite else blocks:
         where = f"{os.path.relpath(b.path, repo)}:{b.line}"
         actual = run(b, cwd, env)
+        if rewrite and not matches(b.expected, actual):
+            done = update(b, actual)
+            failed += 0 if done else 1
+            print(f"{'updated' if done else 'CANNOT UPDATE'} {where}")
+            continue
         if not matches(b.expected, actual):
             failed += 1
             print(f"FAIL {where}: output of `{' ; '.join(b.commands)}` differs from the document")

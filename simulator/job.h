@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hardware-db/hardware.h"
+#include "simulator/framework.h"
 #include "simulator/model.h"
 
 namespace gpuplan {
@@ -66,6 +67,8 @@ struct TrainingSpec {
   AttentionImpl attention = AttentionImpl::kFlash;
   bool dropout = false;  ///< dropout layers (their masks are kept for backward)
   LoraSpec lora;
+  /// The training stack (simulator/framework.h): what it keeps in memory beyond the model.
+  Framework framework = Framework::kMegatronCore;
 };
 
 struct ParallelSpec {

@@ -311,7 +311,7 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   const std::string context = origin + ": training";
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
-                         "recompute", "attention", "dropout", "lora"});
+                         "recompute", "attention", "dropout", "lora", "framework"});
   t->seq_len = r.OptionalPositiveInt("seq_len", kDefaultSeqLen);
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
@@ -330,6 +330,9 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   // Default: GPT-style models with linear biases train with dropout (Megatron-LM's default
   // hidden/attention dropout 0.1); bias-free models (Llama family, MPT presets) without.
   t->dropout = r.OptionalBool("dropout", model.HasLinearBiases());
+  std::vector<std::string_view> frameworks;
+  for (const FrameworkTraits& f : Frameworks()) frameworks.push_back(f.name);
+  ParseFramework(r.OptionalEnum("framework", Frameworks()[0].name, frameworks), &t->framework);
   const nlohmann::json* lora = r.OptionalObject("lora");
   GPUPLAN_RETURN_IF_ERROR(r.status());
   t->lora = LoraSpec{};
@@ -740,6 +743,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"recompute", NameOf(t.recompute)},
       {"attention", NameOf(t.attention)},
       {"dropout", t.dropout},
+      {"framework", TraitsOf(t.framework).name},
   };
   if (t.lora.enabled) {
     nlohmann::json targets = nlohmann::json::array();

@@ -227,8 +227,9 @@ constexpr const char* kHeaders[] = {"group",
 
 std::string Assumptions(const SweepReport& report) {
   return "Network between nodes: " + report.network +
-         " (the default node's; the sweep does not state it). Recomputation: none (nanotron's "
-         "default). TP communication overlap: off. Global batch: dp*mbs*grad_acc. Memory: "
+         " (the default node's; the sweep does not state it). Stack: nanotron (its memory "
+         "traits, docs/COST_MODEL.md). Recomputation: none (nanotron's default). TP "
+         "communication overlap: off. Global batch: dp*mbs*grad_acc. Memory: "
          "gpu_mem_gb read as 1e9 bytes. Medians are of absolute errors over rows that ran; "
          "'all' gives the median Spearman over groups.\n";
 }
@@ -311,6 +312,7 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
       r.Fail("precision", "must be fp32, tf32, bf16, fp16 or fp8", precision);
     }
     t.recompute = Recompute::kNone;
+    t.framework = Framework::kNanotron;
     row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
     row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu");
     row.measured_memory_gb = r.OptionalNumber("gpu_mem_gb");
@@ -368,6 +370,8 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
       p.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
       p.peak_memory_gb = r.memory.peak_bytes / 1e9;
       p.fits = r.memory.fits;
+      p.time_s = r.breakdown_s;
+      p.memory = r.memory;
     }
     groups[{row.model, row.nodes}].push_back(report.rows.size());
     report.rows.push_back(std::move(p));
@@ -457,6 +461,45 @@ std::string FormatSweepMarkdown(const SweepReport& report) {
     for (const auto& [reason, count] : report.reasons) {
       out += StrFormat("| %s | %d |\n", reason.c_str(), count);
     }
+  }
+  return out;
+}
+
+std::string FormatSweepRowsCsv(const SweepReport& report) {
+  std::string out =
+      "line,model,nodes,dp,tp,pp,mbs,grad_acc,zero_stage,sp,status,measured_tokens_per_s_per_gpu,"
+      "predicted_tokens_per_s_per_gpu,measured_memory_gb,predicted_memory_gb,predicted_fits,"
+      "step_s,compute_s,tp_comm_s,cp_comm_s,pp_comm_s,dp_comm_s,ep_comm_s,bubble_s,optimizer_s,"
+      "weights_gb,grads_gb,"
+      "optimizer_gb,activations_gb,logits_gb,overhead_gb,not_expressible\n";
+  for (const SweepPrediction& p : report.rows) {
+    const SweepRow& r = *p.row;
+    const ParallelSpec& par = r.job.parallel;
+    out += StrFormat("%d,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%s,", r.line, r.model.c_str(),
+                     static_cast<long long>(r.nodes), static_cast<long long>(par.dp),
+                     static_cast<long long>(par.tp), static_cast<long long>(par.pp),
+                     static_cast<long long>(r.job.training.micro_batch_size),
+                     static_cast<long long>(r.job.training.global_batch_size /
+                                            (par.dp * r.job.training.micro_batch_size)),
+                     par.zero_stage, par.sequence_parallel ? 1 : 0, r.ran ? "ok" : "crashed_or_oom");
+    out += r.ran ? StrFormat("%.0f,", r.measured_tokens_per_s_per_gpu) : ",";
+    out += p.expressible ? StrFormat("%.0f,", p.tokens_per_s_per_gpu) : ",";
+    out += r.ran ? StrFormat("%.1f,", r.measured_memory_gb) : ",";
+    if (!p.expressible) {
+      // Quoted: the reason may hold commas.
+      std::string reason = p.reason;
+      std::replace(reason.begin(), reason.end(), '"', '\'');
+      out += ",,,,,,,,,,,,,,,,,\"" + reason + "\"\n";
+      continue;
+    }
+    const TimeBreakdown& t = p.time_s;
+    const MemoryBreakdown& m = p.memory;
+    out += StrFormat("%.1f,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,"
+                     "%.2f,%.2f,\n",
+                     p.peak_memory_gb, p.fits ? 1 : 0, t.Total(), t.compute, t.tp_comm, t.cp_comm,
+                     t.pp_comm, t.dp_comm, t.ep_comm, t.bubble, t.optimizer,
+                     m.weights_bytes / 1e9, m.grads_bytes / 1e9, m.optimizer_bytes / 1e9,
+                     m.activations_bytes / 1e9, m.logits_bytes / 1e9, m.overhead_bytes / 1e9);
   }
   return out;
 }

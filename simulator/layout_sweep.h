@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "hardware-db/hardware_db.h"
+#include "simulator/cost_model.h"
 #include "simulator/job.h"
 
 namespace gpuplan {
@@ -86,6 +87,8 @@ struct SweepPrediction {
   double tokens_per_s_per_gpu = 0;
   double peak_memory_gb = 0;  ///< EstimateMemory's peak, 1e9 bytes
   bool fits = false;
+  TimeBreakdown time_s;    ///< where the predicted step time goes (expressible rows)
+  MemoryBreakdown memory;  ///< the predicted peak's parts (expressible rows)
 };
 
 struct SweepReport {
@@ -107,5 +110,10 @@ std::string FormatSweepTable(const SweepReport& report);
 
 /// The same as Markdown (docs/ACCURACY.md).
 std::string FormatSweepMarkdown(const SweepReport& report);
+
+/// One CSV line per row of the sweep, in file order: its line, layout and status, measured and
+/// predicted tokens/s/GPU and peak memory (GB), and the predicted step time and memory by part
+/// (docs/ACCURACY.md lists the columns). Rows gpuplan cannot express have empty predictions.
+std::string FormatSweepRowsCsv(const SweepReport& report);
 
 }  // namespace gpuplan

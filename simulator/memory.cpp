@@ -32,12 +32,16 @@ double FrozenBaseBytesPerParam(const TrainingSpec& tr) {
   return 2.0;
 }
 
+double MainGradBytesPerParam(Precision precision) {
+  return precision == Precision::kFp16 ? 2.0 : 4.0;
+}
+
 ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
                                     Precision precision, bool cpu_offload) {
   const bool fp32 = IsFp32(precision);
   ModelStateBytes b;
   b.weights = (fp32 ? 4.0 : 2.0) * params;
-  b.grads = (fp32 ? 4.0 : 2.0) * params;
+  b.grads = MainGradBytesPerParam(precision) * params;
   b.optimizer = (fp32 ? 8.0 : 12.0) * params;
   if (zero_stage >= 1) b.optimizer /= dp_shards;
   if (zero_stage >= 2) b.grads /= dp_shards;
@@ -71,6 +75,7 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
 
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
   // (2sbh each), two dropout masks (1 byte each). Sequence parallelism splits them by t.
+  const FrameworkTraits& stack = TraitsOf(tr.framework);
   const double replicated = sb * h *
                             (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? 2.0 : 0.0) +
                              (fc1_input_kept ? 2.0 : 0.0) + (dropout ? 2.0 : 0.0));
@@ -78,8 +83,10 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
 
   // TP-split tensors: Q, K, V and the out-projection input (= the attention output O, which
   // fused attention's backward reads: Dao et al. 2022, Alg. 4).
+  // An eager stack also keeps the K/V copy it concatenates for the rotary kernel (2 x kv).
   const bool out_input_kept = input_kept(kLoraO) || tr.attention == AttentionImpl::kFlash;
-  double split = 2.0 * sb * (q + 2.0 * kv) + (out_input_kept ? 2.0 * sb * q : 0.0);
+  double split = 2.0 * sb * (q + 2.0 * kv) + (out_input_kept ? 2.0 * sb * q : 0.0) +
+                 (stack.eager_elementwise ? 4.0 * sb * kv : 0.0);
   // Core attention: unfused keeps softmax output (2), dropout mask (1) and output (2) per score;
   // fused attention keeps only the fp32 log-sum-exp per query row (Dao et al. 2022, Sec. 3.1).
   const double scores = a * sb * s_full;
@@ -89,7 +96,9 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // and the product (2sbf each); the FC2 input only for FC2's weight gradient. MoE: every
   // token's top-k experts (+ shared) keep theirs, plus the dispatched copy of the token (2sbh
   // each, the experts' FC1 input).
-  const double per_mlp = (swiglu ? 4.0 : 2.0) + (input_kept(kLoraDown) ? 2.0 : 0.0);
+  // An eager SwiGLU (act(gate) * up as two ops) also keeps SiLU's output (2sbf).
+  const double per_mlp = (swiglu ? (stack.eager_elementwise ? 6.0 : 4.0) : 2.0) +
+                         (input_kept(kLoraDown) ? 2.0 : 0.0);
   const double mlp_copies =
       moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
@@ -205,6 +214,10 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     mb.grads_bytes = dense.grads + expert.grads;
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
   }
+  if (zero < 3 && dp_shards > 1) {
+    // 16-bit gradient buckets of the stack's data-parallel wrapper beside the main gradients.
+    mb.grads_bytes += TraitsOf(tr.framework).ddp_bucket_bytes_per_param * shard.trainable;
+  }
   if (zero >= 3) {
     // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
     const double layers = static_cast<double>(StageLayers(job, stage));
@@ -217,12 +230,13 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
           : 0;
   mb.activations_bytes = StageActivationBytes(job, act, stage) + recompute_working;
   if (stage == par.pp - 1) {
-    // Logits and cross-entropy buffers of one micro-batch, vocabulary split over TP:
-    // 4sbv/t (Korthikanti et al. 2022 Sec. 4.3, output layer + loss).
+    // Logits and cross-entropy buffers of one micro-batch while its loss runs, vocabulary split
+    // over TP: the stack's bytes per logit (framework.h: 16-bit logits + fp32 copy, + a second
+    // fp32 buffer where the max is subtracted out of place) x sbv/t.
     const double sb = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
                       static_cast<double>(tr.micro_batch_size);
-    mb.logits_bytes =
-        4.0 * sb * static_cast<double>(job.model.vocab_size) / static_cast<double>(par.tp);
+    mb.logits_bytes = TraitsOf(tr.framework).loss_bytes_per_logit * sb *
+                      static_cast<double>(job.model.vocab_size) / static_cast<double>(par.tp);
   }
   mb.overhead_bytes =
       job.overhead.framework_bytes + job.overhead.fragmentation * mb.activations_bytes;

@@ -7,9 +7,10 @@
 namespace gpuplan {
 
 /// Bytes of model state for `params` parameters on one GPU of a data-parallel group of
-/// `dp_shards` ranks. Mixed-precision Adam keeps 2 bytes of fp16/bf16 weights, 2 of gradients
-/// and 12 of optimizer state (fp32 master weights, momentum, variance) per parameter: 16 in all
-/// (Rajbhandari et al. 2020, "ZeRO", Sec. 3.1 and Fig. 1). ZeRO stage 1 shards the optimizer
+/// `dp_shards` ranks. Mixed-precision Adam keeps 2 bytes of fp16/bf16 weights, the main
+/// gradients (MainGradBytesPerParam: 4 for bf16, 2 for fp16) and 12 of optimizer state (fp32
+/// master weights, momentum, variance) per parameter: 16 in all with fp16 gradients (Rajbhandari
+/// et al. 2020, "ZeRO", Sec. 3.1 and Fig. 1), 18 with bf16 and fp32 main gradients. ZeRO stage 1 shards the optimizer
 /// state, stage 2 also the gradients, stage 3 (= FSDP FULL_SHARD) also the weights. fp32
 /// training keeps 4-byte weights and gradients and 8 bytes of Adam moments. With `cpu_offload`
 /// the optimizer state lives in host memory (ZeRO-Offload, Ren et al. 2021).
@@ -21,6 +22,15 @@ struct ModelStateBytes {
 };
 ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
                                     Precision precision, bool cpu_offload);
+
+/// Bytes per parameter of the main gradients that are accumulated over micro-batches and
+/// reduced over data parallelism. bf16 (and fp8, whose weights are bf16) training accumulates
+/// and reduces them in fp32: Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16
+/// (megatron/training/arguments.py) and its distributed-optimizer guide counts "bf16 param, fp32
+/// grads" as 18 bytes per parameter, 6 + 12/d sharded (docs/source/distrib_optimizer.md);
+/// nanotron's FP32GradientAccumulator keeps a full fp32 gradient buffer. fp32/tf32: 4; fp16: 2
+/// (Megatron's fp16 default reduces in fp16).
+double MainGradBytesPerParam(Precision precision);
 
 /// Bytes per stored frozen base parameter under LoRA (TrainingSpec::lora.base): `same` = the
 /// training precision's weights (4 for fp32/tf32; 2 otherwise, fp8 training included, whose

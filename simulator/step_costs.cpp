@@ -231,8 +231,7 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
     s.p2p_bytes = c.tokens * h * c.act_bytes / t;
     s.p2p = CollectiveSeconds(Collective::kSendRecv, s.p2p_bytes, c.pp_link);
   }
-  s.grad_bytes_per_param =
-      (tr.precision == Precision::kFp32 || tr.precision == Precision::kTf32) ? 4.0 : 2.0;
+  s.grad_bytes_per_param = MainGradBytesPerParam(tr.precision);
   s.tp_link = c.tp_link;
   s.cp_link = c.cp_link;
   s.ep_link = c.ep_link;

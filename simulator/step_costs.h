@@ -24,8 +24,9 @@ inline constexpr double kGradBucketParams = 40.0e6;
 /// 2-socket server (Ren et al. 2021, Table 3 order of magnitude). Stated default.
 inline constexpr double kCpuAdamParamsPerSecond = 1.0e9;
 /// Optimizer bytes moved per parameter by fused mixed-precision Adam: read fp32 master,
-/// momentum, variance and the gradient, write the three back and the 16-bit weight copy.
-inline constexpr double kAdamBytesPerParam = 4 + 4 + 4 + 2 + 4 + 4 + 4 + 2;
+/// momentum, variance and the fp32 main gradient, write the three back and the 16-bit weight
+/// copy.
+inline constexpr double kAdamBytesPerParam = 4 + 4 + 4 + 4 + 4 + 4 + 4 + 2;
 
 /// FlashAttention backward runs 5 matmuls per block against 2 in forward (it recomputes QK^T):
 /// 2.5x forward FLOPs (Dao 2023, Sec. 3.1.2).
@@ -60,7 +61,7 @@ struct StepCosts {
   double head_fwd = 0, head_bwd = 0;    ///< last stage: LM head GEMM and cross-entropy
   double p2p = 0;                       ///< one activation (or gradient) hop between stages
   double p2p_bytes = 0;
-  double grad_bytes_per_param = 2;  ///< gradient element size (4 for fp32/tf32 training)
+  double grad_bytes_per_param = 4;  ///< reduced gradient element size (MainGradBytesPerParam)
   GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
   GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
   GroupLink expert_dp_link;                      ///< gradient group of expert parameters

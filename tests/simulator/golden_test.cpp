@@ -99,17 +99,29 @@ TEST(Golden, KorthikantiActivationBytesPerLayer) {
                    sbh * (34 + 5 * a * s / h));
 }
 
-// Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5B parameters, 64-way DP, K = 12.
+// Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5B parameters, 64-way DP, K = 12, fp16 mixed
+// precision (2-byte gradients).
 TEST(Golden, ZeroMemoryPerStage) {
   const double psi = 7.5e9, nd = 64;
   auto gb = [&](int stage) {
-    return ZeroModelStateBytes(psi, nd, stage, Precision::kBf16, false).Total() / 1e9;
+    return ZeroModelStateBytes(psi, nd, stage, Precision::kFp16, false).Total() / 1e9;
   };
   EXPECT_NEAR(gb(0), 120.0, 0.05);
   EXPECT_NEAR(gb(1), 31.4, 0.05);
   EXPECT_NEAR(gb(2), 16.6, 0.05);
   EXPECT_NEAR(gb(3), 1.9, 0.05);
   EXPECT_EQ(ZeroModelStateBytes(psi, nd, 1, Precision::kBf16, true).optimizer, 0.0);
+}
+
+// Megatron-LM docs/source/distrib_optimizer.md, bytes per parameter: "bf16 param, fp32 grads"
+// 18 without the distributed optimizer, 6 + 12/d with it (d = data-parallel size).
+TEST(Golden, MegatronBf16MainGradBytes) {
+  const double d = 16;
+  EXPECT_DOUBLE_EQ(MainGradBytesPerParam(Precision::kBf16), 4.0);
+  EXPECT_DOUBLE_EQ(MainGradBytesPerParam(Precision::kFp8), 4.0);
+  EXPECT_DOUBLE_EQ(MainGradBytesPerParam(Precision::kFp16), 2.0);
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(1.0, d, 0, Precision::kBf16, false).Total(), 18.0);
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(1.0, d, 1, Precision::kBf16, false).Total(), 6 + 12 / d);
 }
 
 // nccl-tests doc/PERFORMANCE.md bus bandwidth factors.

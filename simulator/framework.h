@@ -1,0 +1,50 @@
+// Training stacks: what the framework a job runs on keeps in memory that the cost model counts.
+// One row per stack in Frameworks(); each field names the code it was read from.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gpuplan {
+
+/// The training stack of a job (TrainingSpec::framework).
+enum class Framework { kMegatronCore, kNanotron };
+
+/// How a stack stores activations and buffers, as read from its code (not fitted).
+struct FrameworkTraits {
+  Framework id;
+  const char* name;  ///< spec and CLI name
+  const char* source;
+  /// Peak bytes per logit element on the last pipeline stage while the loss runs: the 16-bit
+  /// logits (2), their fp32 copy (4), and a second fp32 buffer (4) where the max is subtracted
+  /// out of place. Megatron-Core subtracts in place: 6 (megatron/core/tensor_parallel/
+  /// cross_entropy.py, "In-place subtraction reduces memory pressure"); nanotron's
+  /// sharded_cross_entropy does not: 10.
+  double loss_bytes_per_logit;
+  /// Bytes per trainable parameter of 16-bit gradient buckets kept beside the fp32 main
+  /// gradients when data parallelism is used without ZeRO-3: PyTorch DistributedDataParallel's
+  /// bucket views (nanotron wraps the model in DDP and adds the buckets into its fp32 buffer in a
+  /// communication hook), 2; Megatron-Core's DistributedDataParallel reduces the main-gradient
+  /// buffer itself, 0.
+  double ddp_bucket_bytes_per_param;
+  /// Eager element-wise code: SwiGLU keeps SiLU's output beside the merged gate/up output and
+  /// the product (act(gate) * up as two PyTorch ops), and attention keeps the contiguous Q/K/V
+  /// copy and a concatenated K/V copy made for the rotary kernel (nanotron models/llama.py).
+  /// Megatron-Core's fused SwiGLU and rotary kernels keep neither.
+  bool eager_elementwise;
+};
+
+/// Every stack, in a fixed order (the first is the default).
+std::span<const FrameworkTraits> Frameworks();
+
+/// The row of `f`.
+const FrameworkTraits& TraitsOf(Framework f);
+
+/// The stack called `name` (FrameworkTraits::name); false if there is none.
+bool ParseFramework(std::string_view name, Framework* out);
+
+/// The allowed names joined by ", " (for error messages and help).
+std::string FrameworkNames();
+
+}  // namespace gpuplan
