@@ -12,8 +12,10 @@
 #include "cli/model_option.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
+#include "common/checked_math.h"
 #include "common/file_write.h"
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "planner/export.h"
@@ -48,7 +50,7 @@ struct PlanOptions {
   int64_t min_gpus = 1, max_gpus = 1024;
   bool spot = false;
   std::string deadline, budget, objective = "cost";
-  double failure_rate = -1, restart_s = -1, checkpoint_gbps = -1;
+  std::optional<double> failure_rate, restart_s, checkpoint_gbps;
   int threads = 0;
   bool json = false, quiet = false;
   std::string report_dir, export_format, export_out;
@@ -66,7 +68,7 @@ Expected<double> ParseDuration(const std::string& text, const std::string& optio
     const std::string u = unit;
     if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0) {
       std::optional<double> v = ParseCount(text.substr(0, text.size() - u.size()));
-      if (v && *v > 0) return *v * seconds;
+      if (v && *v > 0 && std::isfinite(*v * seconds)) return *v * seconds;
     }
   }
   return Invalid(option, "'" + text +
@@ -74,20 +76,34 @@ Expected<double> ParseDuration(const std::string& text, const std::string& optio
                              "min, h, d or w, e.g. 60d)");
 }
 
-// "1024", "512,1024", or a power-of-two range "512:4096".
+// "1024", "512,1024", or a power-of-two range "512:4096". Each batch is at most
+// kMaxTokensPerStep sequences (checked as a double, before narrowing), so the doubling range has
+// at most 41 entries.
 Expected<std::vector<int64_t>> ParseBatches(const std::string& text) {
   std::vector<int64_t> out;
+  std::string too_large;
   auto number = [&](const std::string& s) -> std::optional<int64_t> {
     std::optional<double> v = ParseCount(s);
     if (!v || *v < 1 || std::floor(*v) != *v) return std::nullopt;
+    if (*v > static_cast<double>(kMaxTokensPerStep)) {
+      too_large = s;
+      return std::nullopt;
+    }
     return static_cast<int64_t>(*v);
+  };
+  auto fail = [&](const std::string& problem) {
+    if (!too_large.empty()) {
+      return Invalid("--global-batch", "'" + too_large + "' exceeds the limit of " +
+                                           std::to_string(kMaxTokensPerStep) + " sequences");
+    }
+    return Invalid("--global-batch", problem);
   };
   const auto colon = text.find(':');
   if (colon != std::string::npos) {
     auto lo = number(text.substr(0, colon));
     auto hi = number(text.substr(colon + 1));
     if (!lo || !hi || *hi < *lo) {
-      return Invalid("--global-batch", "'" + text + "' is not a range LOW:HIGH of sequences");
+      return fail("'" + text + "' is not a range LOW:HIGH of sequences");
     }
     for (int64_t b = *lo; b <= *hi; b *= 2) out.push_back(b);
     return out;
@@ -95,7 +111,10 @@ Expected<std::vector<int64_t>> ParseBatches(const std::string& text) {
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
     auto b = number(item);
-    if (!b) return Invalid("--global-batch", "'" + item + "' is not a positive whole number");
+    if (!b) return fail("'" + item + "' is not a positive whole number");
+    if (static_cast<int64_t>(out.size()) >= kMaxPlannerBatchSizes) {
+      return fail("more than " + std::to_string(kMaxPlannerBatchSizes) + " batch sizes");
+    }
     out.push_back(*b);
   }
   return out;
@@ -122,12 +141,19 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
   }
   if (!o.tokens.empty()) {
     std::optional<double> t = ParseCount(o.tokens);
-    if (!t || !(*t > 0))
+    if (!t || !(*t >= 1))
       return Invalid("--tokens", "'" + o.tokens + "' is not a positive count (e.g. 2T, 300B)");
     req.train_tokens = *t;
   } else if (o.samples > 0) {
     const int64_t epochs = o.epochs > 0 ? o.epochs : 1;
-    req.train_tokens = static_cast<double>(o.samples * epochs * req.seq_len);
+    const std::optional<int64_t> tokens = CheckedProduct({o.samples, epochs, req.seq_len});
+    if (!tokens || static_cast<double>(*tokens) > kMaxTrainTokens) {
+      return Invalid("--samples", std::to_string(o.samples) + " x " + std::to_string(epochs) +
+                                      " epochs x seq " + std::to_string(req.seq_len) +
+                                      " tokens exceed the limit of " +
+                                      StrFormat("%.0e", kMaxTrainTokens) + " training tokens");
+    }
+    req.train_tokens = static_cast<double>(*tokens);
   } else {
     req.train_steps = o.steps;
   }
@@ -222,11 +248,27 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
         "'" + o.objective + "' (allowed: time, cost, cost-under-deadline, time-under-budget)");
   }
   req.reliability = db.reliability();
-  if (o.failure_rate >= 0) req.reliability.interruptions_per_gpu_hour = o.failure_rate;
-  if (o.restart_s >= 0) req.reliability.restart_s = o.restart_s;
-  if (o.checkpoint_gbps == 0) return Invalid("--checkpoint-bandwidth", "must be > 0 GB/s");
-  if (o.checkpoint_gbps > 0)
-    req.reliability.checkpoint_write_bytes_per_s_per_node = o.checkpoint_gbps * 1e9;
+  if (o.failure_rate) {
+    if (!(*o.failure_rate >= 0 && *o.failure_rate <= kMaxInterruptionsPerGpuHour)) {
+      return Invalid("--failure-rate", StrFormat("must be interruptions per GPU-hour in [0, %g]",
+                                                 kMaxInterruptionsPerGpuHour));
+    }
+    req.reliability.interruptions_per_gpu_hour = *o.failure_rate;
+  }
+  if (o.restart_s) {
+    if (!(*o.restart_s >= 0 && *o.restart_s <= kMaxRestartSeconds)) {
+      return Invalid("--restart-time",
+                     StrFormat("must be a number of seconds in [0, %g]", kMaxRestartSeconds));
+    }
+    req.reliability.restart_s = *o.restart_s;
+  }
+  if (o.checkpoint_gbps) {
+    if (!(*o.checkpoint_gbps > 0 && *o.checkpoint_gbps * 1e9 <= kMaxCheckpointBytesPerS)) {
+      return Invalid("--checkpoint-bandwidth", StrFormat("must be a number of GB/s in (0, %g]",
+                                                         kMaxCheckpointBytesPerS / 1e9));
+    }
+    req.reliability.checkpoint_write_bytes_per_s_per_node = *o.checkpoint_gbps * 1e9;
+  }
   req.threads = o.threads;
   return req;
 }
@@ -300,7 +342,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   if (o.json) {
     nlohmann::json out = PlanResultToJson(r);
     if (!exported.empty()) out["export"] = {{"format", o.export_format}, {"content", exported}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fprintf(report, "%s", FormatPlanResultText(r).c_str());
     if (!o.report_dir.empty())

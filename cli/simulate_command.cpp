@@ -152,7 +152,7 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
     EventSimOptions options;
     options.record_timeline = !o.trace_path.empty() || !o.svg_path.empty();
     Expected<EventSimResult> simulated = SimulateStepEvents(*job, gpu, net, options, measured);
-    if (!simulated.ok()) return simulated.status();
+    if (!simulated.ok()) return simulated.status().WithPrefix(origin);
     sim = std::move(simulated).value();
     const std::string title = job->model.name + " on " + std::to_string(job->cluster.num_gpus) +
                               " x " + job->cluster.gpu + ", " + LayoutSummary(*job) + ", " +
@@ -191,7 +191,7 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
                             {"figures", figures},
                             {"warnings", cal->warnings}};
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%s", FormatStepResult(*job, r).c_str());
     if (sim) std::printf("%s", FormatEventSimResult(*sim, r).c_str());

@@ -82,7 +82,9 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
         "cannot validate on GPUs: this build has no executor for running plans; --dry-run works");
   }
   if (o.json) {
-    std::printf("%s\n", DryRunToJson(*job, layout, ranks).dump(1).c_str());
+    std::printf("%s\n", DryRunToJson(*job, layout, ranks)
+                            .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
   } else {
     std::printf("%s", FormatDryRun(*job, layout, ranks).c_str());
   }

@@ -20,6 +20,11 @@
 
 namespace {
 
+// --screenshot window sizes (docs/GUI.md): below the minimum the layout does not fit; above the
+// maximum (8K UHD) the offscreen image would take gigabytes (99999x99999 is 40 GB).
+constexpr int kMinWidth = 640, kMinHeight = 480;
+constexpr int kMaxWidth = 7680, kMaxHeight = 4320;
+
 // Waits, processing events, until `done` holds or `timeout_ms` passes; returns done().
 template <typename Done>
 bool WaitFor(Done done, int timeout_ms) {
@@ -134,9 +139,11 @@ int main(int argc, char** argv) {
   const QStringList size = cli.parser.value(cli.size_option).split('x');
   const int width = size.size() == 2 ? size[0].toInt() : 0;
   const int height = size.size() == 2 ? size[1].toInt() : 0;
-  if (width < 640 || height < 480) {
+  if (width < kMinWidth || height < kMinHeight || width > kMaxWidth || height > kMaxHeight) {
     return Fail("--size: '" + cli.parser.value(cli.size_option).toStdString() +
-                "' must be WIDTHxHEIGHT, at least 640x480");
+                "' must be WIDTHxHEIGHT, from " + std::to_string(kMinWidth) + "x" +
+                std::to_string(kMinHeight) + " to " + std::to_string(kMaxWidth) + "x" +
+                std::to_string(kMaxHeight));
   }
   window.resize(width, height);
   window.show();

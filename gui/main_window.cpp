@@ -317,7 +317,9 @@ Status MainWindow::ExportLaunchConfig(const QString& path, std::string_view form
 
 Status MainWindow::ExportPlanJson(const QString& path) {
   if (!plan_) return Status::Invalid("no plan: the inputs are invalid");
-  return WriteFileAtomically(path.toStdString(), PlanToJson(*plan_).dump(2) + "\n");
+  return WriteFileAtomically(
+      path.toStdString(),
+      PlanToJson(*plan_).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void MainWindow::RunFileAction(const QString& title, const QString& filter,

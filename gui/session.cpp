@@ -6,6 +6,7 @@
 
 #include "common/file_write.h"
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
@@ -250,14 +251,15 @@ Expected<Session> SessionFromJson(const nlohmann::json& json, const std::string&
 
   JsonObjectReader w(*work, origin + ": work");
   w.RejectUnknownFields({"train_tokens"});
-  s.train_tokens = w.PositiveNumber("train_tokens");
+  s.train_tokens = w.ScaledNumber("train_tokens", 1.0, 1.0, kMaxTrainTokens);
   GPUPLAN_RETURN_IF_ERROR(w.status());
 
   JsonObjectReader p(*price, origin + ": price");
   p.RejectUnknownFields({"kind", "provider", "override_usd_per_gpu_hour"});
   ParsePriceKind(p.Enum("kind", {"on-demand", "spot"}), &s.price_kind);
   s.provider = p.OptionalString("provider", "");
-  s.price_override_usd_per_gpu_hour = p.OptionalNonNegativeNumber("override_usd_per_gpu_hour", 0);
+  s.price_override_usd_per_gpu_hour =
+      p.OptionalScaledNumber("override_usd_per_gpu_hour", 0, 1.0, 0.0, kMaxUsdPerGpuHour);
   GPUPLAN_RETURN_IF_ERROR(p.status());
   if (!s.provider.empty()) {
     const std::vector<std::string> providers = db.Providers();
@@ -272,9 +274,9 @@ Expected<Session> SessionFromJson(const nlohmann::json& json, const std::string&
   ParseObjective(q.Enum("objective", {"time", "cost", "cost-under-deadline", "time-under-budget"}),
                  &s.objective);
   s.search_all_gpus = q.OptionalBool("all_gpus", true);
-  s.search_max_gpus = q.PositiveInt("max_gpus");
-  s.deadline_s = q.OptionalNonNegativeNumber("deadline_s", 0);
-  s.budget_usd = q.OptionalNonNegativeNumber("budget_usd", 0);
+  s.search_max_gpus = q.IntInRange("max_gpus", 1, kMaxGpus);
+  s.deadline_s = q.OptionalScaledNumber("deadline_s", 0, 1.0, 0.0, kMaxDeadlineSeconds);
+  s.budget_usd = q.OptionalScaledNumber("budget_usd", 0, 1.0, 0.0, kMaxBudgetUsd);
   GPUPLAN_RETURN_IF_ERROR(q.status());
   return s;
 }
@@ -286,7 +288,9 @@ Expected<Session> ReadSessionFile(const std::string& path, const HardwareDb& db)
 }
 
 Status WriteSessionFile(const std::string& path, const Session& session) {
-  return WriteFileAtomically(path, SessionToJson(session).dump(2) + "\n");
+  return WriteFileAtomically(
+      path,
+      SessionToJson(session).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace gpuplan

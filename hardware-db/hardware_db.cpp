@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/json_reader.h"
+#include "common/limits.h"
 
 #ifndef GPUPLAN_DATA_ROOT
 #define GPUPLAN_DATA_ROOT ""
@@ -25,6 +26,17 @@ using nlohmann::json;
 constexpr double kTera = 1e12;   // TFLOP/s -> FLOP/s
 constexpr double kGiga = 1e9;    // GB -> bytes, GB/s -> bytes/s
 constexpr double kMicro = 1e-6;  // us -> s
+
+// Physical ranges, checked after the unit conversion (JsonObjectReader::ScaledNumber) so that no
+// figure can overflow or vanish in the cost model: far wider than any real part, narrow enough
+// that times, costs and fractions stay finite and meaningful (docs/HARDWARE_DB.md).
+constexpr double kMinBytesPerS = 1e6, kMaxBytesPerS = 1e15;  // 1 MB/s .. 1 PB/s
+constexpr double kMinMemoryBytes = 1e6;  // 1 MB .. kMaxDeviceMemoryBytes (100 TB)
+constexpr double kMinFlopsPerS = 1e9, kMaxFlopsPerS = 1e18;  // 1 GFLOP/s .. 1 EFLOP/s
+constexpr double kMaxLatencyS = 1.0;
+constexpr double kMinEfficiency = 0.01;  // efficiencies are fractions in [0.01, 1]
+constexpr double kMaxTdpWatts = 1e5;
+constexpr double kMaxSpotPreemptionsPerHour = 1e3;
 
 std::string FormatNumber(double v) {
   std::ostringstream out;
@@ -42,13 +54,9 @@ std::string JoinKeys(const Map& m) {
   return out.empty() ? "none" : out;
 }
 
-// A fraction in (0, 1]: efficiencies.
+// A fraction in [kMinEfficiency, 1]: efficiencies.
 double Fraction(JsonObjectReader& r, std::string_view field) {
-  const double v = r.PositiveNumber(field);
-  if (r.status().ok() && v > 1.0) {
-    r.Fail(field, "must be a fraction in (0, 1], got " + FormatNumber(v));
-  }
-  return v;
+  return r.ScaledNumber(field, 1.0, kMinEfficiency, 1.0);
 }
 
 // A positive integer that fits an int (counts of SMs, GPUs).
@@ -103,7 +111,8 @@ Status ParseScaleup(const json& object, const std::string& context, GpuSpec* g) 
     g->scaleup_collective_efficiency = 0;
     return r.status();
   }
-  g->scaleup_bytes_per_s = r.PositiveNumber("gbps_per_gpu_unidir") * kGiga;
+  g->scaleup_bytes_per_s =
+      r.ScaledNumber("gbps_per_gpu_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
   g->scaleup_domain_gpus = SmallPositiveInt(r, "domain_gpus");
   g->scaleup_collective_efficiency = Fraction(r, "collective_efficiency");
   return r.status();
@@ -116,9 +125,9 @@ Status ParseTflops(const json& object, const std::string& context, GpuSpec* g) {
   for (int i = 0; i < kPrecisionCount; ++i) {
     const std::string_view name = PrecisionName(static_cast<Precision>(i));
     // Absent or null means "not supported"; a present value must be a positive number.
-    const double tflops = r.OptionalPositiveNumber(name, 0);
-    g->peak_flops_per_s[static_cast<size_t>(i)] = tflops * kTera;
-    any = any || tflops > 0;
+    const double flops = r.OptionalScaledNumber(name, 0, kTera, kMinFlopsPerS, kMaxFlopsPerS);
+    g->peak_flops_per_s[static_cast<size_t>(i)] = flops;
+    any = any || flops > 0;
   }
   if (r.status().ok() && !any) {
     return Status::Invalid(context +
@@ -140,15 +149,16 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   g->name = r.String("name");
   g->vendor = r.String("vendor");
   const json* tflops = r.Object("tflops_dense");
-  g->memory_bytes = r.PositiveNumber("memory_gb") * kGiga;
-  g->memory_bandwidth_bytes_per_s = r.PositiveNumber("memory_bandwidth_gbps") * kGiga;
+  g->memory_bytes = r.ScaledNumber("memory_gb", kGiga, kMinMemoryBytes, kMaxDeviceMemoryBytes);
+  g->memory_bandwidth_bytes_per_s =
+      r.ScaledNumber("memory_bandwidth_gbps", kGiga, kMinBytesPerS, kMaxBytesPerS);
   g->sm_count = SmallPositiveInt(r, "sm_count");
   g->gemm_efficiency = Fraction(r, "gemm_efficiency");
   g->memory_efficiency = Fraction(r, "memory_efficiency");
   const json* scaleup = r.Object("scaleup");
   g->pcie_gen = SmallPositiveInt(r, "pcie_gen");
-  g->pcie_bytes_per_s = r.PositiveNumber("pcie_gbps_unidir") * kGiga;
-  g->tdp_watts = r.PositiveNumber("tdp_w");
+  g->pcie_bytes_per_s = r.ScaledNumber("pcie_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+  g->tdp_watts = r.ScaledNumber("tdp_w", 1.0, 1.0, kMaxTdpWatts);
   g->default_node = r.OptionalString("default_node", "");  // may be absent for a user GPU
   g->source = ReadProvenance(entry, r);
   if (!r.status().ok()) return r.status();
@@ -162,8 +172,8 @@ Status ParseNetwork(const json& entry, const std::string& context, NetworkSpec* 
                          "source", "notes", "verified", "unverified_fields"});
   n->id = r.String("id");
   n->name = r.String("name");
-  n->bytes_per_s_per_gpu = r.PositiveNumber("gbps_per_gpu") * kGiga;
-  n->latency_s = r.NonNegativeNumber("latency_us") * kMicro;
+  n->bytes_per_s_per_gpu = r.ScaledNumber("gbps_per_gpu", kGiga, kMinBytesPerS, kMaxBytesPerS);
+  n->latency_s = r.ScaledNumber("latency_us", kMicro, 0.0, kMaxLatencyS);
   n->collective_efficiency = Fraction(r, "collective_efficiency");
   n->source = ReadProvenance(entry, r);
   return r.status();
@@ -180,8 +190,9 @@ Status ParseNode(const json& entry, const std::string& context, NodeTemplate* n)
   n->gpus_per_node = SmallPositiveInt(r, "gpus_per_node");
   n->network = r.String("network");
   n->intra_node = r.Enum("intra_node", {"nvswitch", "nvlink-bridge", "xgmi", "pcie"});
-  n->intra_node_bytes_per_s = r.PositiveNumber("intra_node_gbps_per_gpu") * kGiga;
-  n->intra_node_latency_s = r.NonNegativeNumber("intra_node_latency_us") * kMicro;
+  n->intra_node_bytes_per_s =
+      r.ScaledNumber("intra_node_gbps_per_gpu", kGiga, kMinBytesPerS, kMaxBytesPerS);
+  n->intra_node_latency_s = r.ScaledNumber("intra_node_latency_us", kMicro, 0.0, kMaxLatencyS);
   n->source = ReadProvenance(entry, r);
   return r.status();
 }
@@ -219,7 +230,8 @@ Status ParsePrice(const json& entry, const std::string& context, PriceEntry* p) 
   const std::string kind =
       r.Enum("kind", {PriceKindName(PriceKind::kOnDemand), PriceKindName(PriceKind::kSpot)});
   ParsePriceKind(kind, &p->kind);  // keeps the default when the reader has failed
-  p->usd_per_gpu_hour = r.PositiveNumber("usd_per_gpu_hour");
+  p->usd_per_gpu_hour =
+      r.ScaledNumber("usd_per_gpu_hour", 1.0, kMinUsdPerGpuHour, kMaxUsdPerGpuHour);
   p->gpus_per_instance = SmallPositiveInt(r, "gpus_per_instance");
   p->max_gpus_per_job = r.OptionalNonNegativeInt("max_gpus_per_job", 0);
   p->node = r.OptionalString("node", "");
@@ -285,12 +297,14 @@ Status ParseReliability(const json& object, const std::string& context, Reliabil
                          "checkpoint_write_gbps_per_node", "spot_preemptions_per_instance_hour",
                          "source", "notes", "verified", "unverified_fields"});
   if (r.Has("interruptions_per_gpu_hour")) {
-    spec->interruptions_per_gpu_hour = r.NonNegativeNumber("interruptions_per_gpu_hour");
+    spec->interruptions_per_gpu_hour =
+        r.ScaledNumber("interruptions_per_gpu_hour", 1.0, 0.0, kMaxInterruptionsPerGpuHour);
   }
-  if (r.Has("restart_s")) spec->restart_s = r.NonNegativeNumber("restart_s");
+  if (r.Has("restart_s"))
+    spec->restart_s = r.ScaledNumber("restart_s", 1.0, 0.0, kMaxRestartSeconds);
   if (r.Has("checkpoint_write_gbps_per_node")) {
-    spec->checkpoint_write_bytes_per_s_per_node =
-        r.PositiveNumber("checkpoint_write_gbps_per_node") * kGiga;
+    spec->checkpoint_write_bytes_per_s_per_node = r.ScaledNumber(
+        "checkpoint_write_gbps_per_node", kGiga, kMinBytesPerS, kMaxCheckpointBytesPerS);
   }
   const json* spot = r.OptionalObject("spot_preemptions_per_instance_hour");
   const std::string source = ReadProvenance(object, r);
@@ -302,7 +316,8 @@ Status ParseReliability(const json& object, const std::string& context, Reliabil
         s.Fail(it.key(), "key must be " + std::string(kProviderIdRule) + " or \"default\"");
         break;
       }
-      spec->spot_preemptions_per_instance_hour[it.key()] = s.NonNegativeNumber(it.key());
+      spec->spot_preemptions_per_instance_hour[it.key()] =
+          s.ScaledNumber(it.key(), 1.0, 0.0, kMaxSpotPreemptionsPerHour);
     }
     if (!s.status().ok()) return s.status();
   }

@@ -8,6 +8,8 @@
 #include <thread>
 #include <tuple>
 
+#include "common/checked_math.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "planner/economics.h"
 #include "planner/explain.h"
@@ -399,9 +401,35 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
         "the amount of work: give exactly one of --tokens, --samples with --epochs, or --steps");
   }
   if (req.seq_len < 1) return Status::Invalid("--seq-len: must be >= 1");
+  if (req.seq_len > kMaxSeqLen) {
+    return Status::Invalid("--seq-len: " + std::to_string(req.seq_len) + " exceeds the limit of " +
+                           std::to_string(kMaxSeqLen) + " tokens");
+  }
   if (req.global_batch_sizes.empty()) return Status::Invalid("--global-batch: none given");
+  if (static_cast<int64_t>(req.global_batch_sizes.size()) > kMaxPlannerBatchSizes) {
+    return Status::Invalid("--global-batch: more than " + std::to_string(kMaxPlannerBatchSizes) +
+                           " batch sizes");
+  }
   for (int64_t b : req.global_batch_sizes) {
     if (b < 1) return Status::Invalid("--global-batch: must be >= 1, got " + std::to_string(b));
+    const std::optional<int64_t> tokens = CheckedMul(b, req.seq_len);
+    if (!tokens || *tokens > kMaxTokensPerStep) {
+      return Status::Invalid("--global-batch: " + std::to_string(b) + " sequences of " +
+                             std::to_string(req.seq_len) + " tokens exceed the limit of " +
+                             std::to_string(kMaxTokensPerStep) + " tokens per step");
+    }
+    // Steps x batch x sequence: the training tokens, bounded like --tokens.
+    if (req.train_steps > 0 &&
+        static_cast<double>(req.train_steps) * static_cast<double>(*tokens) > kMaxTrainTokens) {
+      return Status::Invalid("--steps: " + std::to_string(req.train_steps) + " steps of " +
+                             std::to_string(*tokens) + " tokens exceed the limit of " +
+                             StrFormat("%.0e", kMaxTrainTokens) + " training tokens");
+    }
+  }
+  if (req.train_tokens > kMaxTrainTokens) {
+    return Status::Invalid("--tokens: " + StrFormat("%.3g", req.train_tokens) +
+                           " exceeds the limit of " + StrFormat("%.0e", kMaxTrainTokens) +
+                           " training tokens");
   }
   if (req.precisions.empty()) return Status::Invalid("--precision: none given");
   if (req.gpus.empty()) return Status::Invalid("--gpu: no GPU type given");
@@ -429,12 +457,41 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
     if (!any) return Status::Invalid("--node: no node template holds GPU '" + g + "'");
   }
   if (req.min_gpus < 1) return Status::Invalid("--min-gpus: must be >= 1");
+  if (req.max_gpus > kMaxGpus) {
+    return Status::Invalid("--max-gpus: " + std::to_string(req.max_gpus) +
+                           " exceeds the limit of " + std::to_string(kMaxGpus) + " GPUs per job");
+  }
   if (req.max_gpus < req.min_gpus) {
     return Status::Invalid("--max-gpus: must be >= --min-gpus (" + std::to_string(req.min_gpus) +
                            "), got " + std::to_string(req.max_gpus));
   }
+  // Every layout runs at least b / (largest micro-batch x most GPUs) micro-batches per step.
+  for (int64_t b : req.global_batch_sizes) {
+    const int64_t fewest =
+        (b + kMaxMicroBatch * req.max_gpus - 1) / (kMaxMicroBatch * req.max_gpus);
+    if (fewest > kMaxMicroBatchesPerStep) {
+      return Status::Invalid("--global-batch: " + std::to_string(b) + " sequences need at least " +
+                             std::to_string(fewest) + " micro-batches per step on at most " +
+                             std::to_string(req.max_gpus) + " GPUs (micro-batches of at most " +
+                             std::to_string(kMaxMicroBatch) + " sequences), above the limit of " +
+                             std::to_string(kMaxMicroBatchesPerStep) +
+                             "; raise --max-gpus or lower the batch");
+    }
+  }
   if (req.deadline_s < 0) return Status::Invalid("--deadline: must be positive");
   if (req.budget_usd < 0) return Status::Invalid("--budget: must be positive");
+  if (req.deadline_s > kMaxDeadlineSeconds) {
+    return Status::Invalid(StrFormat("--deadline: must be at most %g s", kMaxDeadlineSeconds));
+  }
+  if (req.budget_usd > kMaxBudgetUsd) {
+    return Status::Invalid(StrFormat("--budget: must be at most $%g", kMaxBudgetUsd));
+  }
+  for (const auto& [gpu, usd] : req.price_overrides) {
+    if (!(usd >= kMinUsdPerGpuHour && usd <= kMaxUsdPerGpuHour)) {
+      return Status::Invalid(StrFormat("--price: %s=%g is outside $%g..$%g per GPU-hour",
+                                       gpu.c_str(), usd, kMinUsdPerGpuHour, kMaxUsdPerGpuHour));
+    }
+  }
   if (req.objective == Objective::kCostUnderDeadline && req.deadline_s <= 0) {
     return Status::Invalid("--objective cost-under-deadline needs --deadline");
   }

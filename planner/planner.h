@@ -11,6 +11,10 @@ namespace gpuplan {
 
 /// Checks a request. Each error is one line naming the option at fault and what is allowed
 /// ("--gpu: unknown GPU 'x' (known: ...)", "--objective cost-under-deadline needs --deadline").
+/// Bounds the search space by the limits of common/limits.h (docs/JOB_SPEC.md, Limits):
+/// --max-gpus at most kMaxGpus, at most kMaxPlannerBatchSizes batch sizes, each batch x seq_len at
+/// most kMaxTokensPerStep and reachable within kMaxMicroBatchesPerStep micro-batches on
+/// --max-gpus GPUs, --seq-len at most kMaxSeqLen, training tokens at most kMaxTrainTokens.
 Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db);
 
 /// Validates `req`, searches every hardware point (GPU type x node template x GPU count) and

@@ -1,29 +1,16 @@
 // WriteReport: the four report files, each written to a temporary file and renamed into place.
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <system_error>
 #include <utility>
-#include <vector>
 
+#include "common/file_write.h"
 #include "planner/plan_json.h"
 #include "planner/report.h"
 
 namespace gpuplan {
-namespace {
 
 namespace fs = std::filesystem;
-
-Status WriteFile(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Status::Unavailable(path.string() + ": cannot open for writing");
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  out.close();
-  if (!out) return Status::Unavailable(path.string() + ": write failed");
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status WriteReport(const PlanResult& result, const std::string& dir) {
   std::error_code ec;
@@ -40,21 +27,8 @@ Status WriteReport(const PlanResult& result, const std::string& dir) {
       {"plan.json", json + "\n"},
       {"plans.csv", PlanResultToCsv(result)},
   };
-  std::vector<fs::path> temps;
-  auto fail = [&temps](Status status) {
-    std::error_code ignored;
-    for (const fs::path& t : temps) fs::remove(t, ignored);
-    return status;
-  };
   for (const auto& [name, content] : files) {
-    temps.push_back(fs::path(dir) / (std::string(".") + name + ".tmp"));
-    Status st = WriteFile(temps.back(), content);
-    if (!st.ok()) return fail(st);
-  }
-  for (size_t i = 0; i < temps.size(); ++i) {
-    const fs::path target = fs::path(dir) / files[i].first;
-    fs::rename(temps[i], target, ec);
-    if (ec) return fail(Status::Unavailable(target.string() + ": " + ec.message()));
+    GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically((fs::path(dir) / name).string(), content));
   }
   return Status::Ok();
 }

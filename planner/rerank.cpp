@@ -12,6 +12,8 @@ Status RetimeWithEventSim(const HardwareDb& db, const MeasuredRates* measured,
   options.record_timeline = false;
   for (Plan& plan : *layouts) {
     const JobSpec& job = plan.job;
+    // A step too large to simulate keeps its analytic time (docs/PLANNER.md).
+    if (!CheckEventSimSize(job).ok()) continue;
     const GpuSpec& gpu = *db.FindGpu(job.cluster.gpu);
     const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
     Expected<EventSimResult> sim = SimulateStepEvents(job, gpu, net, options, measured);

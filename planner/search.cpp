@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "common/limits.h"
 #include "planner/economics.h"
 #include "simulator/cost_model.h"
 #include "simulator/gemm_time.h"
@@ -133,6 +134,11 @@ class PointSearch {
       if (gbs % (mb * par.dp) != 0) continue;
       tr.micro_batch_size = mb;
       const int64_t micro = gbs / (mb * par.dp);
+      // Beyond the documented limit (docs/JOB_SPEC.md): not a layout a job spec may give.
+      if (micro > kMaxMicroBatchesPerStep) {
+        ++out_.stats.pruned_invalid;
+        continue;
+      }
       for (int64_t vpp = 1; vpp <= max_vpp; ++vpp) {
         if (max_vpp % vpp != 0) continue;
         // Interleaving needs pp > 1 and (Megatron-LM) a micro-batch count divisible by pp.

@@ -1,10 +1,12 @@
 #include "profiler/profile.h"
 
 #include <array>
+#include <climits>
 #include <cstdio>
 
 #include "common/file_write.h"
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 
 namespace gpuplan {
@@ -35,14 +37,14 @@ std::vector<std::string_view> CollectiveNames() {
   return names;
 }
 
-// Integers that may be 0 and must be present.
+// Device indices: integers that may be 0, must be present and fit an int.
 int64_t RequiredIndex(JsonObjectReader& r, std::string_view field) {
-  if (!r.Has(field)) {
-    r.Fail(field, "is required");
-    return 0;
-  }
-  return r.OptionalNonNegativeInt(field, 0);
+  return r.IntInRange(field, 0, INT_MAX);
 }
+
+// Bounds of device facts read into an int (checked before narrowing): far above real GPUs.
+constexpr int64_t kMaxSmCount = 1 << 20;
+constexpr int64_t kMaxBusWidthBits = 1 << 20;
 
 Precision ReadPrecision(JsonObjectReader& r) {
   const std::vector<std::string_view> names = PrecisionNames();
@@ -78,7 +80,7 @@ void ReadDevice(JsonObjectReader& r, GpuDeviceInfo* d) {
   d->index = static_cast<int>(RequiredIndex(r, "index"));
   d->name = r.String("name");
   d->pci_bus_id = r.OptionalString("pci_bus_id", "");
-  d->sm_count = static_cast<int>(r.PositiveInt("sm_count"));
+  d->sm_count = static_cast<int>(r.IntInRange("sm_count", 1, kMaxSmCount));
   const std::string cc = r.String("compute_capability");
   int major = 0, minor = 0;
   if (r.status().ok() && std::sscanf(cc.c_str(), "%d.%d", &major, &minor) != 2) {
@@ -89,7 +91,8 @@ void ReadDevice(JsonObjectReader& r, GpuDeviceInfo* d) {
   d->memory_bytes = r.PositiveNumber("memory_bytes");
   d->clock_hz = r.OptionalNonNegativeNumber("sm_clock_hz", 0);
   d->memory_clock_hz = r.OptionalNonNegativeNumber("memory_clock_hz", 0);
-  d->memory_bus_width_bits = static_cast<int>(r.OptionalNonNegativeInt("memory_bus_width_bits", 0));
+  d->memory_bus_width_bits =
+      static_cast<int>(r.OptionalIntInRange("memory_bus_width_bits", 0, 0, kMaxBusWidthBits));
   d->power_limit_watts = r.OptionalNonNegativeNumber("power_limit_watts", 0);
 }
 
@@ -99,11 +102,13 @@ void ReadLink(JsonObjectReader& r, GpuLinkInfo* l) {
   l->from = static_cast<int>(RequiredIndex(r, "from"));
   l->to = static_cast<int>(RequiredIndex(r, "to"));
   l->peer_access = r.OptionalBool("peer_access", false);
-  l->performance_rank = r.Has("performance_rank")
-                            ? static_cast<int>(r.OptionalNonNegativeInt("performance_rank", 0))
-                            : -1;
+  l->performance_rank =
+      r.Has("performance_rank")
+          ? static_cast<int>(r.OptionalIntInRange("performance_rank", 0, 0, INT_MAX))
+          : -1;
   l->native_atomics = r.OptionalBool("native_atomics", false);
-  l->nvlinks = r.Has("nvlinks") ? static_cast<int>(r.OptionalNonNegativeInt("nvlinks", 0)) : -1;
+  l->nvlinks =
+      r.Has("nvlinks") ? static_cast<int>(r.OptionalIntInRange("nvlinks", 0, 0, INT_MAX)) : -1;
 }
 
 void ReadGemm(JsonObjectReader& r, GemmSample* g) {
@@ -141,7 +146,7 @@ void ReadBandwidth(JsonObjectReader& r, BandwidthSample* b) {
     if (kBandwidthNames[i] == kind) b->kind = static_cast<BandwidthKind>(i);
   }
   b->from = static_cast<int>(RequiredIndex(r, "from"));
-  b->to = static_cast<int>(r.Has("to") ? r.OptionalNonNegativeInt("to", 0) : b->from);
+  b->to = static_cast<int>(r.Has("to") ? r.OptionalIntInRange("to", 0, 0, INT_MAX) : b->from);
   b->bytes = r.PositiveNumber("bytes");
   b->seconds = r.PositiveNumber("seconds");
 }
@@ -150,7 +155,7 @@ void ReadCollective(JsonObjectReader& r, CollectiveSample* c) {
   r.RejectUnknownFields({"collective", "ranks", "bytes", "seconds", "algbw_gbps", "busbw_gbps"});
   const std::vector<std::string_view> names = CollectiveNames();
   ParseCollectiveName(r.Enum("collective", names), &c->kind);
-  c->ranks = static_cast<int>(r.PositiveInt("ranks"));
+  c->ranks = static_cast<int>(r.IntInRange("ranks", 1, kMaxGpus));
   c->bytes = r.PositiveNumber("bytes");
   c->seconds = r.PositiveNumber("seconds");
 }
@@ -290,7 +295,7 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
                          "`gpuplan profile`), got \"" +
                          format + "\"");
   }
-  p.version = static_cast<int>(r.PositiveInt("version"));
+  p.version = static_cast<int>(r.IntInRange("version", 1, INT_MAX));
   if (r.status().ok() && p.version != kProfileVersion) {
     r.Fail("version", "this gpuplan reads profile version " + std::to_string(kProfileVersion) +
                           ", the file is version " + std::to_string(p.version));
@@ -353,7 +358,9 @@ Expected<Profile> ReadProfile(const std::string& path) {
 }
 
 Status WriteProfile(const std::string& path, const Profile& profile) {
-  return WriteFileAtomically(path, ProfileToJson(profile).dump(1) + "\n");
+  return WriteFileAtomically(
+      path,
+      ProfileToJson(profile).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace gpuplan

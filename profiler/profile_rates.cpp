@@ -93,9 +93,22 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
       cal.sources.push_back({figure, false, "datasheet (" + fit.status().message() + ")"});
       continue;
     }
+    const double peak = gpu->PeakFlops(p);
+    // A GEMM faster than the datasheet peak is not a measurement of this GPU (a wrong gpu_id or
+    // a damaged file): the datasheet figure stays, with a warning, so MFU never exceeds 100%.
+    if (peak > 0 && fit->flops_per_s > kMaxFittedPeakFraction * peak) {
+      cal.sources.push_back(
+          {figure, false,
+           StrFormat("datasheet (the fitted rate %.0f TFLOP/s exceeds the datasheet peak)",
+                     fit->flops_per_s / 1e12)});
+      cal.warnings.push_back("fitted " + figure +
+                             StrFormat(" rate %.0f TFLOP/s exceeds the datasheet peak %.0f TFLOP/s",
+                                       fit->flops_per_s / 1e12, peak / 1e12) +
+                             " of " + gpu->id + ": not used; is gpu_id right?");
+      continue;
+    }
     cal.gemm_fits.push_back(*fit);
     m.gemm_flops_per_s[static_cast<size_t>(i)] = fit->flops_per_s;
-    const double peak = gpu->PeakFlops(p);
     cal.sources.push_back(
         {figure, true,
          StrFormat("fit over %d shapes: best rate %.0f TFLOP/s (%.0f%% of datasheet peak), "
@@ -105,12 +118,6 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
                    peak > 0 ? 100.0 * fit->flops_per_s / peak : 0.0, fit->fill_depth,
                    fit->overhead_s * 1e6, 100.0 * fit->rms_relative_error,
                    kSustainedGemmFraction)});
-    if (peak > 0 && fit->flops_per_s > 1.05 * peak) {
-      cal.warnings.push_back("fitted " + figure +
-                             StrFormat(" rate %.0f TFLOP/s exceeds the datasheet peak %.0f TFLOP/s",
-                                       fit->flops_per_s / 1e12, peak / 1e12) +
-                             " of " + gpu->id + ": is gpu_id right?");
-    }
     if (p == Precision::kBf16 || shape_fit < 0)
       shape_fit = static_cast<int>(cal.gemm_fits.size()) - 1;
   }

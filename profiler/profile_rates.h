@@ -13,6 +13,10 @@
 
 namespace gpuplan {
 
+/// A fitted GEMM rate above this fraction of the datasheet peak is not used (measurement noise
+/// allows a few percent; more means a wrong gpu_id or a damaged profile).
+inline constexpr double kMaxFittedPeakFraction = 1.05;
+
 /// Where one figure of the cost model comes from.
 struct FigureSource {
   std::string figure;  ///< "GEMM bf16", "attention", "memory bandwidth", "all_reduce x8", ...

@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "common/limits.h"
 #include "simulator/event_engine.h"
 #include "simulator/memory.h"
 #include "simulator/pipeline_schedule.h"
@@ -81,7 +82,7 @@ class StepBuilder {
                 double work, double bytes);
   void FlushBucket(int32_t rank, bool force);
   void AddGradients(int32_t rank, const ShardParams& params);
-  void BuildRank(int32_t stage);
+  Status BuildRank(int32_t stage);
   void Pass(int32_t stage, const PipelinePass& pass, bool last_grads_of_chunk);
   int32_t Gather(int32_t rank, int64_t layer, double passes, int32_t mb);
 
@@ -365,7 +366,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
   }
 }
 
-void StepBuilder::BuildRank(int32_t stage) {
+Status StepBuilder::BuildRank(int32_t stage) {
   const std::vector<PipelinePass> order = PassOrder(par_.schedule, par_.pp, m_, v_, stage);
   // The pass that completes a chunk's weight gradients for the step (the last micro-batch's
   // backward, or W pass) starts that chunk's gradient buckets.
@@ -376,6 +377,12 @@ void StepBuilder::BuildRank(int32_t stage) {
   }
   for (size_t i = 0; i < order.size(); ++i) {
     Pass(stage, order[i], i == last_index[static_cast<size_t>(order[i].chunk)]);
+    // One pass adds at most a chunk's layers' ops, so the overshoot is bounded.
+    if (static_cast<int64_t>(engine_.op_count()) > kMaxSimulatedOps) {
+      return Status::Invalid("event simulation: more than " + std::to_string(kMaxSimulatedOps) +
+                             " simulated ops for one step, the limit (docs/JOB_SPEC.md, "
+                             "Limits); lower training.global_batch_size or run without --event");
+    }
   }
   Rank& r = ranks_[static_cast<size_t>(stage)];
   if (zero_ < 3 && sharded_dp_) FlushBucket(stage, true);
@@ -389,9 +396,11 @@ void StepBuilder::BuildRank(int32_t stage) {
   Compute(stage, "optimizer",
           OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1,
           0, Category::kOptimizer);
+  return Status::Ok();
 }
 
 Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
+  GPUPLAN_RETURN_IF_ERROR(CheckEventSimSize(job_));
   const int64_t pp = par_.pp;
   dense_layer_ = LayerParamsPerGpu(job_, false);
   {
@@ -417,7 +426,7 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
     r.network = engine_.AddResource(s, ResourceKind::kLink);
     r.last.fill(-1);
   }
-  for (int32_t s = 0; s < pp; ++s) BuildRank(s);
+  for (int32_t s = 0; s < pp; ++s) GPUPLAN_RETURN_IF_ERROR(BuildRank(s));
   // Link each pass to the transfer that brings its input.
   std::sort(provides_.begin(), provides_.end());
   for (const auto& [key, op] : needs_) {
@@ -428,6 +437,13 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
                               std::to_string(op));
     }
     engine_.AddDependency(it->second, op);
+  }
+  if (options.record_timeline && static_cast<int64_t>(engine_.op_count()) > kMaxTimelineOps) {
+    return Status::Invalid("event simulation: a timeline (trace or SVG) of " +
+                           std::to_string(engine_.op_count()) + " ops exceeds the limit of " +
+                           std::to_string(kMaxTimelineOps) +
+                           " (docs/JOB_SPEC.md, Limits); lower training.global_batch_size or "
+                           "simulate without a trace");
   }
   GPUPLAN_RETURN_IF_ERROR(engine_.Run());
 
@@ -551,6 +567,23 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
 }
 
 }  // namespace
+
+int64_t MinEventSimOps(const JobSpec& job) {
+  // Validated jobs: micro-batches <= kMaxMicroBatchesPerStep, layers <= kMaxLayers, so the
+  // product fits an int64_t.
+  return 2 * MicrobatchesPerStep(job) * job.model.num_layers;
+}
+
+Status CheckEventSimSize(const JobSpec& job) {
+  const int64_t ops = MinEventSimOps(job);
+  if (ops <= kMaxSimulatedOps) return Status::Ok();
+  return Status::Invalid(
+      "training: field 'global_batch_size': the event simulation of " +
+      std::to_string(MicrobatchesPerStep(job)) + " micro-batches x " +
+      std::to_string(job.model.num_layers) + " layers needs at least " + std::to_string(ops) +
+      " ops, above the limit of " + std::to_string(kMaxSimulatedOps) +
+      " (docs/JOB_SPEC.md, Limits); lower the global batch or run without --event");
+}
 
 Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const StepCosts& costs,
                                             const GpuSpec& gpu, const DeviceRates& rates,

@@ -37,11 +37,21 @@ struct EventSimResult {
   Timeline timeline;           ///< empty unless EventSimOptions::record_timeline
 };
 
+/// A lower bound on the ops the event simulation of one step of `job` (validated) holds: a
+/// forward and a backward op per layer and micro-batch (one GPU per pipeline stage).
+int64_t MinEventSimOps(const JobSpec& job);
+
+/// Invalid (naming training.global_batch_size) when MinEventSimOps(job) exceeds
+/// kMaxSimulatedOps (common/limits.h): such a step is refused rather than simulated.
+Status CheckEventSimSize(const JobSpec& job);
+
 /// Simulates one step of `job` (validated) with the durations `costs` (ComputeStepCosts, or a
 /// test's own). Symmetry: GPUs of one TP/CP group, and all DP replicas, run the same ops at the
 /// same time, so one GPU per pipeline stage is simulated and the collectives of its groups take
 /// the analytic time of the whole group (collective.h). `gpu` and `rates` size the optimizer
-/// step and the activation counter.
+/// step and the activation counter. Refuses a step over kMaxSimulatedOps (CheckEventSimSize
+/// first, then the ops as they are built), and a timeline (options.record_timeline) of more than
+/// kMaxTimelineOps ops. Time and memory are linear in the ops.
 Expected<EventSimResult> SimulateStepEvents(const JobSpec& job, const StepCosts& costs,
                                             const GpuSpec& gpu, const DeviceRates& rates,
                                             const EventSimOptions& options = {});

@@ -30,7 +30,7 @@ bool IsGatedFamily(const std::string& model_type) {
 }
 
 // The model's name: `_name_or_path` when set, else the directory holding a `config.json`, else
-// the file's stem.
+// the file's stem. A name from the path is made valid UTF-8 (paths are bytes; names go to JSON).
 std::string NameFor(const nlohmann::json& config, const std::string& origin) {
   auto it = config.find("_name_or_path");
   if (it != config.end() && it->is_string() && !it->get<std::string>().empty()) {
@@ -38,9 +38,9 @@ std::string NameFor(const nlohmann::json& config, const std::string& origin) {
   }
   const std::filesystem::path p(origin);
   if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty()) {
-    return p.parent_path().filename().string();
+    return ValidUtf8(p.parent_path().filename().string());
   }
-  return p.stem().string().empty() ? origin : p.stem().string();
+  return ValidUtf8(p.stem().string().empty() ? origin : p.stem().string());
 }
 
 std::string StringField(const nlohmann::json& config, const char* field) {

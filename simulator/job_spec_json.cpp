@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/checked_math.h"
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "simulator/hf_config.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
@@ -176,7 +179,7 @@ Expected<ModelSpec> ParseModel(const nlohmann::json& j, const std::string& origi
     return Status::Invalid(origin +
                            ": field 'model': must be a preset id, a dimensions object or "
                            "{\"hf_config\": path}, got " +
-                           j.dump().substr(0, 40));
+                           DescribeJson(j));
   }
   if (j.contains("hf_config")) {
     JsonObjectReader r(j, context);
@@ -357,7 +360,17 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->ep = r.OptionalPositiveInt("ep", 1);
   p->vpp = r.OptionalPositiveInt("vpp", 1);
   GPUPLAN_RETURN_IF_ERROR(r.status());
-  const int64_t model_parallel = p->tp * p->pp * p->cp;
+  // Checked before dp defaults to num_gpus/(tp*pp*cp): a wrapped product would divide by 0.
+  int64_t model_parallel = 1;
+  for (const auto& [name, value] : {std::pair{"tp", p->tp}, {"pp", p->pp}, {"cp", p->cp}}) {
+    const std::optional<int64_t> product = CheckedMul(model_parallel, value);
+    if (!product || *product > kMaxGpus) {
+      r.Fail(name, Str(value) + ": tp*pp*cp = " + Str(p->tp) + "*" + Str(p->pp) + "*" + Str(p->cp) +
+                       " exceeds the limit of " + Str(kMaxGpus) + " GPUs per job");
+      return r.status();
+    }
+    model_parallel = *product;
+  }
   if (!r.Has("dp") && num_gpus % model_parallel != 0) {
     const std::string problem = "cluster.num_gpus = " + Str(num_gpus) +
                                 " is not divisible by tp*pp*cp = " + Str(p->tp) + "*" + Str(p->pp) +
@@ -404,7 +417,8 @@ Status ParseOverhead(const nlohmann::json* j, const std::string& origin, Overhea
   if (j == nullptr) return Status::Ok();
   JsonObjectReader r(*j, origin + ": overhead");
   r.RejectUnknownFields({"framework_gb", "fragmentation"});
-  o->framework_bytes = r.OptionalNonNegativeNumber("framework_gb", o->framework_bytes / 1e9) * 1e9;
+  o->framework_bytes =
+      r.OptionalScaledNumber("framework_gb", o->framework_bytes, 1e9, 0.0, kMaxDeviceMemoryBytes);
   o->fragmentation = r.OptionalNumberInRange("fragmentation", o->fragmentation, 0.0, 1.0);
   return r.status();
 }
@@ -561,6 +575,10 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 "unknown network '" + c.inter_node + "' (known: " + Join(db.NetworkIds()) + ")");
   }
   if (c.num_gpus < 1) return Fail("cluster", "num_gpus", "must be >= 1, got " + Str(c.num_gpus));
+  if (c.num_gpus > kMaxGpus) {
+    return Fail("cluster", "num_gpus",
+                Str(c.num_gpus) + " exceeds the limit of " + Str(kMaxGpus) + " GPUs per job");
+  }
   if (c.gpus_per_node < 1) {
     return Fail("cluster", "gpus_per_node", "must be >= 1, got " + Str(c.gpus_per_node));
   }
@@ -572,11 +590,21 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
 
   // Training.
   if (t.seq_len < 1) return Fail("training", "seq_len", "must be >= 1, got " + Str(t.seq_len));
+  if (t.seq_len > kMaxSeqLen) {
+    return Fail("training", "seq_len",
+                Str(t.seq_len) + " exceeds the limit of " + Str(kMaxSeqLen) + " tokens");
+  }
   if (t.global_batch_size < 1) {
     return Fail("training", "global_batch_size", "must be >= 1, got " + Str(t.global_batch_size));
   }
   if (t.micro_batch_size < 1) {
     return Fail("training", "micro_batch_size", "must be >= 1, got " + Str(t.micro_batch_size));
+  }
+  const std::optional<int64_t> step_tokens = CheckedMul(t.global_batch_size, t.seq_len);
+  if (!step_tokens || *step_tokens > kMaxTokensPerStep) {
+    return Fail("training", "global_batch_size",
+                Str(t.global_batch_size) + " sequences of " + Str(t.seq_len) +
+                    " tokens exceed the limit of " + Str(kMaxTokensPerStep) + " tokens per step");
   }
   if (t.micro_batch_size > t.global_batch_size) {
     return Fail(
@@ -602,6 +630,26 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                                                      {"cp", p.cp}, {"ep", p.ep}, {"vpp", p.vpp}};
   for (const auto& [name, value] : degrees) {
     if (value < 1) return Fail("parallelism", name, "must be >= 1, got " + Str(value));
+  }
+  // Bounded before any product of degrees is formed: tp*pp*dp*cp must equal num_gpus (at most
+  // kMaxGpus), ep divides dp*cp, vpp splits the layers.
+  int64_t gpus = 1;
+  for (const auto& [name, value] : std::span(degrees).first(4)) {
+    const std::optional<int64_t> product = CheckedMul(gpus, value);
+    if (!product || *product > kMaxGpus) {
+      return Fail("parallelism", name,
+                  Str(value) + ": the product of parallel degrees exceeds the limit of " +
+                      Str(kMaxGpus) + " GPUs per job");
+    }
+    gpus = *product;
+  }
+  if (p.ep > kMaxGpus) {
+    return Fail("parallelism", "ep",
+                Str(p.ep) + " exceeds the limit of " + Str(kMaxGpus) + " GPUs per job");
+  }
+  if (p.vpp > kMaxLayers) {
+    return Fail("parallelism", "vpp",
+                Str(p.vpp) + " exceeds the limit of " + Str(kMaxLayers) + " layers");
   }
   const int64_t product = p.dp * p.tp * p.pp * p.cp;
   if (product != c.num_gpus) {
@@ -678,6 +726,13 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 Str(t.global_batch_size) +
                     " is not divisible by micro_batch_size*dp = " + Str(t.micro_batch_size) + "*" +
                     Str(p.dp) + " = " + Str(t.micro_batch_size * p.dp));
+  }
+  if (const int64_t micro_batches = t.global_batch_size / (t.micro_batch_size * p.dp);
+      micro_batches > kMaxMicroBatchesPerStep) {
+    return Fail("training", "global_batch_size",
+                Str(t.global_batch_size) + " / (micro_batch_size*dp = " +
+                    Str(t.micro_batch_size * p.dp) + ") = " + Str(micro_batches) +
+                    " micro-batches per step exceed the limit of " + Str(kMaxMicroBatchesPerStep));
   }
   if (t.seq_len % p.cp != 0) {
     return Fail("training", "seq_len",

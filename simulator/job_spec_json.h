@@ -57,8 +57,12 @@ Expected<JobSpec> ReadJobSpecFile(const std::string& path, const HardwareDb& db)
 /// global_batch % (micro_batch*dp); seq_len % cp; experts % ep; ep divides dp*cp (Megatron's rule);
 /// zero stage in 0..3; known gpu and network ids; the precision supported by the GPU. Also:
 /// ValidateModel; micro_batch <= global_batch; vpp > 1 needs pp > 1; ep > 1 needs an MoE model;
-/// cpu_offload needs zero_stage >= 1 or fsdp. Messages start with the section ("parallelism: ...",
-/// "model: field 'num_layers': ..."); ParseJobSpec prefixes them with the origin.
+/// cpu_offload needs zero_stage >= 1 or fsdp; the limits of common/limits.h (docs/JOB_SPEC.md,
+/// Limits): num_gpus, each parallel degree and tp*pp*dp*cp (overflow-checked) at most kMaxGpus,
+/// vpp at most kMaxLayers, seq_len at most kMaxSeqLen, global_batch*seq_len at most
+/// kMaxTokensPerStep, micro-batches per step at most kMaxMicroBatchesPerStep. Messages start with
+/// the section ("parallelism: ...", "model: field 'num_layers': ..."); ParseJobSpec prefixes them
+/// with the origin.
 Status ValidateJob(const JobSpec& job, const HardwareDb& db);
 
 /// The spec as JSON in the same shape ParseJobSpec reads (model always expanded to dimensions).

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
+#include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
@@ -330,11 +330,10 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
 }
 
 Expected<std::vector<SweepRow>> ReadLayoutSweepFile(const std::string& path, const HardwareDb& db) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid(path + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseLayoutSweep(text.str(), path, db);
+  // ReadInputFile: a regular file of at most kMaxInputFileBytes (a FIFO or device never blocks).
+  Expected<std::string> text = ReadInputFile(path, kMaxInputFileBytes);
+  if (!text.ok()) return text.status();
+  return ParseLayoutSweep(*text, path, db);
 }
 
 double SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y) {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/limits.h"
+
 namespace gpuplan {
 namespace {
 
@@ -83,27 +85,29 @@ Status ValidateModel(const ModelSpec& m, const std::string& context) {
   auto fail = [&](const char* field, const std::string& problem) {
     return Status::Invalid(context + ": field '" + field + "': " + problem);
   };
-  auto positive = [&](const char* field, int64_t v) {
-    return v > 0 ? Status::Ok()
-                 : fail(field, "must be a positive integer, got " + std::to_string(v));
+  // Each dimension is bounded by its documented limit (common/limits.h), so that products of
+  // dimensions (parameters, activations, FLOPs) stay far inside a double and an int64_t.
+  auto in_range = [&](const char* field, int64_t v, int64_t lo, int64_t hi) {
+    if (v >= lo && v <= hi) return Status::Ok();
+    return fail(field, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           "], got " + std::to_string(v));
   };
-  auto non_negative = [&](const char* field, int64_t v) {
-    return v >= 0 ? Status::Ok() : fail(field, "must be an integer >= 0, got " + std::to_string(v));
-  };
-  GPUPLAN_RETURN_IF_ERROR(positive("num_layers", m.num_layers));
-  GPUPLAN_RETURN_IF_ERROR(positive("hidden_size", m.hidden_size));
-  GPUPLAN_RETURN_IF_ERROR(positive("ffn_hidden_size", m.ffn_hidden_size));
-  GPUPLAN_RETURN_IF_ERROR(positive("num_attention_heads", m.num_attention_heads));
-  GPUPLAN_RETURN_IF_ERROR(positive("num_kv_heads", m.num_kv_heads));
-  GPUPLAN_RETURN_IF_ERROR(positive("vocab_size", m.vocab_size));
-  GPUPLAN_RETURN_IF_ERROR(non_negative("head_dim", m.head_dim));
+  GPUPLAN_RETURN_IF_ERROR(in_range("num_layers", m.num_layers, 1, kMaxLayers));
+  GPUPLAN_RETURN_IF_ERROR(in_range("hidden_size", m.hidden_size, 1, kMaxHiddenSize));
+  GPUPLAN_RETURN_IF_ERROR(in_range("ffn_hidden_size", m.ffn_hidden_size, 1, kMaxHiddenSize));
+  GPUPLAN_RETURN_IF_ERROR(in_range("num_attention_heads", m.num_attention_heads, 1, kMaxHeads));
+  GPUPLAN_RETURN_IF_ERROR(in_range("num_kv_heads", m.num_kv_heads, 1, kMaxHeads));
+  GPUPLAN_RETURN_IF_ERROR(in_range("vocab_size", m.vocab_size, 1, kMaxVocab));
+  GPUPLAN_RETURN_IF_ERROR(in_range("head_dim", m.head_dim, 0, kMaxHiddenSize));
+  GPUPLAN_RETURN_IF_ERROR(in_range("max_position_embeddings_learned",
+                                   m.max_position_embeddings_learned, 0, kMaxSeqLen));
+  GPUPLAN_RETURN_IF_ERROR(in_range("moe_num_experts", m.moe_num_experts, 0, kMaxExperts));
+  GPUPLAN_RETURN_IF_ERROR(in_range("moe_top_k", m.moe_top_k, 0, kMaxExperts));
   GPUPLAN_RETURN_IF_ERROR(
-      non_negative("max_position_embeddings_learned", m.max_position_embeddings_learned));
-  GPUPLAN_RETURN_IF_ERROR(non_negative("moe_num_experts", m.moe_num_experts));
-  GPUPLAN_RETURN_IF_ERROR(non_negative("moe_top_k", m.moe_top_k));
-  GPUPLAN_RETURN_IF_ERROR(non_negative("moe_ffn_hidden_size", m.moe_ffn_hidden_size));
-  GPUPLAN_RETURN_IF_ERROR(non_negative("moe_shared_experts", m.moe_shared_experts));
-  GPUPLAN_RETURN_IF_ERROR(non_negative("moe_first_dense_layers", m.moe_first_dense_layers));
+      in_range("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 0, kMaxHiddenSize));
+  GPUPLAN_RETURN_IF_ERROR(in_range("moe_shared_experts", m.moe_shared_experts, 0, kMaxExperts));
+  GPUPLAN_RETURN_IF_ERROR(
+      in_range("moe_first_dense_layers", m.moe_first_dense_layers, 0, kMaxLayers));
 
   if (m.head_dim == 0 && m.hidden_size % m.num_attention_heads != 0) {
     return fail("num_attention_heads",

@@ -77,8 +77,9 @@ struct ParameterCounts {
 /// docs/MODELS.md for every term. Embedding and head are included in active_per_token.
 ParameterCounts CountParameters(const ModelSpec& m);
 
-/// Checks dimensions: all positive, heads divide hidden size (unless head_dim given), kv heads
-/// divide attention heads, MoE fields consistent. Errors name the field.
+/// Checks dimensions: all positive and within the limits of common/limits.h (kMaxLayers,
+/// kMaxHiddenSize, kMaxHeads, kMaxVocab, kMaxExperts), heads divide hidden size (unless head_dim
+/// given), kv heads divide attention heads, MoE fields consistent. Errors name the field.
 Status ValidateModel(const ModelSpec& m, const std::string& context);
 
 }  // namespace gpuplan

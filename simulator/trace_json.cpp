@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "common/file_write.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 
 namespace gpuplan {
@@ -419,6 +420,14 @@ nlohmann::json TimelineToChromeTrace(const Timeline& timeline, const TraceInfo& 
 }
 
 Status WriteChromeTrace(const std::string& path, const Timeline& timeline, const TraceInfo& info) {
+  // Timestamps are whole nanoseconds in an int64_t: a later end would wrap around.
+  for (const TimelineOp& op : timeline.ops) {
+    if (!(op.end_s <= kMaxTraceSeconds)) {
+      return Status::Invalid(path + ": the step lasts " + std::to_string(op.end_s) +
+                             " s, beyond the trace limit of " + std::to_string(kMaxTraceSeconds) +
+                             " s (docs/JOB_SPEC.md, Limits)");
+    }
+  }
   return WriteFileAtomically(path, ChromeTraceText(timeline, info));
 }
 

@@ -52,6 +52,7 @@ nlohmann::json TimelineToChromeTrace(const Timeline& timeline, const TraceInfo& 
 /// Writes TimelineToChromeTrace to `path` (compact JSON, the same value): first to a temporary
 /// file in the same directory, then renamed over `path`, so the file is never half-written. The
 /// directory must exist. An error (kUnavailable) names `path`; it leaves no temporary file behind.
+/// A step longer than kMaxTraceSeconds (timestamps are int64 nanoseconds) is refused (kInvalid).
 Status WriteChromeTrace(const std::string& path, const Timeline& timeline, const TraceInfo& info);
 
 }  // namespace gpuplan

@@ -140,7 +140,7 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
     const json& s = (*steps)[i];
     if (!s.is_number() || !(s.get<double>() > 0)) {
       return Status::Invalid(origin + ": field 'step_seconds'[" + std::to_string(i) +
-                             "]: must be a positive number, got " + s.dump());
+                             "]: must be a positive number, got " + DescribeJson(s));
     }
     v.step_seconds.push_back(s.get<double>());
   }

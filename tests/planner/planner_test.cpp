@@ -250,6 +250,22 @@ TEST_F(PlannerTest, RequestErrorsNameTheOption) {
   req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
   req.train_steps = 10;
   EXPECT_NE(ValidatePlanRequest(req, db_).message().find("exactly one"), std::string::npos);
+  // Issue 17: the search space is bounded (docs/JOB_SPEC.md, Limits).
+  req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
+  req.max_gpus = int64_t{1} << 62;
+  EXPECT_EQ(ValidatePlanRequest(req, db_).message(),
+            "--max-gpus: 4611686018427387904 exceeds the limit of 1048576 GPUs per job");
+  req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
+  req.global_batch_sizes = {100'000'000};
+  EXPECT_NE(ValidatePlanRequest(req, db_).message().find(
+                "--global-batch: 100000000 sequences need at least 195313 micro-batches per step "
+                "on at most 8 GPUs"),
+            std::string::npos);
+  req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
+  req.price_overrides["h100-sxm5-80gb"] = 1e308;
+  EXPECT_NE(
+      ValidatePlanRequest(req, db_).message().find("--price: h100-sxm5-80gb=1e+308 is outside"),
+      std::string::npos);
 }
 
 // FillSpeedups by hand: 8 GPUs need CPU offload (4 s of a 10 s step in the optimizer), 16 GPUs
