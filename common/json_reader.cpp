@@ -483,6 +483,31 @@ std::vector<std::string> JsonObjectReader::OptionalStringList(std::string_view f
   return out;
 }
 
+std::vector<int64_t> JsonObjectReader::OptionalIntList(std::string_view field, int64_t lo,
+                                                       int64_t hi) {
+  std::vector<int64_t> out;
+  const nlohmann::json* v = Find(field, false);
+  if (!v) return out;
+  const std::string wanted =
+      "must be a list of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v->is_array()) {
+    Fail(field, wanted + ", got " + DescribeJson(*v));
+    return out;
+  }
+  for (size_t i = 0; i < v->size(); ++i) {
+    const nlohmann::json& e = (*v)[i];
+    // Compared as doubles before narrowing, as IntInRange does.
+    const double d = e.is_number() ? e.get<double>() : 0;
+    if (!e.is_number() || std::floor(d) != d || d < static_cast<double>(lo) ||
+        d > static_cast<double>(hi)) {
+      Fail(field, wanted + ", got element " + std::to_string(i) + " = " + DescribeJson(e));
+      return {};
+    }
+    out.push_back(static_cast<int64_t>(d));
+  }
+  return out;
+}
+
 const nlohmann::json* JsonObjectReader::Object(std::string_view field) {
   const nlohmann::json* v = Find(field, true);
   if (v && !v->is_object()) {

@@ -92,6 +92,8 @@ class JsonObjectReader {
   }
   bool OptionalBool(std::string_view field, bool default_value);
   std::vector<std::string> OptionalStringList(std::string_view field);
+  /// A list of integers each in [lo, hi]; empty when absent. Error names the element's index.
+  std::vector<int64_t> OptionalIntList(std::string_view field, int64_t lo, int64_t hi);
 
   /// Sub-objects; nullptr when absent (optional) or on error (required).
   const nlohmann::json* Object(std::string_view field);

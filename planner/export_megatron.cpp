@@ -5,6 +5,7 @@
 
 #include "common/str_format.h"
 #include "planner/export_formats.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
@@ -199,6 +200,13 @@ Status CheckExpressible(const JobSpec& job) {
                   "the plan trains LoRA adapters; Megatron-LM's pretrain_gpt.py has no LoRA "
                   "option (PEFT lives in NeMo / Megatron-Bridge); export 'accelerate' and apply "
                   "the adapters with Hugging Face PEFT instead");
+  }
+  if (!p.stage_layers.empty()) {
+    return Refuse(kFormat, "the plan places " + StageLayersText(p) +
+                               " layers on its pipeline stages (the training stack's own "
+                               "split); Megatron-LM splits evenly or takes "
+                               "--decoder-first/last-pipeline-num-layers; plan with framework "
+                               "megatron-core for a layout it runs");
   }
   if (p.tp_overlap && p.tp > 1 && !p.sequence_parallel) {
     return Refuse(kFormat,

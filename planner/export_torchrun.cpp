@@ -67,9 +67,9 @@ Status CheckExpressible(const JobSpec& job) {
                                "with ep dividing dp_shard x cp (here dp_shard " +
                                std::to_string(shard) + ", cp " + std::to_string(p.cp) + ")");
   }
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty()) {
     return Refuse(kFormat,
-                  "the plan's pipeline is uneven (first_stage_layers / last_stage_layers); "
+                  "the plan's pipeline is uneven (first/last_stage_layers or stage_layers); "
                   "torchtitan splits the layers by its own rule (pipeline_parallel_layers_per_"
                   "stage); export 'megatron' instead");
   }

@@ -248,7 +248,9 @@ std::string RequestLine(const PlanRequest& q) {
 std::string LayoutSummary(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   std::string out = "TP" + Str(p.tp) + " PP" + Str(p.pp);
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+  if (!p.stage_layers.empty()) {
+    out += "(" + StageLayersText(p) + ")";
+  } else if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     // An uneven pipeline: layers of the first stage, the middle stages and the last stage.
     out += "(" + Str(StageLayers(job, 0)) + "+";
     if (p.pp > 3) out += Str(p.pp - 2) + "x";

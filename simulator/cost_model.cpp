@@ -113,10 +113,18 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   // DP gradient synchronisation (non-ZeRO-3): all-reduce, or reduce-scatter + all-gather of the
   // updated weights with ZeRO-1/2 (Megatron distributed optimizer). Overlapped in buckets with
   // the last micro-batch's backward when dp_overlap (PyTorch DDP, Li et al. 2020, Sec. 3.2.3).
-  const ShardParams first = ParamsPerGpu(job, 0);
-  const ShardParams last = ParamsPerGpu(job, par.pp - 1);
-  const bool last_bigger = last.Total() > first.Total();
-  const ShardParams& biggest = last_bigger ? last : first;
+  // The stage with the most parameters: the first or the last unless stage_layers puts more
+  // layers on a middle stage.
+  int64_t biggest_stage = 0;
+  ShardParams biggest = ParamsPerGpu(job, 0);
+  for (int64_t stage = 1; stage < par.pp; ++stage) {
+    if (par.stage_layers.empty() && stage < par.pp - 1) continue;
+    const ShardParams params = ParamsPerGpu(job, stage);
+    if (params.Total() > biggest.Total()) {
+      biggest = params;
+      biggest_stage = stage;
+    }
+  }
   if (zero < 3 && sharded_dp) {
     const double dense_share = biggest.Total() > 0 ? biggest.dense / biggest.Total() : 1.0;
     const double comm = GradSyncSeconds(costs, zero, biggest.trainable * dense_share,
@@ -125,12 +133,13 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       // The last bucket cannot overlap: it is issued when backward ends. On the first stage it
       // also holds the embedding, whose gradient is the last to be ready.
       const ParameterCounts counts = CountParameters(m);
-      const double embedding =
-          !last_bigger && !tr.lora.enabled ? counts.embedding / static_cast<double>(par.tp) : 0.0;
+      const double embedding = biggest_stage == 0 && !tr.lora.enabled
+                                   ? counts.embedding / static_cast<double>(par.tp)
+                                   : 0.0;
       const double tail = GradSyncSeconds(
           costs, zero, std::min(biggest.trainable, kGradBucketParams + embedding), 0);
       // Backward of the last micro-batch overlaps; with a split backward (ZB-H1) only its W pass.
-      const StageLayerMix mix = StageLayerCounts(job, last_bigger ? par.pp - 1 : 0);
+      const StageLayerMix mix = StageLayerCounts(job, biggest_stage);
       const bool split = par.schedule == Schedule::kZeroBubbleH1;
       const double window = split ? mix.dense * dense.wgrad + mix.moe * moe.wgrad
                                   : mix.dense * dense.bwd + mix.moe * moe.bwd;

@@ -11,6 +11,12 @@ namespace gpuplan {
 /// The training stack of a job (TrainingSpec::framework).
 enum class Framework { kMegatronCore, kNanotron };
 
+/// How a stack places transformer layers on pipeline stages when the job does not say.
+enum class PipelineSplit {
+  kEven,          ///< pp divides the layers (or the job gives Megatron's first/last stages)
+  kCostBalanced,  ///< nanotron: by a per-block cost estimate (CostBalancedStageLayers)
+};
+
 /// How a stack stores activations and buffers, as read from its code (not fitted).
 struct FrameworkTraits {
   Framework id;
@@ -22,17 +28,22 @@ struct FrameworkTraits {
   /// cross_entropy.py, "In-place subtraction reduces memory pressure"); nanotron's
   /// sharded_cross_entropy does not: 10.
   double loss_bytes_per_logit;
-  /// Bytes per trainable parameter of 16-bit gradient buckets kept beside the fp32 main
-  /// gradients when data parallelism is used without ZeRO-3: PyTorch DistributedDataParallel's
-  /// bucket views (nanotron wraps the model in DDP and adds the buckets into its fp32 buffer in a
-  /// communication hook), 2; Megatron-Core's DistributedDataParallel reduces the main-gradient
-  /// buffer itself, 0.
+  /// Bytes per trainable parameter of 16-bit gradients kept beside the fp32 main gradients when
+  /// data parallelism is used without ZeRO-3: PyTorch DistributedDataParallel's bucket views
+  /// (nanotron wraps the model in DDP and adds the buckets into its fp32 buffer in a
+  /// communication hook), 2. nanotron does not wrap with ZeRO-1 (trainer.py _init_model), yet its
+  /// 8B ZeRO-1 rows of the layout sweep measure as if the 16-bit .grad tensors stay (line 801:
+  /// 65.2 GB, 58.7 GB without them), so the term is kept for ZeRO-1 too. Megatron-Core's
+  /// DistributedDataParallel reduces the main-gradient buffer itself, 0.
   double ddp_bucket_bytes_per_param;
   /// Eager element-wise code: SwiGLU keeps SiLU's output beside the merged gate/up output and
   /// the product (act(gate) * up as two PyTorch ops), and attention keeps the contiguous Q/K/V
   /// copy and a concatenated K/V copy made for the rotary kernel (nanotron models/llama.py).
   /// Megatron-Core's fused SwiGLU and rotary kernels keep neither.
   bool eager_elementwise;
+  /// Layers per pipeline stage when the job gives no split: Megatron-Core splits evenly
+  /// (pipeline_parallel/utils, get_num_layers_to_build); nanotron by cost (models/base.py).
+  PipelineSplit pipeline_split;
 };
 
 /// Every stack, in a fixed order (the first is the default).

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware-db/hardware.h"
 #include "simulator/framework.h"
@@ -91,6 +92,12 @@ struct ParallelSpec {
   /// share the remaining layers evenly. Needs pp > 1; excludes embedding_slot and loss_slot.
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
+  /// Transformer layers of every pipeline stage (pp entries, summing to model.num_layers; a
+  /// stage may hold none), or empty for the splits above. The first stage always holds the
+  /// embedding and the last the LM head and the loss. Set by the job spec or by the stack's own
+  /// split (FrameworkTraits::pipeline_split: nanotron balances its cost estimate per stage).
+  /// Needs vpp = 1; excludes the slots and first/last_stage_layers.
+  std::vector<int64_t> stage_layers;
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).

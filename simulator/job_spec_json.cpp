@@ -36,6 +36,7 @@ constexpr const char* kLossSlot = "account_for_loss_in_pipeline_split";
 // The spec fields of an uneven pipeline's first and last stage layers.
 constexpr const char* kFirstStageLayers = "first_stage_layers";
 constexpr const char* kLastStageLayers = "last_stage_layers";
+constexpr const char* kStageLayers = "stage_layers";
 
 // Names spec fields in errors: a field set by a command-line flag by that flag and its value
 // ("--gpus 100"), any other by its place in the spec ("parallelism.dp").
@@ -353,7 +354,8 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
   r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
                          "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap",
-                         kEmbeddingSlot, kLossSlot, kFirstStageLayers, kLastStageLayers});
+                         kEmbeddingSlot, kLossSlot, kFirstStageLayers, kLastStageLayers,
+                         kStageLayers});
   p->tp = r.OptionalPositiveInt("tp", 1);
   p->pp = r.OptionalPositiveInt("pp", 1);
   p->cp = r.OptionalPositiveInt("cp", 1);
@@ -409,6 +411,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->loss_slot = r.OptionalBool(kLossSlot, false);
   p->first_stage_layers = r.OptionalPositiveInt(kFirstStageLayers, 0);
   p->last_stage_layers = r.OptionalPositiveInt(kLastStageLayers, 0);
+  p->stage_layers = r.OptionalIntList(kStageLayers, 0, kMaxLayers);
   return r.status();
 }
 
@@ -454,6 +457,7 @@ Expected<JobSpec> Parse(const nlohmann::json& spec, const std::string& origin,
   GPUPLAN_RETURN_IF_ERROR(
       ParseParallel(parallelism, origin, job.cluster.num_gpus, names, &job.parallel));
   GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
+  ApplyStackPipelineSplit(&job);
   GPUPLAN_RETURN_IF_ERROR(Validate(job, db, names).WithPrefix(origin));
   return job;
 }
@@ -495,6 +499,42 @@ std::string UnevenHint(const ModelSpec& m, const ParallelSpec& p, const FieldNam
          names.Setting("parallelism", kLastStageLayers) + " for an uneven split, e.g. " +
          Str(split->first) + " and " + Str(split->last) + ": " + layout + Str(split->last) +
          ", or ";
+}
+
+// An explicit split: one entry per stage, the layers add up, no interleaving and no other split
+// setting beside it (each would place the same layers twice).
+Status ValidateStageLayers(const ModelSpec& m, const ParallelSpec& p, const FieldNames& names) {
+  const int64_t entries = static_cast<int64_t>(p.stage_layers.size());
+  if (entries != p.pp) {
+    return Fail("parallelism", kStageLayers,
+                "has " + Str(entries) + " entries, parallelism.pp = " + Str(p.pp) +
+                    " needs one per pipeline stage");
+  }
+  int64_t sum = 0;
+  for (const int64_t layers : p.stage_layers) sum += layers;
+  if (sum != m.num_layers) {
+    return Fail("parallelism", kStageLayers,
+                "adds up to " + Str(sum) + " layers, model.num_layers = " + Str(m.num_layers));
+  }
+  if (p.vpp != 1) {
+    return Fail(
+        "parallelism", kStageLayers,
+        "needs vpp = 1 (interleaved stages split into equal chunks), got " +
+            (names.Given("parallelism", "vpp") != nullptr ? *names.Given("parallelism", "vpp")
+                                                          : "parallelism.vpp = " + Str(p.vpp)));
+  }
+  const std::pair<const char*, bool> others[] = {{kFirstStageLayers, p.first_stage_layers != 0},
+                                                 {kLastStageLayers, p.last_stage_layers != 0},
+                                                 {kEmbeddingSlot, p.embedding_slot},
+                                                 {kLossSlot, p.loss_slot}};
+  for (const auto& [other, set] : others) {
+    if (set) {
+      return Fail("parallelism", kStageLayers,
+                  "cannot be combined with " + names.Source("parallelism", other) +
+                      " (stage_layers already places every layer); give one or the other");
+    }
+  }
+  return Status::Ok();
 }
 
 // Megatron-LM's rules for --decoder-first/last-pipeline-num-layers (TransformerConfig
@@ -688,7 +728,9 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 Str(p.pp) + " exceeds model.num_layers = " + Str(m.num_layers) +
                     ": every pipeline stage needs at least one layer");
   }
-  if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
+  if (!p.stage_layers.empty()) {
+    GPUPLAN_RETURN_IF_ERROR(ValidateStageLayers(m, p, names));
+  } else if (p.first_stage_layers != 0 || p.last_stage_layers != 0) {
     GPUPLAN_RETURN_IF_ERROR(ValidateUnevenStages(m, p, names));
   } else {
     const int64_t slots = m.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0);
@@ -842,6 +884,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   };
   if (p.first_stage_layers > 0) out["parallelism"][kFirstStageLayers] = p.first_stage_layers;
   if (p.last_stage_layers > 0) out["parallelism"][kLastStageLayers] = p.last_stage_layers;
+  if (!p.stage_layers.empty()) out["parallelism"][kStageLayers] = p.stage_layers;
   return out;
 }
 

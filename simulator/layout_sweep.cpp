@@ -5,11 +5,14 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <utility>
 
+#include "common/checked_math.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
+#include "simulator/shard.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
@@ -306,13 +309,20 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     TrainingSpec& t = row.job.training;
     t.seq_len = r.PositiveInt("seq_len");
     t.micro_batch_size = r.PositiveInt("mbs");
-    t.global_batch_size = p.dp * t.micro_batch_size * r.PositiveInt("grad_acc");
+    const int64_t grad_acc = r.PositiveInt("grad_acc");
+    const std::optional<int64_t> global_batch =
+        CheckedProduct({p.dp, t.micro_batch_size, grad_acc});
+    if (!global_batch) {
+      r.Fail("grad_acc", "dp*mbs*grad_acc does not fit a 64-bit integer", r.Text("grad_acc"));
+    }
+    t.global_batch_size = global_batch.value_or(0);
     const std::string_view precision = r.Text("precision");
     if (!ParsePrecision(precision, &t.precision)) {
       r.Fail("precision", "must be fp32, tf32, bf16, fp16 or fp8", precision);
     }
     t.recompute = Recompute::kNone;
     t.framework = Framework::kNanotron;
+    ApplyStackPipelineSplit(&row.job);  // nanotron's cost-balanced stages
     row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
     row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu");
     row.measured_memory_gb = r.OptionalNumber("gpu_mem_gb");

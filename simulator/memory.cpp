@@ -215,7 +215,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
   }
   if (zero < 3 && dp_shards > 1) {
-    // 16-bit gradient buckets of the stack's data-parallel wrapper beside the main gradients.
+    // 16-bit gradients beside the main gradients (framework.h, ddp_bucket_bytes_per_param).
     mb.grads_bytes += TraitsOf(tr.framework).ddp_bucket_bytes_per_param * shard.trainable;
   }
   if (zero >= 3) {
@@ -258,8 +258,10 @@ MemoryBreakdown EstimateMemory(const JobSpec& job, const GpuSpec& gpu) {
   const LayerActivations act = JobLayerActivations(job);
   // Middle stage s repeats stage s-1 (also a middle stage) when every chunk has the same layers:
   // same parameters, same bytes per chunk, and no schedule keeps more in flight on a later stage.
-  // Layers differ between middle stages only where dense layers precede MoE layers.
-  const bool mixed = job.model.is_moe() && job.model.moe_first_dense_layers > 0;
+  // Layers differ between middle stages only where dense layers precede MoE layers, or where
+  // stage_layers gives each stage its own count.
+  const bool mixed = (job.model.is_moe() && job.model.moe_first_dense_layers > 0) ||
+                     !job.parallel.stage_layers.empty();
   auto repeats_previous = [&](int64_t s) {
     if (s < 2 || s > pp - 2) return false;
     if (!mixed) return true;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/limits.h"
+
 namespace gpuplan {
 
 double LoraParamsPerLayer(const ModelSpec& m, const LoraSpec& lora) {
@@ -27,6 +29,7 @@ double LoraParamsPerLayer(const ModelSpec& m, const LoraSpec& lora) {
 
 int64_t LayerSlotsPerChunk(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
+  if (!p.stage_layers.empty()) return 0;
   const int64_t slots = job.model.num_layers + (p.embedding_slot ? 1 : 0) + (p.loss_slot ? 1 : 0) -
                         p.first_stage_layers - p.last_stage_layers;
   const int64_t stages =
@@ -36,6 +39,7 @@ int64_t LayerSlotsPerChunk(const JobSpec& job) {
 
 int64_t ChunkLayers(const JobSpec& job, int64_t stage, int64_t chunk) {
   const ParallelSpec& p = job.parallel;
+  if (!p.stage_layers.empty()) return p.stage_layers[static_cast<size_t>(stage)];
   if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers / p.vpp;
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers / p.vpp;
   int64_t layers = LayerSlotsPerChunk(job);
@@ -53,6 +57,11 @@ int64_t StageLayers(const JobSpec& job, int64_t stage) {
 
 int64_t ChunkFirstLayer(const JobSpec& job, int64_t stage, int64_t chunk) {
   const ParallelSpec& p = job.parallel;
+  if (!p.stage_layers.empty()) {
+    int64_t first = 0;
+    for (int64_t s = 0; s < stage; ++s) first += p.stage_layers[static_cast<size_t>(s)];
+    return first;
+  }
   const int64_t per_chunk = LayerSlotsPerChunk(job);
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     // A round: one chunk of the first stage, of each middle stage and of the last stage.
@@ -71,6 +80,47 @@ std::optional<StageSplit> SuggestStageSplit(int64_t num_layers, int64_t pp) {
   const int64_t rest = num_layers - (pp - 2) * middle;
   if (rest < 2) return std::nullopt;
   return StageSplit{rest - rest / 2, middle, rest / 2};
+}
+
+std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp) {
+  const double h = static_cast<double>(m.hidden_size);
+  // nanotron's estimate: d_qkv = hidden / heads, so the attention term is 4 x hidden^2 whatever
+  // the KV heads; the MLP term is 3 x d_ff x hidden (SwiGLU).
+  const double layer = 4.0 * h * h + 3.0 * static_cast<double>(m.ffn_hidden_size) * h;
+  const double head = static_cast<double>(m.vocab_size) * h;
+  const double total = static_cast<double>(m.num_layers) * layer + head;
+  std::vector<int64_t> layers(static_cast<size_t>(pp), 0);
+  int64_t rank = 0;
+  double cumulative = 0;
+  // The embedding (cost 0) never moves the rank; the LM head is the last block with a cost.
+  for (int64_t i = 0; i < m.num_layers; ++i) {
+    ++layers[static_cast<size_t>(rank)];
+    cumulative += layer;
+    // total * ((rank + 1) / pp) in nanotron's order of rounding (exact ties stay on the rank).
+    const double threshold = total * (static_cast<double>(rank + 1) / static_cast<double>(pp));
+    if (cumulative > threshold && rank + 1 < pp) ++rank;
+  }
+  return layers;
+}
+
+std::string StageLayersText(const ParallelSpec& p) {
+  std::string out;
+  for (const int64_t layers : p.stage_layers) {
+    if (!out.empty()) out += '+';
+    out += std::to_string(layers);
+  }
+  return out;
+}
+
+void ApplyStackPipelineSplit(JobSpec* job) {
+  ParallelSpec& p = job->parallel;
+  if (TraitsOf(job->training.framework).pipeline_split != PipelineSplit::kCostBalanced ||
+      p.pp < 2 || p.vpp != 1 || !p.stage_layers.empty() || p.first_stage_layers != 0 ||
+      p.last_stage_layers != 0 || p.embedding_slot || p.loss_slot || p.pp > job->model.num_layers ||
+      job->model.num_layers > kMaxLayers) {
+    return;
+  }
+  p.stage_layers = CostBalancedStageLayers(job->model, p.pp);
 }
 
 StageLayerMix ChunkLayerCounts(const JobSpec& job, int64_t stage, int64_t chunk) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "simulator/job.h"
 
@@ -42,6 +44,28 @@ struct StageSplit {
 /// without a layer. Splits for vpp = 1 only: with vpp > 1 each stage's layers must also divide
 /// by vpp.
 std::optional<StageSplit> SuggestStageSplit(int64_t num_layers, int64_t pp);
+
+/// nanotron's pipeline split (src/nanotron/models/base.py build_model, cost per block from
+/// models/llama.py get_block_compute_costs): the blocks in forward order (embedding 0, each
+/// decoder layer 4 x heads x head_dim x hidden + 3 x ffn x hidden, final norm 0, LM head
+/// vocab x hidden, fp32 cast 0, loss 0) go to stage r until their running cost exceeds
+/// (r + 1) / pp of the total; the block that crosses the threshold stays on r. Returns the
+/// decoder layers of each of the pp stages (pp >= 1, pp <= num_layers). The cost counts no
+/// attention and ignores GQA, so stages are not balanced in time: for the sweep's 1B model on
+/// 4 stages it gives 6, 5, 5, 0 (the LM head alone on the last). When the head's block crosses
+/// its threshold the cast and loss land on the next stage; gpuplan keeps the LM head and the
+/// loss together on the last stage (docs/COST_MODEL.md, training stacks).
+std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp);
+
+/// parallelism.stage_layers as "6+5+5+0" (empty when not set).
+std::string StageLayersText(const ParallelSpec& p);
+
+/// Fills parallelism.stage_layers with the job's stack's own split (FrameworkTraits::
+/// pipeline_split) when the stack does not split evenly, pp > 1, vpp = 1 and no split is given
+/// (stage_layers, first/last_stage_layers, embedding/loss slots). Otherwise leaves `job` as is,
+/// also when the model has more than kMaxLayers layers (a job not validated yet, which ValidateJob
+/// refuses; the split takes time linear in the layers).
+void ApplyStackPipelineSplit(JobSpec* job);
 
 /// Dense-MLP and MoE layers (layer i is MoE when i >= moe_first_dense_layers).
 struct StageLayerMix {

@@ -369,6 +369,55 @@ TEST(JobSpec, FirstAndLastStageLayersLeaveTheRestEven) {
   EXPECT_FALSE(JobSpecToJson(*job)["parallelism"].contains("last_stage_layers"));
 }
 
+TEST(JobSpec, StageLayersPlaceEveryLayer) {
+  nlohmann::json spec = Llama405bUneven(4, 1, 0, 0);
+  spec["parallelism"]["stage_layers"] = {30, 32, 32, 32};
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(StageLayers(*job, 0), 30);
+  EXPECT_EQ(StageLayers(*job, 3), 32);
+  EXPECT_EQ(ChunkFirstLayer(*job, 3, 0), 94);
+  const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["parallelism"]["stage_layers"], nlohmann::json({30, 32, 32, 32}));
+  Expected<JobSpec> again = ParseJobSpec(written, "roundtrip", "", Db());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(JobSpecToJson(*again), written);
+
+  // nanotron places layers by its own cost estimate when the spec gives no split.
+  nlohmann::json nanotron = Llama405bUneven(4, 1, 0, 0);
+  nanotron["model"] = "llama3-8b";
+  nanotron["training"]["framework"] = "nanotron";
+  job = Parse(nanotron);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->parallel.stage_layers, CostBalancedStageLayers(job->model, 4));
+  EXPECT_EQ(JobSpecToJson(*job)["parallelism"]["stage_layers"].size(), 4u);
+}
+
+TEST(JobSpecInvalid, StageLayersNameTheProblem) {
+  const std::string field = "job.json: parallelism: field 'stage_layers': ";
+  nlohmann::json spec = Llama405bUneven(4, 1, 0, 0);
+  spec["parallelism"]["stage_layers"] = {42, 42, 42};
+  EXPECT_EQ(ErrorOf(spec),
+            field + "has 3 entries, parallelism.pp = 4 needs one per pipeline stage");
+  spec["parallelism"]["stage_layers"] = {32, 32, 32, 32};
+  EXPECT_EQ(ErrorOf(spec), field + "adds up to 128 layers, model.num_layers = 126");
+  spec["parallelism"]["stage_layers"] = {30, 32, -1, 32};
+  EXPECT_EQ(ErrorOf(spec), field + "must be a list of integers in [0, 10000], got element 2 = -1");
+  spec["parallelism"]["stage_layers"] = "30,32";
+  EXPECT_TRUE(Contains(ErrorOf(spec), field + "must be a list of integers"));
+  spec = Llama405bUneven(4, 1, 30, 0);
+  spec["parallelism"]["stage_layers"] = {30, 32, 32, 32};
+  EXPECT_EQ(ErrorOf(spec),
+            field +
+                "cannot be combined with parallelism.first_stage_layers (stage_layers already "
+                "places every layer); give one or the other");
+  spec = Llama405bUneven(2, 3, 0, 0);
+  spec["parallelism"]["stage_layers"] = {63, 63};
+  EXPECT_EQ(ErrorOf(spec), field +
+                               "needs vpp = 1 (interleaved stages split into equal chunks), got "
+                               "parallelism.vpp = 3");
+}
+
 TEST(JobSpec, SuggestedStageSplit) {
   EXPECT_EQ(SuggestStageSplit(126, 16)->first, 7);  // 7 + 14 x 8 + 7
   EXPECT_EQ(SuggestStageSplit(126, 16)->middle, 8);

@@ -735,7 +735,7 @@ TEST(ExportTorchrun, RefusesUnevenPipelineStages) {
                                                    {"first_stage_layers", 7},
                                                    {"last_stage_layers", 7}})),
                                     "torchrun-fsdp");
-  EXPECT_TRUE(Contains(error, "uneven (first_stage_layers / last_stage_layers)")) << error;
+  EXPECT_TRUE(Contains(error, "uneven (first/last_stage_layers or stage_layers)")) << error;
   EXPECT_TRUE(Contains(error, "export 'megatron' instead")) << error;
 }
 

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "simulator/framework.h"
 #include "simulator/job.h"
 #include "simulator/memory.h"
+#include "simulator/shard.h"
 #include "tests/builtin_db.h"
 
 namespace gpuplan {
@@ -77,6 +79,52 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
   single.cluster.num_gpus = 1;
   const MemoryBreakdown alone = EstimateMemory(single, gpu);
   EXPECT_DOUBLE_EQ(alone.grads_bytes, 2 * alone.weights_bytes);  // fp32 main grads, no buckets
+}
+
+TEST(Framework, NanotronCostBalancedStages) {
+  // nanotron models/base.py build_model with models/llama.py block costs. The 1B layer costs
+  // 4 x 2048^2 + 3 x 8192 x 2048 = 2^26 and its LM head 131072 x 2048 = 2^28 (4 layers), 20
+  // units in all. pp 2: thresholds 10 and 20; after layer 10 the running cost equals 10 (not
+  // above), so layer 11 stays on stage 0 too: 11 + 5. pp 4: 6 + 5 + 5, the LM head alone last.
+  const ModelSpec m = Llama1B(Framework::kNanotron).model;
+  EXPECT_EQ(CostBalancedStageLayers(m, 1), (std::vector<int64_t>{16}));
+  EXPECT_EQ(CostBalancedStageLayers(m, 2), (std::vector<int64_t>{11, 5}));
+  EXPECT_EQ(CostBalancedStageLayers(m, 4), (std::vector<int64_t>{6, 5, 5, 0}));
+  EXPECT_EQ(CostBalancedStageLayers(m, 8), (std::vector<int64_t>{3, 3, 2, 3, 2, 3, 0, 0}));
+  // The sweep's 8B: 32 layers of 4 x 4096^2 + 3 x 14336 x 4096, LM head 131072 x 4096.
+  ModelSpec b = m;
+  b.num_layers = 32;
+  b.hidden_size = 4096;
+  b.ffn_hidden_size = 14336;
+  b.num_kv_heads = 8;  // nanotron's estimate ignores GQA
+  EXPECT_EQ(CostBalancedStageLayers(b, 8), (std::vector<int64_t>{5, 4, 4, 5, 4, 4, 4, 2}));
+}
+
+TEST(Framework, StackSplitFillsStageLayers) {
+  JobSpec nanotron = Llama1B(Framework::kNanotron);
+  nanotron.parallel.pp = 4;
+  nanotron.parallel.dp = 2;
+  ApplyStackPipelineSplit(&nanotron);
+  EXPECT_EQ(nanotron.parallel.stage_layers, (std::vector<int64_t>{6, 5, 5, 0}));
+  EXPECT_EQ(StageLayers(nanotron, 0), 6);
+  EXPECT_EQ(ChunkFirstLayer(nanotron, 2, 0), 11);
+  EXPECT_EQ(StageLayersText(nanotron.parallel), "6+5+5+0");
+  // Stage 0 keeps 6 layers x 4 micro-batches in flight, not 4 x 4.
+  JobSpec even = nanotron;
+  even.parallel.stage_layers.clear();
+  const LayerActivations act = JobLayerActivations(nanotron);
+  EXPECT_DOUBLE_EQ(StageActivationBytes(nanotron, act, 0),
+                   1.5 * StageActivationBytes(even, act, 0));
+  // Megatron-Core splits evenly; a split the job gives is kept.
+  JobSpec megatron = Llama1B(Framework::kMegatronCore);
+  megatron.parallel.pp = 4;
+  ApplyStackPipelineSplit(&megatron);
+  EXPECT_TRUE(megatron.parallel.stage_layers.empty());
+  JobSpec given = Llama1B(Framework::kNanotron);
+  given.parallel.pp = 2;
+  given.parallel.stage_layers = {8, 8};
+  ApplyStackPipelineSplit(&given);
+  EXPECT_EQ(given.parallel.stage_layers, (std::vector<int64_t>{8, 8}));
 }
 
 }  // namespace
