@@ -501,6 +501,12 @@ std::string UnevenHint(const ModelSpec& m, const ParallelSpec& p, const FieldNam
          ", or ";
 }
 
+// The vpp a split error blames: its flag and value ("--vpp 2"), or "parallelism.vpp = 2".
+std::string VppSource(const ParallelSpec& p, const FieldNames& names) {
+  const std::string* flag = names.Given("parallelism", "vpp");
+  return flag != nullptr ? *flag : "parallelism.vpp = " + Str(p.vpp);
+}
+
 // An explicit split: one entry per stage, the layers add up, no interleaving and no other split
 // setting beside it (each would place the same layers twice).
 Status ValidateStageLayers(const ModelSpec& m, const ParallelSpec& p, const FieldNames& names) {
@@ -519,9 +525,7 @@ Status ValidateStageLayers(const ModelSpec& m, const ParallelSpec& p, const Fiel
   if (p.vpp != 1) {
     return Fail(
         "parallelism", kStageLayers,
-        "needs vpp = 1 (interleaved stages split into equal chunks), got " +
-            (names.Given("parallelism", "vpp") != nullptr ? *names.Given("parallelism", "vpp")
-                                                          : "parallelism.vpp = " + Str(p.vpp)));
+        "needs vpp = 1 (interleaved stages split into equal chunks), got " + VppSource(p, names));
   }
   const std::pair<const char*, bool> others[] = {{kFirstStageLayers, p.first_stage_layers != 0},
                                                  {kLastStageLayers, p.last_stage_layers != 0},
@@ -555,8 +559,7 @@ Status ValidateUnevenStages(const ModelSpec& m, const ParallelSpec& p, const Fie
                     "embedding/loss slots); give one or the other");
   }
   if (p.pp < 2) return Fail("parallelism", field, "needs pp > 1");
-  const std::string* vpp_flag = names.Given("parallelism", "vpp");
-  const std::string vpp = vpp_flag != nullptr ? *vpp_flag : "parallelism.vpp = " + Str(p.vpp);
+  const std::string vpp = VppSource(p, names);
   for (const auto& [name, layers] : {std::pair{kFirstStageLayers, p.first_stage_layers},
                                      std::pair{kLastStageLayers, p.last_stage_layers}}) {
     if (layers > 0 && layers % p.vpp != 0) {
