@@ -388,9 +388,12 @@ bool IsFraction(double v) { return v > 0.0 && v <= 1.0; }
 Status HardwareDb::LoadFile(const std::string& path) {
   Expected<json> doc = ReadJsonFile(path);
   if (!doc.ok()) return doc.status();
-  const json& root = *doc;
+  return LoadJson(*doc, path);
+}
+
+Status HardwareDb::LoadJson(const json& root, const std::string& origin) {
   if (!root.is_object()) {
-    return Status::Invalid(path +
+    return Status::Invalid(origin +
                            ": the top level must be a JSON object with 'gpus', 'networks', "
                            "'nodes' and/or 'prices' arrays and/or a 'reliability' object, got " +
                            std::string(root.type_name()));
@@ -400,7 +403,7 @@ Status HardwareDb::LoadFile(const std::string& path) {
     if (key != "gpus" && key != "networks" && key != "nodes" && key != "prices" &&
         key != "reliability" && key != "about" && key != "meta") {
       return Status::Invalid(
-          path + ": unknown top-level key '" + key +
+          origin + ": unknown top-level key '" + key +
           "' (allowed: gpus, networks, nodes, prices, reliability, about, meta)");
     }
   }
@@ -408,28 +411,28 @@ Status HardwareDb::LoadFile(const std::string& path) {
   std::vector<GpuSpec> gpus;
   std::vector<NetworkSpec> networks;
   std::vector<NodeTemplate> nodes;
-  GPUPLAN_RETURN_IF_ERROR(ParseArray<GpuSpec>(root, "gpus", "gpu", path, &ParseGpu, &gpus));
+  GPUPLAN_RETURN_IF_ERROR(ParseArray<GpuSpec>(root, "gpus", "gpu", origin, &ParseGpu, &gpus));
   GPUPLAN_RETURN_IF_ERROR(
-      ParseArray<NetworkSpec>(root, "networks", "network", path, &ParseNetwork, &networks));
+      ParseArray<NetworkSpec>(root, "networks", "network", origin, &ParseNetwork, &networks));
   GPUPLAN_RETURN_IF_ERROR(
-      ParseArray<NodeTemplate>(root, "nodes", "node", path, &ParseNode, &nodes));
+      ParseArray<NodeTemplate>(root, "nodes", "node", origin, &ParseNode, &nodes));
   std::vector<PriceEntry> prices;
   std::vector<std::string> price_contexts;
-  GPUPLAN_RETURN_IF_ERROR(ParsePrices(root, path, &prices, &price_contexts));
+  GPUPLAN_RETURN_IF_ERROR(ParsePrices(root, origin, &prices, &price_contexts));
   ReliabilitySpec reliability = reliability_;
   const auto reliability_object = root.find("reliability");
   if (reliability_object != root.end()) {
     if (!reliability_object->is_object()) {
-      return Status::Invalid(path + ": top-level key 'reliability' must be a JSON object, got " +
+      return Status::Invalid(origin + ": top-level key 'reliability' must be a JSON object, got " +
                              std::string(reliability_object->type_name()));
     }
     GPUPLAN_RETURN_IF_ERROR(
-        ParseReliability(*reliability_object, path + ": reliability", &reliability));
+        ParseReliability(*reliability_object, origin + ": reliability", &reliability));
   }
 
-  Merge(&gpus, path, &gpus_, &gpu_files_);
-  Merge(&networks, path, &networks_, &network_files_);
-  Merge(&nodes, path, &nodes_, &node_files_);
+  Merge(&gpus, origin, &gpus_, &gpu_files_);
+  Merge(&networks, origin, &networks_, &network_files_);
+  Merge(&nodes, origin, &nodes_, &node_files_);
   for (size_t i = 0; i < prices.size(); ++i) {
     const PriceKey key = KeyOf(prices[i]);
     auto same = std::find_if(prices_.begin(), prices_.end(),
@@ -444,7 +447,7 @@ Status HardwareDb::LoadFile(const std::string& path) {
   }
   if (reliability_object != root.end()) {
     reliability_ = std::move(reliability);
-    reliability_file_ = path;
+    reliability_file_ = origin;
   }
   return Status::Ok();
 }

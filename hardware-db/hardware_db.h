@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,12 @@ class HardwareDb {
   /// Errors name the file, the entry and the field: "gpus.json: gpu 'x': field 'memory_gb': ...".
   Status LoadDirectory(const std::string& dir);
 
-  /// Reads one file (same format as LoadDirectory).
+  /// Reads one file (same format as LoadDirectory): ReadJsonFile, then LoadJson.
   Status LoadFile(const std::string& path);
+
+  /// Adds the entries of one parsed file; `origin` (its path) names it in errors and in
+  /// Validate()'s messages. A bad file leaves the database unchanged.
+  Status LoadJson(const nlohmann::json& doc, const std::string& origin);
 
   /// Checks cross-references (a node's gpu and network exist, a gpu's default_node exists, a
   /// price's gpu exists) and ranges (scale-up domain >= 1, efficiencies in (0, 1], prices > 0,

@@ -86,22 +86,27 @@ bool Shown(const JobSpec& job, const RankLayout& layout, GroupKind kind) {
 
 }  // namespace
 
+Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::string& origin,
+                                        const std::string& base_dir, const HardwareDb& db) {
+  if (doc.is_object() && doc.contains("recommendation")) {
+    const nlohmann::json& rec = doc["recommendation"];
+    if (!rec.is_object() || !rec.contains("job")) {
+      return Status::Invalid(
+          origin +
+          ": field 'recommendation': has no 'job' (write the plan with "
+          "`gpuplan plan --json`; a plan that found nothing cannot be validated)");
+    }
+    return ParseJobSpec(rec["job"], origin + ": recommendation.job", base_dir, db);
+  }
+  return ParseJobSpec(doc, origin, base_dir, db);
+}
+
 Expected<JobSpec> ReadValidationJob(const std::string& path, const HardwareDb& db) {
   Expected<nlohmann::json> doc = ReadJsonFile(path);
   if (!doc.ok()) return doc.status();
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
-  if (doc->is_object() && doc->contains("recommendation")) {
-    const nlohmann::json& rec = (*doc)["recommendation"];
-    if (!rec.is_object() || !rec.contains("job")) {
-      return Status::Invalid(
-          path +
-          ": field 'recommendation': has no 'job' (write the plan with "
-          "`gpuplan plan --json`; a plan that found nothing cannot be validated)");
-    }
-    return ParseJobSpec(rec["job"], path + ": recommendation.job", base, db);
-  }
-  return ParseJobSpec(*doc, path, base, db);
+  return ValidationJobFromJson(*doc, path, base, db);
 }
 
 std::vector<int64_t> RepresentativeRanks(const JobSpec& job) {

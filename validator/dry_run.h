@@ -19,6 +19,11 @@ namespace gpuplan {
 /// recommendation.job) or a job spec (docs/JOB_SPEC.md). Errors name the file and field.
 Expected<JobSpec> ReadValidationJob(const std::string& path, const HardwareDb& db);
 
+/// The same from parsed JSON: `origin` names it in errors, `base_dir` resolves a relative
+/// {"hf_config": "path"} (ParseJobSpec).
+Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::string& origin,
+                                        const std::string& base_dir, const HardwareDb& db);
+
 /// The first rank of every pipeline stage (tp = cp = dp = 0): by symmetry the other ranks of a
 /// stage run the same op sequence on other groups.
 std::vector<int64_t> RepresentativeRanks(const JobSpec& job);

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "hardware-db/hardware_db.h"
+#include "simulator/job_spec_json.h"
 
 namespace gpuplan {
 namespace {
@@ -60,6 +61,28 @@ TEST(LayoutSweep, CsvErrorsNameLineAndColumn) {
   e = ParseLayoutSweep(no_status + kOkRow, "s.csv", db);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().message(), "s.csv: line 1: header lacks column 'status'");
+}
+
+// Issue 17, found by fuzz/layout_sweep (tests/data/fuzz-repro/layout_sweep/): a row of 9e15
+// layers is read at once and left for ValidateJob to refuse (nanotron's cost-balanced stage
+// split looped over every layer), and dp*mbs*grad_acc beyond int64 is an error naming the column
+// (it overflowed).
+TEST(LayoutSweep, FuzzReproducers) {
+  const HardwareDb db = Db();
+  const std::string dir = GPUPLAN_TEST_DATA "/fuzz-repro/layout_sweep/";
+  Expected<std::vector<SweepRow>> layers = ReadLayoutSweepFile(dir + "num_layers_9e15.csv", db);
+  ASSERT_TRUE(layers.ok()) << layers.status().message();
+  ASSERT_EQ(layers->size(), 1u);
+  EXPECT_TRUE((*layers)[0].job.parallel.stage_layers.empty());
+  EXPECT_FALSE(ValidateJob((*layers)[0].job, db).ok());
+
+  Expected<std::vector<SweepRow>> batch =
+      ReadLayoutSweepFile(dir + "dp_times_mbs_overflow.csv", db);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_EQ(batch.status().message(),
+            dir +
+                "dp_times_mbs_overflow.csv: line 2: column 'grad_acc': dp*mbs*grad_acc does not "
+                "fit a 64-bit integer, got '16'");
 }
 
 TEST(LayoutSweep, ShippedSweep) {
