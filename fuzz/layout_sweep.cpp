@@ -13,9 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!rows.ok()) return 0;
   for (const SweepRow& row : *rows) {
     fuzz::Require(row.line >= 2, "a row comes after the header");
-    fuzz::Require(
-        fuzz::IsAmount(row.measured_tokens_per_s_per_gpu) && fuzz::IsAmount(row.measured_memory_gb),
-        "measurements are finite and >= 0");
+    fuzz::Require(fuzz::IsAmount(row.measured_tokens_per_s_per_gpu) &&
+                      fuzz::IsAmount(row.measured_memory_bytes),
+                  "measurements are finite and >= 0");
   }
   return 0;
 }

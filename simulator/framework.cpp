@@ -1,5 +1,8 @@
 #include "simulator/framework.h"
 
+#include "common/str_format.h"
+#include "simulator/job.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
@@ -38,8 +41,37 @@ bool ParseFramework(std::string_view name, Framework* out) {
 
 std::string FrameworkNames() {
   std::string names;
-  for (const FrameworkTraits& t : kFrameworks) names += (names.empty() ? "" : ", ") + std::string(t.name);
+  for (const FrameworkTraits& t : kFrameworks)
+    names += (names.empty() ? "" : ", ") + std::string(t.name);
   return names;
+}
+
+Status StackRunsLayout(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  if (job.training.framework != Framework::kNanotron || p.pp < 2 || p.vpp != 1 ||
+      p.pp > job.model.num_layers) {
+    return Status::Ok();
+  }
+  const int64_t microbatches = MicrobatchesPerStep(job);
+  if (p.schedule == Schedule::k1F1B && microbatches < p.pp - 1) {
+    return Status::Invalid(StrFormat(
+        "training: field 'global_batch_size': nanotron's 1F1B engine needs at least pp - 1 = %lld "
+        "micro-batches per step (parallel/pipeline_parallel/engine.py), this job has %lld "
+        "(global_batch_size / (micro_batch_size x dp))",
+        static_cast<long long>(p.pp - 1), static_cast<long long>(microbatches)));
+  }
+  const CostBalancedSplit split = CostBalancedPlacement(job.model, p.pp);
+  if (split.empty_stage >= 0) {
+    return Status::Invalid(
+        StrFormat("parallelism: field 'pp': nanotron's cost-balanced split (models/base.py) leaves "
+                  "stage %lld of "
+                  "%lld without a block (the LM head weighs %.1f layers); use fewer stages",
+                  static_cast<long long>(split.empty_stage), static_cast<long long>(p.pp),
+                  static_cast<double>(job.model.vocab_size) /
+                      (4.0 * static_cast<double>(job.model.hidden_size) +
+                       3.0 * static_cast<double>(job.model.ffn_hidden_size))));
+  }
+  return Status::Ok();
 }
 
 }  // namespace gpuplan

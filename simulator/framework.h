@@ -6,7 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace gpuplan {
+
+struct JobSpec;
 
 /// The training stack of a job (TrainingSpec::framework).
 enum class Framework { kMegatronCore, kNanotron };
@@ -57,5 +61,16 @@ bool ParseFramework(std::string_view name, Framework* out);
 
 /// The allowed names joined by ", " (for error messages and help).
 std::string FrameworkNames();
+
+/// Whether the job's stack can run its layout at all, as read from the stack's code; an invalid-
+/// input Status naming the field and the reason when it cannot. Megatron-Core: always. nanotron
+/// with pp >= 2 and vpp 1: (1) its 1F1B engine asserts at least pp - 1 micro-batches per step
+/// (parallel/pipeline_parallel/engine.py, OneForwardOneBackwardPipelineEngine.train_batch_iter);
+/// (2) its cost-balanced split must give every stage a block (models/base.py build_model makes
+/// the stage its walk ended on the output stage; CostBalancedPlacement). The Ultra-Scale
+/// Playbook's config generator (huggingface/bench_cluster create_configs.py) skips both kinds
+/// of layout, and in the layout sweep every row of either kind crashed (105 rows with too few
+/// micro-batches; the 1B on 16 stages, 65 of 66).
+Status StackRunsLayout(const JobSpec& job);
 
 }  // namespace gpuplan

@@ -11,6 +11,7 @@
 #include "common/checked_math.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
+#include "simulator/framework.h"
 #include "simulator/hf_config.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
@@ -459,6 +460,7 @@ Expected<JobSpec> Parse(const nlohmann::json& spec, const std::string& origin,
   GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
   ApplyStackPipelineSplit(&job);
   GPUPLAN_RETURN_IF_ERROR(Validate(job, db, names).WithPrefix(origin));
+  GPUPLAN_RETURN_IF_ERROR(StackRunsLayout(job).WithPrefix(origin));
   return job;
 }
 

@@ -12,15 +12,19 @@
 #include "common/checked_math.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
-#include "simulator/shard.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
+#include "simulator/framework.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
+// 1024**3.
+constexpr double kBytesPerGiB = 1073741824.0;
 
 // The columns read; others (params, gbs, mfu_pct, tokens_per_s, ...) are ignored.
 constexpr const char* kColumns[] = {"model",
@@ -142,6 +146,13 @@ std::vector<double> Ranks(const std::vector<double>& x) {
   return ranks;
 }
 
+// |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
+// on rank 0, of the first stage.
+double MemoryError(const SweepPrediction& p) {
+  return std::abs(p.rank0_allocator_bytes - p.row->measured_memory_bytes) /
+         p.row->measured_memory_bytes;
+}
+
 // Group metrics from its predictions (all of one model and node count).
 SweepSummary SummarizeGroup(const std::string& label,
                             const std::vector<const SweepPrediction*>& group) {
@@ -156,24 +167,24 @@ SweepSummary SummarizeGroup(const std::string& label,
     if (row.ran) s.best_measured = std::max(s.best_measured, row.measured_tokens_per_s_per_gpu);
     if (!p->expressible) continue;
     s.simulated += 1;
-    if (p->fits && p->tokens_per_s_per_gpu > best_predicted) {
+    if (p->PredictedToRun() && p->tokens_per_s_per_gpu > best_predicted) {
       best_predicted = p->tokens_per_s_per_gpu;
       pick = p;
     }
     if (!row.ran) {
       s.crashed += 1;
-      if (!p->fits) s.crashed_predicted_oom += 1;
+      if (!p->PredictedToRun()) s.crashed_predicted_fail += 1;
+      if (p->fits && !p->refusal.empty()) s.crashed_refused += 1;
       continue;
     }
     s.ran += 1;
-    if (!p->fits) s.ran_predicted_oom += 1;
+    if (!p->PredictedToRun()) s.ran_predicted_fail += 1;
     predicted.push_back(p->tokens_per_s_per_gpu);
     measured.push_back(row.measured_tokens_per_s_per_gpu);
     throughput_errors.push_back(
         std::abs(p->tokens_per_s_per_gpu - row.measured_tokens_per_s_per_gpu) /
         row.measured_tokens_per_s_per_gpu);
-    memory_errors.push_back(std::abs(p->peak_memory_gb - row.measured_memory_gb) /
-                            row.measured_memory_gb);
+    memory_errors.push_back(MemoryError(*p));
   }
   s.not_expressible = s.rows - s.simulated;
   if (pick != nullptr) {
@@ -214,8 +225,8 @@ std::vector<std::string> Cells(const SweepSummary& s, bool overall) {
           Rho(s.spearman),
           Percent(s.median_abs_throughput_error),
           Percent(s.median_abs_memory_error),
-          Share(s.crashed_predicted_oom, s.crashed),
-          Share(s.ran_predicted_oom, s.ran)};
+          Share(s.crashed_predicted_fail, s.crashed),
+          Share(s.ran_predicted_fail, s.ran)};
 }
 
 constexpr const char* kHeaders[] = {"group",
@@ -225,16 +236,22 @@ constexpr const char* kHeaders[] = {"group",
                                     "Spearman",
                                     "tok/s err",
                                     "memory err",
-                                    "crashed: OOM predicted",
-                                    "ran: OOM predicted"};
+                                    "crashed: fail predicted",
+                                    "ran: fail predicted"};
 
 std::string Assumptions(const SweepReport& report) {
   return "Network between nodes: " + report.network +
          " (the default node's; the sweep does not state it). Stack: nanotron (its memory "
          "traits, docs/COST_MODEL.md). Recomputation: none (nanotron's default). TP "
          "communication overlap: off. Global batch: dp*mbs*grad_acc. Memory: "
-         "gpu_mem_gb read as 1e9 bytes. Medians are of absolute errors over rows that ran; "
-         "'all' gives the median Spearman over groups.\n";
+         "gpu_mem_gb is GiB of PyTorch's allocator on world rank 0, on the first pipeline stage "
+         "(nanotron's log_throughput): compared with that stage's predicted peak less framework_gb "
+         "(CUDA context, NCCL buffers). Predicted to fail: the most loaded stage's whole peak "
+         "does not fit, or nanotron cannot run the layout (StackRunsLayout). "
+         "Medians are of absolute errors over rows that ran; "
+         "'all' gives the median Spearman over groups. " +
+         StrFormat("%d of the crashed rows predicted to fail fit but nanotron cannot run them.\n",
+                   report.overall.crashed_refused);
 }
 
 }  // namespace
@@ -325,12 +342,12 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     ApplyStackPipelineSplit(&row.job);  // nanotron's cost-balanced stages
     row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
     row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu");
-    row.measured_memory_gb = r.OptionalNumber("gpu_mem_gb");
+    row.measured_memory_bytes = r.OptionalNumber("gpu_mem_gb") * kBytesPerGiB;
     if (row.ran && !(row.measured_tokens_per_s_per_gpu > 0)) {
       r.Fail("tokens_per_s_per_gpu", "must be positive when status is ok",
              r.Text("tokens_per_s_per_gpu"));
     }
-    if (row.ran && !(row.measured_memory_gb > 0)) {
+    if (row.ran && !(row.measured_memory_bytes > 0)) {
       r.Fail("gpu_mem_gb", "must be positive when status is ok", r.Text("gpu_mem_gb"));
     }
     if (!r.status().ok()) return r.status();
@@ -377,10 +394,13 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
       const StepResult r = EvaluateStep(row.job, *db.FindGpu(row.job.cluster.gpu),
                                         *db.FindNetwork(row.job.cluster.inter_node));
       p.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
-      p.peak_memory_gb = r.memory.peak_bytes / 1e9;
       p.fits = r.memory.fits;
+      const Status runs = StackRunsLayout(row.job);
+      if (!runs.ok()) p.refusal = runs.message();
+      p.peak_bytes = r.memory.peak_bytes;
       p.time_s = r.breakdown_s;
-      p.memory = r.memory;
+      p.rank0_memory = StageMemory(row.job, *db.FindGpu(row.job.cluster.gpu), 0);
+      p.rank0_allocator_bytes = p.rank0_memory.peak_bytes - row.job.overhead.framework_bytes;
     }
     groups[{row.model, row.nodes}].push_back(report.rows.size());
     report.rows.push_back(std::move(p));
@@ -403,8 +423,9 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     all.picks += s.picks;
     all.picks_ran += s.picks_ran;
     all.picks_within_10pct += s.picks_within_10pct;
-    all.crashed_predicted_oom += s.crashed_predicted_oom;
-    all.ran_predicted_oom += s.ran_predicted_oom;
+    all.crashed_predicted_fail += s.crashed_predicted_fail;
+    all.ran_predicted_fail += s.ran_predicted_fail;
+    all.crashed_refused += s.crashed_refused;
     if (!std::isnan(s.spearman)) rhos.push_back(s.spearman);
     report.groups.push_back(s);
   }
@@ -413,8 +434,7 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     throughput_errors.push_back(
         std::abs(p.tokens_per_s_per_gpu - p.row->measured_tokens_per_s_per_gpu) /
         p.row->measured_tokens_per_s_per_gpu);
-    memory_errors.push_back(std::abs(p.peak_memory_gb - p.row->measured_memory_gb) /
-                            p.row->measured_memory_gb);
+    memory_errors.push_back(MemoryError(p));
   }
   all.spearman = Median(rhos);
   all.median_abs_throughput_error = Median(throughput_errors);
@@ -477,38 +497,41 @@ std::string FormatSweepMarkdown(const SweepReport& report) {
 std::string FormatSweepRowsCsv(const SweepReport& report) {
   std::string out =
       "line,model,nodes,dp,tp,pp,mbs,grad_acc,zero_stage,sp,status,measured_tokens_per_s_per_gpu,"
-      "predicted_tokens_per_s_per_gpu,measured_memory_gb,predicted_memory_gb,predicted_fits,"
+      "predicted_tokens_per_s_per_gpu,measured_memory_gb,predicted_memory_gb,predicted_peak_gb,"
+      "predicted_fits,"
       "step_s,compute_s,tp_comm_s,cp_comm_s,pp_comm_s,dp_comm_s,ep_comm_s,bubble_s,optimizer_s,"
       "weights_gb,grads_gb,"
       "optimizer_gb,activations_gb,logits_gb,overhead_gb,not_expressible\n";
   for (const SweepPrediction& p : report.rows) {
     const SweepRow& r = *p.row;
     const ParallelSpec& par = r.job.parallel;
-    out += StrFormat("%d,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%s,", r.line, r.model.c_str(),
-                     static_cast<long long>(r.nodes), static_cast<long long>(par.dp),
-                     static_cast<long long>(par.tp), static_cast<long long>(par.pp),
-                     static_cast<long long>(r.job.training.micro_batch_size),
-                     static_cast<long long>(r.job.training.global_batch_size /
-                                            (par.dp * r.job.training.micro_batch_size)),
-                     par.zero_stage, par.sequence_parallel ? 1 : 0, r.ran ? "ok" : "crashed_or_oom");
+    out +=
+        StrFormat("%d,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%s,", r.line, r.model.c_str(),
+                  static_cast<long long>(r.nodes), static_cast<long long>(par.dp),
+                  static_cast<long long>(par.tp), static_cast<long long>(par.pp),
+                  static_cast<long long>(r.job.training.micro_batch_size),
+                  static_cast<long long>(r.job.training.global_batch_size /
+                                         (par.dp * r.job.training.micro_batch_size)),
+                  par.zero_stage, par.sequence_parallel ? 1 : 0, r.ran ? "ok" : "crashed_or_oom");
     out += r.ran ? StrFormat("%.0f,", r.measured_tokens_per_s_per_gpu) : ",";
     out += p.expressible ? StrFormat("%.0f,", p.tokens_per_s_per_gpu) : ",";
-    out += r.ran ? StrFormat("%.1f,", r.measured_memory_gb) : ",";
+    out += r.ran ? StrFormat("%.1f,", r.measured_memory_bytes / 1e9) : ",";
     if (!p.expressible) {
       // Quoted: the reason may hold commas.
       std::string reason = p.reason;
       std::replace(reason.begin(), reason.end(), '"', '\'');
-      out += ",,,,,,,,,,,,,,,,,\"" + reason + "\"\n";
+      out += ",,,,,,,,,,,,,,,,,,\"" + reason + "\"\n";
       continue;
     }
     const TimeBreakdown& t = p.time_s;
-    const MemoryBreakdown& m = p.memory;
-    out += StrFormat("%.1f,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,"
-                     "%.2f,%.2f,\n",
-                     p.peak_memory_gb, p.fits ? 1 : 0, t.Total(), t.compute, t.tp_comm, t.cp_comm,
-                     t.pp_comm, t.dp_comm, t.ep_comm, t.bubble, t.optimizer,
-                     m.weights_bytes / 1e9, m.grads_bytes / 1e9, m.optimizer_bytes / 1e9,
-                     m.activations_bytes / 1e9, m.logits_bytes / 1e9, m.overhead_bytes / 1e9);
+    const MemoryBreakdown& m = p.rank0_memory;
+    out += StrFormat(
+        "%.1f,%.1f,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,"
+        "%.2f,%.2f,%.2f,\n",
+        p.rank0_allocator_bytes / 1e9, p.peak_bytes / 1e9, p.fits ? 1 : 0, t.Total(), t.compute,
+        t.tp_comm, t.cp_comm, t.pp_comm, t.dp_comm, t.ep_comm, t.bubble, t.optimizer,
+        m.weights_bytes / 1e9, m.grads_bytes / 1e9, m.optimizer_bytes / 1e9,
+        m.activations_bytes / 1e9, m.logits_bytes / 1e9, m.overhead_bytes / 1e9);
   }
   return out;
 }

@@ -31,7 +31,13 @@ struct SweepRow {
   JobSpec job;
   bool ran = false;                          ///< status "ok" (else "crashed_or_oom")
   double measured_tokens_per_s_per_gpu = 0;  ///< tokens/s/GPU; 0 when it crashed
-  double measured_memory_gb = 0;             ///< peak GPU memory, 1e9 bytes; 0 when it crashed
+  /// Peak memory of world rank 0 (`gpu_mem_gb`); 0 when it crashed. nanotron's log_throughput
+  /// (helpers.py), which wrote the sweep's rows, runs on world rank 0 only and prints
+  /// torch.cuda.max_memory_allocated()/max_memory_reserved() divided by 1024**3: GiB, of the
+  /// first pipeline stage (ParallelContext ranks are laid out (pp, dp, tp), so rank 0 has pipeline
+  /// rank 0). Those counters count what PyTorch's caching allocator holds, not the CUDA context
+  /// or NCCL's own buffers (line 573 of the sweep measures 1.0 GiB in all).
+  double measured_memory_bytes = 0;
 };
 
 /// Parses the sweep CSV text. `origin` names it in errors, which give the line and the column:
@@ -59,8 +65,8 @@ struct SweepSummary {
   int not_expressible = 0;  ///< rows it cannot (rows - simulated)
   int ran = 0;              ///< simulated rows with status ok
   int crashed = 0;          ///< simulated rows with status crashed_or_oom
-  /// Groups: the simulated row predicted to fit with the highest predicted tokens/s/GPU (0: none
-  /// fits) and its verdicts. Whole sweep: how many groups have a pick, and how many of those
+  /// Groups: the simulated row predicted to run with the highest predicted tokens/s/GPU (0:
+  /// none) and its verdicts. Whole sweep: how many groups have a pick, and how many of those
   /// picks ran and came within 10% of their group's measured best.
   int pick_line = 0;
   int picks = 0;
@@ -72,11 +78,13 @@ struct SweepSummary {
   /// whole sweep the median over the groups that have one. NaN when undefined.
   double spearman = 0;
   /// Median of |predicted - measured| / measured over simulated rows that ran: tokens/s/GPU,
-  /// and peak memory (predicted peak bytes vs gpu_mem_gb). NaN when no row ran.
+  /// and peak memory (the first stage's predicted peak vs gpu_mem_gb). NaN when no row ran.
   double median_abs_throughput_error = 0;
   double median_abs_memory_error = 0;
-  int crashed_predicted_oom = 0;  ///< crashed rows predicted not to fit
-  int ran_predicted_oom = 0;      ///< rows that ran but are predicted not to fit
+  /// Rows predicted to fail: not to fit, or refused by the stack (SweepPrediction::refusal).
+  int crashed_predicted_fail = 0;  ///< crashed rows predicted to fail
+  int ran_predicted_fail = 0;      ///< rows that ran but are predicted to fail
+  int crashed_refused = 0;         ///< of crashed_predicted_fail: refused although they fit
 };
 
 /// One simulated or rejected row.
@@ -85,10 +93,18 @@ struct SweepPrediction {
   bool expressible = false;
   std::string reason;  ///< ValidateJob's message when not expressible
   double tokens_per_s_per_gpu = 0;
-  double peak_memory_gb = 0;  ///< EstimateMemory's peak, 1e9 bytes
-  bool fits = false;
-  TimeBreakdown time_s;    ///< where the predicted step time goes (expressible rows)
-  MemoryBreakdown memory;  ///< the predicted peak's parts (expressible rows)
+  bool fits = false;  ///< EstimateMemory: the most loaded stage fits the GPU
+  /// StackRunsLayout's message when nanotron cannot run the layout (empty when it can).
+  std::string refusal;
+  /// Predicted to run: it fits and the stack accepts it.
+  bool PredictedToRun() const { return fits && refusal.empty(); }
+  double peak_bytes = 0;  ///< EstimateMemory's peak (the most loaded stage)
+  TimeBreakdown time_s;   ///< where the predicted step time goes (expressible rows)
+  /// What the measurement is of: the first pipeline stage's memory (StageMemory(job, gpu, 0)).
+  MemoryBreakdown rank0_memory;
+  /// rank0_memory's peak without the job's framework_bytes (the CUDA context and NCCL's
+  /// buffers): what PyTorch's allocator counters see. Compared with measured_memory_bytes.
+  double rank0_allocator_bytes = 0;
 };
 
 struct SweepReport {

@@ -82,25 +82,40 @@ std::optional<StageSplit> SuggestStageSplit(int64_t num_layers, int64_t pp) {
   return StageSplit{rest - rest / 2, middle, rest / 2};
 }
 
-std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp) {
+CostBalancedSplit CostBalancedPlacement(const ModelSpec& m, int64_t pp) {
   const double h = static_cast<double>(m.hidden_size);
   // nanotron's estimate: d_qkv = hidden / heads, so the attention term is 4 x hidden^2 whatever
   // the KV heads; the MLP term is 3 x d_ff x hidden (SwiGLU).
   const double layer = 4.0 * h * h + 3.0 * static_cast<double>(m.ffn_hidden_size) * h;
   const double head = static_cast<double>(m.vocab_size) * h;
   const double total = static_cast<double>(m.num_layers) * layer + head;
-  std::vector<int64_t> layers(static_cast<size_t>(pp), 0);
+  CostBalancedSplit split;
+  split.layers.assign(static_cast<size_t>(pp), 0);
   int64_t rank = 0;
   double cumulative = 0;
-  // The embedding (cost 0) never moves the rank; the LM head is the last block with a cost.
-  for (int64_t i = 0; i < m.num_layers; ++i) {
-    ++layers[static_cast<size_t>(rank)];
-    cumulative += layer;
-    // total * ((rank + 1) / pp) in nanotron's order of rounding (exact ties stay on the rank).
+  // One block: placed on `rank`; the rank moves on when the running cost exceeds the rank's
+  // threshold, total * ((rank + 1) / pp) in nanotron's order of rounding (exact ties stay).
+  // nanotron asserts rank < pp before placing the next block, which the thresholds guarantee.
+  auto place = [&](double cost) {
+    const int64_t placed = rank;
+    cumulative += cost;
     const double threshold = total * (static_cast<double>(rank + 1) / static_cast<double>(pp));
     if (cumulative > threshold && rank + 1 < pp) ++rank;
-  }
-  return layers;
+    return placed;
+  };
+  place(0);  // token embedding
+  for (int64_t i = 0; i < m.num_layers; ++i) ++split.layers[static_cast<size_t>(place(layer))];
+  place(0);     // final norm
+  place(head);  // LM head
+  place(0);     // cast to fp32
+  const int64_t loss_stage = place(0);
+  // build_model: output_pp_rank = the rank the walk ended on.
+  if (rank != loss_stage) split.empty_stage = rank;
+  return split;
+}
+
+std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp) {
+  return CostBalancedPlacement(m, pp).layers;
 }
 
 std::string StageLayersText(const ParallelSpec& p) {

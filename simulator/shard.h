@@ -57,6 +57,18 @@ std::optional<StageSplit> SuggestStageSplit(int64_t num_layers, int64_t pp);
 /// loss together on the last stage (docs/COST_MODEL.md, training stacks).
 std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp);
 
+/// nanotron's split walked over all its pipeline blocks (CostBalancedStageLayers): the decoder
+/// layers of each stage, and the stage that receives no block at all when the walk ends before
+/// the last stage (-1 when every stage gets one). After its loop build_model makes the stage its
+/// index ended on the model's output stage; when the threshold moved the index past the loss
+/// block's stage, that output stage holds nothing. For the sweep's 1B model on 16 stages the
+/// final norm and head land on stage 12, the cast on 13, the loss on 14, and stage 15 is empty.
+struct CostBalancedSplit {
+  std::vector<int64_t> layers;
+  int64_t empty_stage = -1;
+};
+CostBalancedSplit CostBalancedPlacement(const ModelSpec& m, int64_t pp);
+
 /// parallelism.stage_layers as "6+5+5+0" (empty when not set).
 std::string StageLayersText(const ParallelSpec& p);
 

@@ -418,6 +418,17 @@ TEST(JobSpecInvalid, StageLayersNameTheProblem) {
                                "parallelism.vpp = 3");
 }
 
+TEST(JobSpecInvalid, NanotronCannotRunTheLayout) {
+  // nanotron's 1F1B engine needs pp - 1 micro-batches; Llama 3 8B on 8 stages with 4.
+  nlohmann::json spec = Llama405bUneven(8, 1, 0, 0);
+  spec["model"] = "llama3-8b";
+  spec["training"]["framework"] = "nanotron";
+  spec["training"]["global_batch_size"] = 4;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "job.json: training: field 'global_batch_size': nanotron's 1F1B engine needs at "
+                       "least pp - 1 = 7 micro-batches per step"));
+}
+
 TEST(JobSpec, SuggestedStageSplit) {
   EXPECT_EQ(SuggestStageSplit(126, 16)->first, 7);  // 7 + 14 x 8 + 7
   EXPECT_EQ(SuggestStageSplit(126, 16)->middle, 8);

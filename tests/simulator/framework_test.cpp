@@ -1,11 +1,12 @@
 // The training-stack table (simulator/framework.h) and what each row changes in memory, checked
 // against counts read from the stacks' code.
+#include "simulator/framework.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "simulator/framework.h"
 #include "simulator/job.h"
 #include "simulator/memory.h"
 #include "simulator/shard.h"
@@ -57,10 +58,10 @@ TEST(Framework, NanotronLayerActivationsFromTheCode) {
   const double lse = 4 * sb * a;
   const double nanotron = 2 * sb * (4 * h + (q + 2 * kv) + 2 * kv + q + 4 * f) + lse;
   const double megatron = 2 * sb * (4 * h + (q + 2 * kv) + q + 3 * f) + lse;
-  EXPECT_DOUBLE_EQ(
-      LayerActivationBytes(Llama1B(Framework::kNanotron), false, Recompute::kNone), nanotron);
-  EXPECT_DOUBLE_EQ(
-      LayerActivationBytes(Llama1B(Framework::kMegatronCore), false, Recompute::kNone), megatron);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B(Framework::kNanotron), false, Recompute::kNone),
+                   nanotron);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B(Framework::kMegatronCore), false, Recompute::kNone),
+                   megatron);
 }
 
 // The loss buffers on the last stage: 16-bit logits + fp32 copy (Megatron-Core subtracts the max
@@ -98,6 +99,49 @@ TEST(Framework, NanotronCostBalancedStages) {
   b.ffn_hidden_size = 14336;
   b.num_kv_heads = 8;  // nanotron's estimate ignores GQA
   EXPECT_EQ(CostBalancedStageLayers(b, 8), (std::vector<int64_t>{5, 4, 4, 5, 4, 4, 4, 2}));
+}
+
+TEST(Framework, NanotronPlacementFindsTheEmptyStage) {
+  // The walk over all blocks (embedding, layers, final norm, LM head, cast, loss) in units of
+  // one 1B layer (the head is 4): on 16 stages the thresholds are 1.25 k; the layers fill
+  // stages 0-11 (2,1,1,2,1,1,1,2,1,1,1,2), the norm and head stage 12 (running cost 20 > 16.25),
+  // the cast stage 13 (20 > 17.5), the loss stage 14 (20 > 18.75), and the walk ends on 15,
+  // which build_model makes the output stage with nothing on it.
+  const ModelSpec m = Llama1B(Framework::kNanotron).model;
+  const CostBalancedSplit pp16 = CostBalancedPlacement(m, 16);
+  EXPECT_EQ(pp16.layers, (std::vector<int64_t>{2, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 0, 0, 0, 0}));
+  EXPECT_EQ(pp16.empty_stage, 15);
+  // On 8 stages the cast and loss share the last stage (20 is not above its threshold 20).
+  EXPECT_EQ(CostBalancedPlacement(m, 8).empty_stage, -1);
+  // The 8B on 32 stages: the norm and head on 29, the cast on 30, the loss on 31, none empty.
+  ModelSpec b = m;
+  b.num_layers = 32;
+  b.hidden_size = 4096;
+  b.ffn_hidden_size = 14336;
+  EXPECT_EQ(CostBalancedPlacement(b, 32).empty_stage, -1);
+}
+
+TEST(Framework, StackRunsLayout) {
+  JobSpec j = Llama1B(Framework::kNanotron);
+  j.parallel.dp = 1;
+  j.parallel.pp = 8;
+  j.training.global_batch_size = 7;  // 7 micro-batches >= pp - 1
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+  j.training.global_batch_size = 6;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "training: field 'global_batch_size': nanotron's 1F1B engine needs at least pp - 1 = 7 "
+            "micro-batches per step (parallel/pipeline_parallel/engine.py), this job has 6 "
+            "(global_batch_size / (micro_batch_size x dp))");
+  j.parallel.schedule = Schedule::kGpipe;  // all-forward-all-backward has no such assert
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+  j.parallel.pp = 16;
+  j.training.global_batch_size = 16;
+  EXPECT_EQ(
+      StackRunsLayout(j).message(),
+      "parallelism: field 'pp': nanotron's cost-balanced split (models/base.py) leaves stage 15 of "
+      "16 without a block (the LM head weighs 4.0 layers); use fewer stages");
+  j.training.framework = Framework::kMegatronCore;
+  EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
 TEST(Framework, StackSplitFillsStageLayers) {
