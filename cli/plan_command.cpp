@@ -51,6 +51,7 @@ struct PlanOptions {
   bool spot = false;
   std::string deadline, budget, objective = "cost";
   std::optional<double> failure_rate, restart_s, checkpoint_gbps;
+  double memory_margin = kDefaultMemoryMargin;
   int threads = 0;
   bool json = false, quiet = false;
   std::string report_dir, export_format, export_out;
@@ -247,6 +248,13 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
         "--objective",
         "'" + o.objective + "' (allowed: time, cost, cost-under-deadline, time-under-budget)");
   }
+  if (!(o.memory_margin >= 0 && o.memory_margin <= kMaxMemoryMargin)) {
+    return Invalid("--memory-margin",
+                   StrFormat("must be the fraction of each GPU's memory to keep free, in [0, %g], "
+                             "got %g",
+                             kMaxMemoryMargin, o.memory_margin));
+  }
+  req.memory_margin = o.memory_margin;
   req.reliability = db.reliability();
   if (o.failure_rate) {
     if (!(*o.failure_rate >= 0 && *o.failure_rate <= kMaxInterruptionsPerGpuHour)) {
@@ -272,17 +280,6 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
   req.threads = o.threads;
   return req;
 }
-
-// A one-line progress bar on stderr, redrawn in place (only on a terminal).
-class TerminalProgress : public ProgressSink {
- public:
-  void Update(int64_t done, int64_t total) override {
-    bar_.Draw("searching", done, total, "hardware points");
-  }
-
- private:
-  ProgressBar bar_;
-};
 
 Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
@@ -318,7 +315,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
       return Invalid("--export", "'" + o.export_format + "' (allowed: " + names + ")");
     }
   }
-  TerminalProgress bar;
+  TerminalProgress bar("searching", "hardware points");  // redrawn in place on a terminal
   const bool show_bar = !o.quiet && isatty(STDERR_FILENO);
   Expected<PlanResult> result = MakePlan(*req, *db, show_bar ? &bar : nullptr);
   if (!result.ok()) return result.status();
@@ -403,6 +400,10 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--restart-time", o->restart_s, "Seconds from an interruption to training again");
   sub->add_option("--checkpoint-bandwidth", o->checkpoint_gbps,
                   "Checkpoint write GB/s per node (default: hardware-db reliability.json)");
+  sub->add_option("--memory-margin", o->memory_margin,
+                  StrFormat("Fraction of each GPU's memory a plan leaves free for what the memory "
+                            "model misses (default %g; docs/PLANNER.md)",
+                            kDefaultMemoryMargin));
   sub->add_option("--threads", o->threads, "Search threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print the result as JSON (recommendation, pareto, scaling)");
   sub->add_flag("--quiet", o->quiet, "No progress bar");

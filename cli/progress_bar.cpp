@@ -18,4 +18,12 @@ void ProgressBar::Draw(std::string_view label, int64_t done, int64_t total, std:
   std::fflush(stderr);
 }
 
+void TerminalProgress::Update(int64_t done, int64_t total) {
+  if (unit_ == "%") {
+    bar_.Draw(label_, total > 0 ? done * 100 / total : 100, 100, unit_);
+  } else {
+    bar_.Draw(label_, done, total, unit_);
+  }
+}
+
 }  // namespace gpuplan

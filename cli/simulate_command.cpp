@@ -1,4 +1,6 @@
 // `gpuplan simulate`: a job from --spec and/or flags, evaluated by the analytic cost model.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -6,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_option.h"
+#include "cli/progress_bar.h"
 #include "common/file_write.h"
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
@@ -151,6 +154,8 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   if (event) {
     EventSimOptions options;
     options.record_timeline = !o.trace_path.empty() || !o.svg_path.empty();
+    TerminalProgress bar("simulating", "%");  // redrawn in place on a terminal
+    if (!o.json && isatty(STDERR_FILENO)) options.progress = &bar;
     Expected<EventSimResult> simulated = SimulateStepEvents(*job, gpu, net, options, measured);
     if (!simulated.ok()) return simulated.status().WithPrefix(origin);
     sim = std::move(simulated).value();

@@ -81,6 +81,7 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Unavailable(
         "cannot validate on GPUs: this build has no executor for running plans; --dry-run works");
   }
+  GPUPLAN_RETURN_IF_ERROR(CheckDryRunSize(*job, ranks));
   if (o.json) {
     std::printf("%s\n", DryRunToJson(*job, layout, ranks)
                             .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)

@@ -31,6 +31,9 @@ inline constexpr double kMaxTrainTokens = 1e17;
 inline constexpr int64_t kMaxSimulatedOps = 4'000'000;
 /// Ops written to a Chrome trace or a timeline SVG (about 200 bytes each in the trace).
 inline constexpr int64_t kMaxTimelineOps = 500'000;
+/// Pipeline passes one `validate --dry-run` lists, over all the ranks it prints (about 100 bytes
+/// of text or 300 of JSON each, with their sends and receives).
+inline constexpr int64_t kMaxDryRunPasses = 1'000'000;
 /// Latest op end in a Chrome trace (int64 nanoseconds hold 292 years; 1e9 s is 31.7 years).
 inline constexpr double kMaxTraceSeconds = 1e9;
 

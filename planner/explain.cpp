@@ -18,11 +18,11 @@ double ExposedCommunication(const TimeBreakdown& b) {
 }
 }  // namespace
 
-std::string IntrinsicBound(const Plan& plan) {
+std::string IntrinsicBound(const Plan& plan, double memory_margin) {
   const StepResult& s = plan.step;
   const TrainingSpec& tr = plan.job.training;
   if (tr.recompute != Recompute::kNone || plan.job.parallel.cpu_offload ||
-      s.memory.peak_bytes > kMemoryBoundFill * s.memory.capacity_bytes) {
+      s.memory.peak_bytes > kMemoryBoundFill * (1.0 - memory_margin) * s.memory.capacity_bytes) {
     return "memory";
   }
   if (ExposedCommunication(s.breakdown_s) >= kCommunicationBoundShare * s.step_time_s) {
@@ -32,7 +32,7 @@ std::string IntrinsicBound(const Plan& plan) {
   return "compute";
 }
 
-std::string MemoryReason(const Plan& plan, const GpuSpec& gpu) {
+std::string MemoryReason(const Plan& plan, const GpuSpec& gpu, double memory_margin) {
   JobSpec lighter = plan.job;
   std::string what;
   if (lighter.training.recompute != Recompute::kNone) {
@@ -44,13 +44,15 @@ std::string MemoryReason(const Plan& plan, const GpuSpec& gpu) {
     lighter.parallel.cpu_offload = false;
   }
   const double capacity = plan.step.memory.capacity_bytes;
+  const std::string usable = FormatGb((1.0 - memory_margin) * capacity) + " usable (" +
+                             FormatGb(capacity) + " less the " + FormatPercent(memory_margin) +
+                             " margin)";
   if (what.empty()) {
-    return "the layout uses " + FormatGb(plan.step.memory.peak_bytes) + " of " +
-           FormatGb(capacity) + " per GPU";
+    return "the layout uses " + FormatGb(plan.step.memory.peak_bytes) + " per GPU, " + usable;
   }
   const MemoryBreakdown without = EstimateMemory(lighter, gpu);
-  return "without " + what + " it would need " + FormatGb(without.peak_bytes) + " per GPU of " +
-         FormatGb(capacity) + " (with it: " + FormatGb(plan.step.memory.peak_bytes) + ")";
+  return "without " + what + " it would need " + FormatGb(without.peak_bytes) + " per GPU, " +
+         usable + "; with it " + FormatGb(plan.step.memory.peak_bytes);
 }
 
 std::string PlanName(const Plan& plan) {

@@ -11,14 +11,15 @@
 namespace gpuplan {
 
 /// What limits `plan` when no constraint excluded a better one: "memory" when it needs
-/// recomputation or offload, or its peak memory is above 90% of capacity; "communication" when
-/// exposed communication is >= 25% of the step; "pipeline bubble" when the bubble is >= 15%;
-/// otherwise "compute".
-std::string IntrinsicBound(const Plan& plan);
+/// recomputation or offload, or its peak memory is above 90% of the memory the margin leaves
+/// usable ((1 - memory_margin) x capacity); "communication" when exposed communication is >= 25%
+/// of the step; "pipeline bubble" when the bubble is >= 15%; otherwise "compute".
+std::string IntrinsicBound(const Plan& plan, double memory_margin);
 
-/// One sentence on the memory the plan saves with its recompute/offload/ZeRO choice, e.g.
-/// "without recomputation it would need 93.1 GB per GPU of 80.0 GB"; empty when none is used.
-std::string MemoryReason(const Plan& plan, const GpuSpec& gpu);
+/// One sentence on the memory the plan saves with its recompute/offload choice, e.g. "without
+/// full recomputation it would need 93.1 GB per GPU, 72.0 GB usable (80.0 GB less the 10%
+/// margin)", or what the layout uses when it needs neither.
+std::string MemoryReason(const Plan& plan, const GpuSpec& gpu, double memory_margin);
 
 /// "TP8 PP4 DP16 ... on 512 x h100-sxm5-80gb (dgx-h100)" style one-line name of a plan.
 std::string PlanName(const Plan& plan);

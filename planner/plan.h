@@ -28,6 +28,19 @@ std::string_view ObjectiveName(Objective o);
 bool ParseObjective(std::string_view name, Objective* out);
 
 /// The question: a model, an amount of work, and the hardware, price and constraint choices.
+/// Default of PlanRequest::memory_margin (docs/PLANNER.md, "Memory margin"): the share of each
+/// GPU's memory a plan leaves free for what the memory model misses. In the layout sweep
+/// (docs/ACCURACY.md) the predicted peak is within 7.7% of the measured one at the median.
+inline constexpr double kDefaultMemoryMargin = 0.10;
+/// Largest margin `plan --memory-margin` accepts.
+inline constexpr double kMaxMemoryMargin = 0.9;
+
+/// Whether a predicted peak leaves `margin` (a fraction in [0, 1)) of the GPU's memory free:
+/// peak <= (1 - margin) x capacity.
+inline bool FitsWithMargin(const MemoryBreakdown& m, double margin) {
+  return m.peak_bytes <= (1.0 - margin) * m.capacity_bytes;
+}
+
 struct PlanRequest {
   ModelSpec model;
   /// Tokens to train on (samples x epochs x seq_len when given that way). Exactly one of
@@ -43,6 +56,8 @@ struct PlanRequest {
   AttentionImpl attention = AttentionImpl::kFlash;
   bool dropout = false;
   OverheadSpec overhead;
+  /// Share of each GPU's memory a plan must leave free (FitsWithMargin); in [0, kMaxMemoryMargin].
+  double memory_margin = kDefaultMemoryMargin;
 
   std::vector<std::string> gpus;   ///< GpuSpec ids to consider; must not be empty
   std::vector<std::string> nodes;  ///< NodeTemplate ids; empty = every template of each GPU
@@ -99,7 +114,7 @@ struct Plan {
 /// One row of the scaling table: the best plan on `gpus` GPUs of one type.
 struct ScalingRow {
   int64_t gpus = 0;
-  bool feasible = false;  ///< a plan fits in memory on this many GPUs
+  bool feasible = false;  ///< a plan fits in memory, with the request's margin, on this many GPUs
   /// Valid when feasible. plan.econ names the provider, offering and $/GPU-hour the row is
   /// costed at (rows may be priced at different providers: see the table's producer).
   Plan plan;

@@ -34,6 +34,7 @@ nlohmann::json RequestToJson(const PlanRequest& q) {
       {"deadline_s", OptionalLimit(q.deadline_s)},
       {"budget_usd", OptionalLimit(q.budget_usd)},
       {"objective", ObjectiveName(q.objective)},
+      {"memory_margin", q.memory_margin},
   };
 }
 

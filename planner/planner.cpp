@@ -237,11 +237,12 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
     out.push_back("The GPU count limit binds: the plan uses " + std::to_string(req.max_gpus) + " " +
                   Noun(req.max_gpus, "GPU", "GPUs") + ", the most allowed (--max-gpus).");
   } else {
-    result->bound = IntrinsicBound(chosen);
+    result->bound = IntrinsicBound(chosen, req.memory_margin);
     const TimeBreakdown& b = chosen.step.breakdown_s;
     const double step = chosen.step.step_time_s;
     if (result->bound == "memory") {
-      out.push_back("Memory shapes the layout: " + MemoryReason(chosen, *gpu) + ".");
+      out.push_back("Memory shapes the layout: " + MemoryReason(chosen, *gpu, req.memory_margin) +
+                    ".");
     } else if (result->bound == "communication") {
       out.push_back(
           "Communication is " +
@@ -314,7 +315,8 @@ void DiagnoseNoFit(const PlanRequest& req, const HardwareDb& db,
     return;
   }
   const GpuSpec* gpu = db.FindGpu(d.smallest.job.cluster.gpu);
-  result->explanation.push_back("Nothing fits in memory. " +
+  result->explanation.push_back("Nothing fits in memory with " + FormatPercent(req.memory_margin) +
+                                " of it kept free (--memory-margin). " +
                                 SmallestFootprintSentence(d.smallest, *gpu) + ".");
   // First fit of `variant` on `gpu_id` (its default node), counts ascending up to `max_gpus`.
   auto first_fit = [&](const PlanRequest& variant, const GpuSpec& g, int64_t max_gpus) -> int64_t {

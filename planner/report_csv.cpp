@@ -14,7 +14,8 @@ namespace {
 constexpr const char* kHeader =
     "kind,gpu,gpus,node,provider,price_kind,usd_per_gpu_hour,tp,pp,vpp,dp,cp,ep,micro_batch,"
     "global_batch,recompute,zero_stage,fsdp,cpu_offload,precision,step_time_s,tokens_per_s,mfu,"
-    "peak_memory_gb,capacity_gb,compute_time_s,expected_wall_s,goodput,expected_cost_usd,"
+    "peak_memory_gb,capacity_gb,headroom_gb,compute_time_s,expected_wall_s,goodput,expected_cost_"
+    "usd,"
     "usd_per_million_tokens\r\n";
 
 // Quoted when it holds a comma, a double quote, CR or LF; quotes doubled (RFC 4180 Sec. 2).
@@ -75,6 +76,7 @@ std::string Row(const char* kind, const Plan& plan) {
                Num(st.mfu),
                Num(st.memory.peak_bytes / 1e9),
                Num(st.memory.capacity_bytes / 1e9),
+               Num((st.memory.capacity_bytes - st.memory.peak_bytes) / 1e9),
                Num(e.compute_time_s),
                Num(e.expected_wall_s),
                Num(e.goodput),

@@ -35,7 +35,8 @@ std::string PricedUsd(const PlanEconomics& e, double usd) {
 std::string Memory(const MemoryBreakdown& m) {
   std::string out = FormatGb(m.peak_bytes) + " of " + FormatGb(m.capacity_bytes);
   if (m.peak_bytes <= m.capacity_bytes) {
-    return out + " (" + FormatPercent(m.peak_bytes / m.capacity_bytes) + ")";
+    return out + " (" + FormatPercent(m.peak_bytes / m.capacity_bytes) + "; headroom " +
+           FormatGb(m.capacity_bytes - m.peak_bytes) + ")";
   }
   return out + " (over by " + FormatGb(m.peak_bytes - m.capacity_bytes) + ")";
 }
@@ -93,6 +94,8 @@ ReportSection Recommendation(const PlanResult& r) {
                                         FormatDuration(e.checkpoint_write_s) + " to write)"});
   s.facts.push_back({"expected cost", PricedUsd(e, e.expected_cost_usd)});
   s.facts.push_back({"cost per 1M tokens", PricedUsd(e, e.usd_per_million_tokens)});
+  s.facts.push_back({"memory margin", FormatPercent(r.request.memory_margin) +
+                                          " of each GPU kept free (--memory-margin)"});
   if (!r.bound.empty()) s.facts.push_back({"bound by", r.bound});
   s.paragraphs = r.explanation;
   s.charts = {ChartKind::kMemory, ChartKind::kStepTime};

@@ -177,8 +177,8 @@ class PointSearch {
     }
   }
 
-  // Checks memory, and when it fits evaluates the step and keeps the layout if it is among the
-  // fastest. Returns whether it fits.
+  // Checks memory (the peak must leave the request's margin free), and when it fits evaluates the
+  // step and keeps the layout if it is among the fastest. Returns whether it fits.
   bool TryLayout(Recompute recompute, bool offload) {
     job_.training.recompute = recompute;
     job_.parallel.cpu_offload = offload;
@@ -192,7 +192,7 @@ class PointSearch {
       out_.smallest.node = point_.node->id;
       out_.smallest.step.memory = mem;
     }
-    if (!mem.fits) {
+    if (!FitsWithMargin(mem, req_.memory_margin)) {
       ++out_.stats.pruned_memory;
       return false;
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/progress.h"
 #include "hardware-db/hardware.h"
 #include "planner/plan.h"
 
@@ -49,17 +50,8 @@ struct PointResult {
 /// ZeRO stage, CPU offload, precision, global batch). Thread-safe; no I/O.
 PointResult SearchPoint(const PlanRequest& req, const HardwarePoint& point);
 
-/// Receives search progress and may ask the search to stop; implementations must be thread-safe.
-class ProgressSink {
- public:
-  virtual ~ProgressSink() = default;
-  /// `done` of `total` hardware points are finished.
-  virtual void Update(int64_t done, int64_t total) = 0;
-  /// True once the caller wants the search abandoned (polled before each hardware point).
-  virtual bool Cancelled() const { return false; }
-};
-
 /// Searches all `points` on `threads` worker threads (>= 1). Results are in `points` order.
+/// `progress` counts finished hardware points; its Cancelled() is polled before each point.
 /// When `progress` reports Cancelled(), no further point is started and the points not searched
 /// stay empty (any_layout false): the caller checks Cancelled() and discards the result.
 std::vector<PointResult> SearchPoints(const PlanRequest& req,

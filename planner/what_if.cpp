@@ -51,7 +51,7 @@ std::vector<ScalingRow> DataParallelScaling(const PlanRequest& req, const Hardwa
     ScalingRow row;
     row.gpus = scaled.cluster.num_gpus;
     row.plan = EvaluateFixedPlan(req, db, scaled, node);
-    row.feasible = row.plan.step.memory.fits;
+    row.feasible = FitsWithMargin(row.plan.step.memory, req.memory_margin);
     rows.push_back(std::move(row));
   }
   FillSpeedups(&rows);

@@ -23,8 +23,10 @@ void EventEngine::AddDependency(int32_t before, int32_t after) {
   edges_.emplace_back(before, after);
 }
 
-Status EventEngine::Run() {
+Status EventEngine::Run(ProgressSink* progress) {
   const size_t n = ops_.size();
+  ProgressThrottle throttle(progress, static_cast<int64_t>(n));
+  if (!throttle.Report(0)) return Status::Cancelled("event simulation: cancelled");
   // Successor lists in compressed form.
   std::vector<int32_t> first(n + 1, 0);
   for (const auto& [from, to] : edges_) {
@@ -96,6 +98,9 @@ Status EventEngine::Run() {
       Resource& r = resources_[static_cast<size_t>(op.resource)];
       --r.active;
       if (r.kind == ResourceKind::kLink) --gpu_comm[static_cast<size_t>(r.gpu)];
+    }
+    if (!throttle.Report(static_cast<int64_t>(done))) {
+      return Status::Cancelled("event simulation: cancelled");
     }
     for (int32_t id : finished) {
       for (int32_t k = first[static_cast<size_t>(id)]; k < first[static_cast<size_t>(id) + 1];

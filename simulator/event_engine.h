@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/status.h"
 
 namespace gpuplan {
@@ -35,8 +36,10 @@ class EventEngine {
   void AddDependency(int32_t before, int32_t after);
 
   /// Runs the simulation. Fails (naming an op) when the graph has a cycle, i.e. ops that never
-  /// become ready.
-  Status Run();
+  /// become ready. `progress` (optional) counts finished ops of op_count(), at most 101 updates
+  /// (ProgressThrottle); when it asks to stop, Run returns Cancelled. Time: the dependencies,
+  /// plus per event (at most one per op) the ops running at that moment.
+  Status Run(ProgressSink* progress = nullptr);
 
   size_t op_count() const { return ops_.size(); }
   double start_s(int32_t op) const { return ops_[static_cast<size_t>(op)].start; }

@@ -33,6 +33,9 @@ struct Transfer {
   bool forward;  // activations (else gradients)
 };
 
+// What the simulation returns when its ProgressSink asks it to stop (as EventEngine::Run does).
+Status Cancelled() { return Status::Cancelled("event simulation: cancelled"); }
+
 // Key of a pass input crossing stages: (forward or backward, virtual stage, micro-batch).
 int64_t InputKey(bool forward, int64_t virtual_stage, int64_t microbatch, int64_t m) {
   return ((forward ? 0 : 1) * 1'000'000 + virtual_stage) * m + microbatch;
@@ -57,6 +60,22 @@ class StepBuilder {
   Expected<EventSimResult> Run(const EventSimOptions& options);
 
  private:
+  // The engine's finished ops as the second half of the step's progress: T + T x done / ops.
+  class EngineProgress : public ProgressSink {
+   public:
+    EngineProgress(ProgressSink* sink, ProgressThrottle* step, int64_t passes)
+        : sink_(sink), step_(step), passes_(passes) {}
+    void Update(int64_t done, int64_t total) override {
+      step_->Report(passes_ + (total > 0 ? passes_ * done / total : passes_));
+    }
+    bool Cancelled() const override { return sink_->Cancelled(); }
+
+   private:
+    ProgressSink* sink_;
+    ProgressThrottle* step_;
+    int64_t passes_;
+  };
+
   struct Rank {
     int32_t compute, scaleup, network;               // engine resources
     std::array<int32_t, kSimStreamCount> last{};     // last op per stream, -1 none
@@ -113,6 +132,8 @@ class StepBuilder {
   ShardParams dense_layer_, moe_layer_;
   ShardParams embedding_params_, head_params_;  // per GPU; trainable 0 under LoRA
   LayerActivations layer_act_;                  // stored bytes per layer and micro-batch
+  ProgressThrottle* progress_ = nullptr;        // passes built (the first half)
+  int64_t passes_built_ = 0;
 };
 
 int32_t StepBuilder::Resource(int32_t rank, SimStream stream) const {
@@ -377,6 +398,7 @@ Status StepBuilder::BuildRank(int32_t stage) {
   }
   for (size_t i = 0; i < order.size(); ++i) {
     Pass(stage, order[i], i == last_index[static_cast<size_t>(order[i].chunk)]);
+    if (!progress_->Report(++passes_built_)) return Cancelled();
     // One pass adds at most a chunk's layers' ops, so the overshoot is bounded.
     if (static_cast<int64_t>(engine_.op_count()) > kMaxSimulatedOps) {
       return Status::Invalid("event simulation: more than " + std::to_string(kMaxSimulatedOps) +
@@ -418,6 +440,11 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
   }
   if (job_.model.is_moe()) moe_layer_ = LayerParamsPerGpu(job_, true);
   layer_act_ = JobLayerActivations(job_);
+  // Every stage's pass order holds each (micro-batch, chunk) once per pass kind.
+  const int64_t passes = pp * m_ * v_ * (split_ ? 3 : 2);
+  ProgressThrottle progress(options.progress, 2 * passes);
+  if (!progress.Report(0)) return Cancelled();
+  progress_ = &progress;
   ranks_.resize(static_cast<size_t>(pp));
   for (int32_t s = 0; s < pp; ++s) {
     Rank& r = ranks_[static_cast<size_t>(s)];
@@ -445,7 +472,8 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
                            " (docs/JOB_SPEC.md, Limits); lower training.global_batch_size or "
                            "simulate without a trace");
   }
-  GPUPLAN_RETURN_IF_ERROR(engine_.Run());
+  EngineProgress engine_progress(options.progress, &progress, passes);
+  GPUPLAN_RETURN_IF_ERROR(engine_.Run(options.progress != nullptr ? &engine_progress : nullptr));
 
   EventSimResult res;
   res.simulated_gpus = pp;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/progress.h"
 #include "common/status.h"
 #include "hardware-db/hardware.h"
 #include "simulator/cost_model.h"
@@ -18,6 +19,11 @@ namespace gpuplan {
 
 struct EventSimOptions {
   bool record_timeline = true;  ///< fill EventSimResult::timeline (the planner turns it off)
+  /// Optional. Counts 2T units for the T pipeline passes of all simulated GPUs: one per pass as
+  /// its ops are built, then T more as the engine finishes the ops (T x finished / all ops). At
+  /// most 101 updates (ProgressThrottle); Cancelled() stops the simulation, which then returns
+  /// a Cancelled status. The results are summed up after the last update.
+  ProgressSink* progress = nullptr;
 };
 
 struct EventSimResult {

@@ -774,12 +774,27 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                     " is not divisible by micro_batch_size*dp = " + Str(t.micro_batch_size) + "*" +
                     Str(p.dp) + " = " + Str(t.micro_batch_size * p.dp));
   }
-  if (const int64_t micro_batches = t.global_batch_size / (t.micro_batch_size * p.dp);
-      micro_batches > kMaxMicroBatchesPerStep) {
+  const int64_t micro_batches = t.global_batch_size / (t.micro_batch_size * p.dp);
+  if (micro_batches > kMaxMicroBatchesPerStep) {
     return Fail("training", "global_batch_size",
                 Str(t.global_batch_size) + " / (micro_batch_size*dp = " +
                     Str(t.micro_batch_size * p.dp) + ") = " + Str(micro_batches) +
                     " micro-batches per step exceed the limit of " + Str(kMaxMicroBatchesPerStep));
+  }
+  // The interleaved schedule runs micro-batches in groups of pp, chunk by chunk; a last group
+  // smaller than pp makes the pass order wait on itself. Megatron-LM refuses such a count:
+  // megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving
+  // ("number of microbatches is not divisible by pipeline-model-parallel-size when using
+  // interleaved schedule"; later versions: microbatch_group_size_per_vp_stage, pp by default,
+  // must be <= M, and M modulo it must be 0 or >= pp).
+  if (p.schedule == Schedule::kInterleaved && micro_batches % p.pp != 0) {
+    return Fail("training", "global_batch_size",
+                Str(t.global_batch_size) + " / (micro_batch_size*dp = " +
+                    Str(t.micro_batch_size * p.dp) + ") = " + Str(micro_batches) +
+                    " micro-batches per step, not a multiple of parallelism.pp = " + Str(p.pp) +
+                    " as the interleaved schedule needs (Megatron-LM runs micro-batches in groups "
+                    "of pp); use a multiple of " +
+                    Str(p.pp) + " micro-batches, or vpp = 1 with schedule '1f1b'");
   }
   if (t.seq_len % p.cp != 0) {
     return Fail("training", "seq_len",

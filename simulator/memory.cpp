@@ -166,14 +166,15 @@ double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int
   }
   // Interleaved 1F1B (InterleavedOrder): the warm-up forwards, then the k-th steady forward
   // stores before the k-th backward frees. The level after each steady forward repeats with
-  // period p*v when every group of micro-batches is full, so one period holds its maximum.
+  // period p*v (every group of micro-batches is full: m is a multiple of p), so one period holds
+  // its maximum.
   const int64_t total = m * v;
   const int64_t warmup = InterleavedWarmup(p, m, v, stage);
-  auto forward_chunk = [&](int64_t k) { return InterleavedForwardSlot(p, m, v, k).chunk; };
+  auto forward_chunk = [&](int64_t k) { return InterleavedForwardSlot(p, v, k).chunk; };
   double level = 0;
   for (int64_t k = 0; k < warmup; ++k) level += chunk_bytes(forward_chunk(k));
   double peak = level;
-  const int64_t steady = std::min(total - warmup, m % p == 0 ? p * v : total);
+  const int64_t steady = std::min(total - warmup, p * v);
   for (int64_t k = 0; k < steady; ++k) {
     level += chunk_bytes(forward_chunk(warmup + k));
     peak = std::max(peak, level);

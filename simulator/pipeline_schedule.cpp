@@ -64,11 +64,11 @@ std::vector<PipelinePass> InterleavedOrder(int64_t p, int64_t m, int64_t v, int6
   std::vector<PipelinePass> order;
   order.reserve(static_cast<size_t>(2 * total));
   auto forward = [&](int64_t k) {
-    const ChunkSlot slot = InterleavedForwardSlot(p, m, v, k);
+    const ChunkSlot slot = InterleavedForwardSlot(p, v, k);
     order.push_back(Pass(PassKind::kForward, slot.microbatch, slot.chunk));
   };
   auto backward = [&](int64_t k) {
-    const ChunkSlot slot = InterleavedForwardSlot(p, m, v, k);
+    const ChunkSlot slot = InterleavedForwardSlot(p, v, k);
     order.push_back(Pass(PassKind::kBackward, slot.microbatch, v - 1 - slot.chunk));
   };
   for (int64_t k = 0; k < warmup; ++k) forward(k);
@@ -92,12 +92,10 @@ constexpr std::array<ScheduleInfo, 4> kSchedules = {{
 
 }  // namespace
 
-ChunkSlot InterleavedForwardSlot(int64_t p, int64_t m, int64_t v, int64_t k) {
-  const int64_t group = k / (p * v);  // every group before the last is full: p micro-batches
-  const int64_t first = group * p;
-  const int64_t size = std::min(p, m - first);
-  const int64_t offset = k - group * p * v;
-  return {first + offset % size, offset / size};
+ChunkSlot InterleavedForwardSlot(int64_t p, int64_t v, int64_t k) {
+  const int64_t group = k / (p * v);  // p micro-batches each
+  const int64_t offset = k % (p * v);
+  return {group * p + offset % p, offset / p};
 }
 
 int64_t InterleavedWarmup(int64_t p, int64_t m, int64_t v, int64_t stage) {

@@ -46,12 +46,13 @@ std::string_view ScheduleName(Schedule schedule);
 /// Interleaved 1F1B (Narayanan et al. 2021 Sec. 2.2.2; Megatron-LM get_schedule_table): the
 /// micro-batch and model chunk of the k-th forward pass (0-based, < m*v) of every stage.
 /// Micro-batches run in groups of p; inside a group, chunk by chunk. The k-th backward pass
-/// takes the same micro-batch through chunk v-1-chunk.
+/// takes the same micro-batch through chunk v-1-chunk. The micro-batch count m must be a
+/// multiple of p (ValidateJob; Megatron-LM refuses other counts), so every group is full.
 struct ChunkSlot {
   int64_t microbatch = 0;
   int64_t chunk = 0;
 };
-ChunkSlot InterleavedForwardSlot(int64_t p, int64_t m, int64_t v, int64_t k);
+ChunkSlot InterleavedForwardSlot(int64_t p, int64_t v, int64_t k);
 
 /// Interleaved 1F1B: the warm-up forwards stage `stage` runs before its first backward,
 /// (p-stage-1)*2 + (v-1)*p (Megatron-LM forward_backward_pipelining_with_interleaving), capped
@@ -59,7 +60,8 @@ ChunkSlot InterleavedForwardSlot(int64_t p, int64_t m, int64_t v, int64_t k);
 int64_t InterleavedWarmup(int64_t p, int64_t m, int64_t v, int64_t stage);
 
 /// The pass order of one stage (0-based) of a p-stage pipeline running m micro-batches over v
-/// model chunks. Every (micro-batch, chunk) appears once per pass kind the schedule has.
+/// model chunks (interleaved: m a multiple of p, as ValidateJob requires). Every
+/// (micro-batch, chunk) appears once per pass kind the schedule has.
 std::vector<PipelinePass> PassOrder(Schedule schedule, int64_t p, int64_t m, int64_t v,
                                     int64_t stage);
 

@@ -108,6 +108,7 @@ nlohmann::json StepResultToJson(const StepResult& r) {
        {{"peak_bytes_per_gpu", m.peak_bytes},
         {"peak_stage", m.peak_stage},
         {"capacity_bytes", m.capacity_bytes},
+        {"headroom_bytes", m.capacity_bytes - m.peak_bytes},
         {"weights_bytes", m.weights_bytes},
         {"grads_bytes", m.grads_bytes},
         {"optimizer_bytes", m.optimizer_bytes},

@@ -2,10 +2,13 @@
 
 #include <filesystem>
 
+#include "common/checked_math.h"
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline_schedule.h"
+#include "simulator/shard.h"
 #include "validator/rank_program.h"
 
 namespace gpuplan {
@@ -114,6 +117,19 @@ std::vector<int64_t> RepresentativeRanks(const JobSpec& job) {
   const int64_t stride = job.parallel.tp * job.parallel.cp * job.parallel.dp;
   for (int64_t s = 0; s < job.parallel.pp; ++s) ranks.push_back(s * stride);
   return ranks;
+}
+
+Status CheckDryRunSize(const JobSpec& job, std::span<const int64_t> ranks) {
+  const int64_t per_microbatch = job.parallel.schedule == Schedule::kZeroBubbleH1 ? 3 : 2;
+  const int64_t per_rank = MicrobatchesPerStep(job) * job.parallel.vpp * per_microbatch;
+  const std::optional<int64_t> passes =
+      CheckedProduct({per_rank, static_cast<int64_t>(ranks.size())});
+  if (passes && *passes <= kMaxDryRunPasses) return Status::Ok();
+  return Status::Invalid(StrFormat(
+      "--plan: the dry run would list %lld pipeline passes per rank for %zu ranks, more than %lld "
+      "in all (kMaxDryRunPasses, docs/JOB_SPEC.md#limits); print fewer ranks with --rank, or "
+      "validate a smaller global batch",
+      static_cast<long long>(per_rank), ranks.size(), static_cast<long long>(kMaxDryRunPasses)));
 }
 
 std::string FormatDryRun(const JobSpec& job, const RankLayout& layout,

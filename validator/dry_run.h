@@ -28,6 +28,12 @@ Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::st
 /// stage run the same op sequence on other groups.
 std::vector<int64_t> RepresentativeRanks(const JobSpec& job);
 
+/// Ok when the step programs of `ranks` list at most kMaxDryRunPasses pipeline passes in all
+/// (each rank: micro-batches x vpp x 2 passes, 3 with zb-h1's split weight gradients); else an
+/// invalid-input error that names --plan and --rank. The programs grow with pp x micro-batches
+/// and would otherwise run to gigabytes.
+Status CheckDryRunSize(const JobSpec& job, std::span<const int64_t> ranks);
+
 /// Text: launch summary, rank table (all ranks up to 64, else the first 16), every group kind
 /// of size > 1 (up to 8 groups listed), then for each of `ranks` its groups and step program,
 /// then the layer programs.

@@ -424,9 +424,10 @@ TEST(JobSpecInvalid, NanotronCannotRunTheLayout) {
   spec["model"] = "llama3-8b";
   spec["training"]["framework"] = "nanotron";
   spec["training"]["global_batch_size"] = 4;
-  EXPECT_TRUE(Contains(ErrorOf(spec),
-                       "job.json: training: field 'global_batch_size': nanotron's 1F1B engine needs at "
-                       "least pp - 1 = 7 micro-batches per step"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(spec),
+               "job.json: training: field 'global_batch_size': nanotron's 1F1B engine needs at "
+               "least pp - 1 = 7 micro-batches per step"));
 }
 
 TEST(JobSpec, SuggestedStageSplit) {

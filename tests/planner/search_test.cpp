@@ -80,6 +80,23 @@ TEST_F(SearchTest, KeptLayoutsAreValidFitAndSorted) {
   EXPECT_EQ(r.stats.configurations, r.stats.evaluated + r.stats.pruned_memory);
 }
 
+TEST_F(SearchTest, MemoryMarginKeepsHeadroom) {
+  // Every kept layout leaves the margin free; without a margin the search may fill the GPU, and
+  // with one it never finds a faster layout than without.
+  PlanRequest req = Request("llama3-70b", 4096, 256);
+  const HardwarePoint point = Point("h100-sxm5-80gb", 64);
+  const double capacity = db_.FindGpu("h100-sxm5-80gb")->memory_bytes;
+  req.memory_margin = 0.25;
+  const PointResult kept = SearchPoint(req, point);
+  ASSERT_FALSE(kept.best.empty());
+  for (const Plan& p : kept.best) EXPECT_LE(p.step.memory.peak_bytes, 0.75 * capacity);
+  req.memory_margin = 0;
+  const PointResult full = SearchPoint(req, point);
+  ASSERT_FALSE(full.best.empty());
+  EXPECT_LE(full.best.front().step.step_time_s, kept.best.front().step.step_time_s);
+  EXPECT_GT(full.best.front().step.memory.peak_bytes, 0.75 * capacity);
+}
+
 TEST_F(SearchTest, SmallestFootprintIsTrackedWhenNothingFits) {
   PlanRequest req = Request("llama3-405b", 4096, 64);
   const PointResult r = SearchPoint(req, Point("rtx-4090", 8));
@@ -137,7 +154,9 @@ TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
                       const int64_t micro = 64 / (mb * job.parallel.dp);
                       if (vpp > 1 && micro % pp != 0) continue;
                       if (cp > 1 && 4096 / cp < kMinContextParallelChunkTokens) continue;
-                      if (!EstimateMemory(job, *point.gpu).fits) continue;
+                      if (!FitsWithMargin(EstimateMemory(job, *point.gpu), req.memory_margin)) {
+                        continue;
+                      }
                       const StepResult s = EvaluateStep(job, *point.gpu, *point.network);
                       brute = std::min(brute, s.step_time_s);
                     }

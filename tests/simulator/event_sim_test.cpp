@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline.h"
@@ -339,15 +343,82 @@ TEST(EventSimSchedule, EveryPassAppearsOnce) {
   for (const ScheduleInfo& info : Schedules()) {
     const int64_t v = info.uses_chunks ? 3 : 1;
     for (int64_t stage = 0; stage < 4; ++stage) {
-      const std::vector<PipelinePass> order = PassOrder(info.kind, 4, 10, v, stage);
+      const std::vector<PipelinePass> order = PassOrder(info.kind, 4, 12, v, stage);
       std::map<std::tuple<int, int, int>, int> seen;
       for (const PipelinePass& p : order) {
         ++seen[{static_cast<int>(p.kind), p.microbatch, p.chunk}];
       }
       const size_t kinds = info.splits_backward ? 3 : 2;
-      EXPECT_EQ(order.size(), kinds * 10 * static_cast<size_t>(v)) << info.name;
+      EXPECT_EQ(order.size(), kinds * 12 * static_cast<size_t>(v)) << info.name;
       for (const auto& [key, count] : seen) EXPECT_EQ(count, 1) << info.name;
     }
+  }
+}
+
+// Records every update; asks to stop after `cancel_after` updates (never when negative).
+class FakeSink : public ProgressSink {
+ public:
+  explicit FakeSink(int cancel_after = -1) : cancel_after_(cancel_after) {}
+  void Update(int64_t done, int64_t total) override { updates.emplace_back(done, total); }
+  bool Cancelled() const override {
+    return cancel_after_ >= 0 && static_cast<int>(updates.size()) >= cancel_after_;
+  }
+  std::vector<std::pair<int64_t, int64_t>> updates;
+
+ private:
+  int cancel_after_;
+};
+
+TEST(EventSimProgress, MonotoneBoundedAndEndsAtTheTotal) {
+  // Interleaved (chunks) and ZB-H1 (split backward): 2 x the passes of all stages.
+  for (auto [schedule, v, kinds] : {std::tuple{"interleaved", 2, 2}, std::tuple{"zb-h1", 1, 3}}) {
+    const int64_t p = 4, m = 400;
+    const JobSpec job = PipelineJob(schedule, p, m, v);
+    FakeSink sink;
+    EventSimOptions options;
+    options.record_timeline = false;
+    options.progress = &sink;
+    Expected<EventSimResult> r = SimulateStepEvents(job, GpuOf(job), Net(job), options);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_FALSE(sink.updates.empty());
+    EXPECT_LE(sink.updates.size(), 101u) << schedule;
+    const int64_t total = 2 * p * m * v * kinds;
+    EXPECT_EQ(sink.updates.front(), std::make_pair(int64_t{0}, total)) << schedule;
+    EXPECT_EQ(sink.updates.back(), std::make_pair(total, total)) << schedule;
+    for (size_t i = 1; i < sink.updates.size(); ++i) {
+      EXPECT_GT(sink.updates[i].first, sink.updates[i - 1].first) << schedule;
+      EXPECT_EQ(sink.updates[i].second, total);
+    }
+    // Both halves report: building the passes and finishing the ops.
+    EXPECT_GT(sink.updates.size(), 50u) << schedule;
+    // The same simulation without a sink.
+    EventSimOptions quiet = options;
+    quiet.progress = nullptr;
+    EXPECT_EQ(SimulateStepEvents(job, GpuOf(job), Net(job), quiet)->step_time_s, r->step_time_s);
+  }
+}
+
+TEST(EventSimProgress, CancelStopsBuildingOrSimulating) {
+  const JobSpec job = PipelineJob("1f1b", 4, 400, 1);
+  for (int after : {1, 60}) {  // while the passes are built; while the engine runs
+    FakeSink sink(after);
+    EventSimOptions options;
+    options.progress = &sink;
+    Expected<EventSimResult> r = SimulateStepEvents(job, GpuOf(job), Net(job), options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().kind(), ErrorKind::kCancelled);
+    EXPECT_EQ(sink.updates.size(), static_cast<size_t>(after));
+  }
+}
+
+TEST(ProgressThrottle, AtMostOneUpdatePerPercent) {
+  for (int64_t total : {0, 1, 7, 100, 101, 12345}) {
+    FakeSink sink;
+    ProgressThrottle throttle(&sink, total);
+    for (int64_t done = 0; done <= total; ++done) EXPECT_TRUE(throttle.Report(done));
+    EXPECT_LE(sink.updates.size(), 101u);
+    EXPECT_EQ(sink.updates.size(), static_cast<size_t>(std::min<int64_t>(total, 100) + 1));
+    EXPECT_EQ(sink.updates.back(), std::make_pair(total, total));
   }
 }
 

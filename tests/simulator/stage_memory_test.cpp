@@ -33,8 +33,8 @@ nlohmann::json SmallMoe(int64_t num_layers) {
 }
 
 // SmallMoe(30) on 4 stages of one GPU each under `schedule` (interleaved: 2 chunks per stage),
-// global batch 6 (m = 6, not a multiple of 4: the last group of micro-batches is partial), with
-// `split` (slots or first/last stage layers) added to the parallelism.
+// global batch 12 (m = 12: three groups of 4 micro-batches when interleaved), with `split`
+// (slots or first/last stage layers) added to the parallelism.
 JobSpec SmallMoeOnFourStages(const std::string& schedule, const nlohmann::json& split) {
   nlohmann::json parallelism = {
       {"pp", 4}, {"vpp", schedule == "interleaved" ? 2 : 1}, {"schedule", schedule}};
@@ -42,7 +42,7 @@ JobSpec SmallMoeOnFourStages(const std::string& schedule, const nlohmann::json& 
   return ParseTestJob(
       {{"model", SmallMoe(30)},
        {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 4}, {"gpus_per_node", 1}}},
-       {"training", {{"seq_len", 2048}, {"global_batch_size", 6}}},
+       {"training", {{"seq_len", 2048}, {"global_batch_size", 12}}},
        {"parallelism", parallelism}});
 }
 
@@ -128,7 +128,8 @@ TEST(StageMemory, SkippedStagesNeverHoldMore) {
         const JobSpec job = ParseTestJob(
             {{"model", model},
              {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", pp}, {"gpus_per_node", 1}}},
-             {"training", {{"seq_len", 2048}, {"global_batch_size", 12}}},
+             // 144 micro-batches: a multiple of every pp here, as interleaving needs.
+             {"training", {{"seq_len", 2048}, {"global_batch_size", 144}}},
              {"parallelism",
               {{"pp", pp},
                {"vpp", vpp},
@@ -171,8 +172,8 @@ TEST(StageMemory, AnalyticActivationsMatchTheEventSimulatorOnEveryStage) {
   one["cluster"]["num_gpus"] = 8192;
   ExpectAnalyticMatchesEvents(ParseTestJob(one), "llama3-405b 1f1b");
   for (const char* schedule : {"gpipe", "1f1b", "interleaved", "zb-h1"}) {
-    // 30 layers + 2 slots on 4 stages; interleaved: 32 slots on 4 x 2 chunks, m = 6 (not a
-    // multiple of 4, so the last group of micro-batches is partial). Layers 0-2 are dense.
+    // 30 layers + 2 slots on 4 stages; interleaved: 32 slots on 4 x 2 chunks, m = 12.
+    // Layers 0-2 are dense.
     const JobSpec job =
         SmallMoeOnFourStages(schedule, {{"account_for_embedding_in_pipeline_split", true},
                                         {"account_for_loss_in_pipeline_split", true}});
