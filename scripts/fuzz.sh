@@ -41,8 +41,15 @@ fi
 # Build only the harnesses (the rest of the sanitizer build is scripts/test.sh's).
 targets=$(sed -n 's/^\([a-z_]*\) .*/fuzz_\1/p' fuzz/seeds.txt)
 available=()
+# The target list is read once: `grep -q` on the pipe would stop reading at its first match and
+# fail the pipe with SIGPIPE under pipefail, dropping a harness that exists.
+build_targets=$(cmake --build "$build" --target help)
 for t in $targets; do
-  if cmake --build "$build" --target help | grep -q "^$t:"; then available+=("$t"); fi
+  if grep -q "^$t:" <<<"$build_targets"; then
+    available+=("$t")
+  else
+    echo "scripts/fuzz.sh: $t is not a target of $build (fuzz_session is built only with Qt)"
+  fi
 done
 cmake --build "$build" --parallel "$(nproc)" --target "${available[@]}"
 if [ "${#names[@]}" -eq 0 ]; then
