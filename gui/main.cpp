@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QMessageBox>
 #include <QThread>
 #include <cstdio>
 #include <initializer_list>
@@ -111,25 +112,32 @@ int main(int argc, char** argv) {
   SetIdentity();
   CommandLine cli;
   cli.parser.process(app);
+  // A startup error goes to stderr with exit status 1; when the window would have opened, it is
+  // also shown in a message box, so that a user who started the program from a desktop sees it.
+  const bool interactive = !cli.parser.isSet(cli.screenshot_option);
+  auto fail = [interactive](const std::string& message) {
+    if (interactive) QMessageBox::critical(nullptr, "gpuplan-gui", QString::fromStdString(message));
+    return Fail(message);
+  };
 
   std::vector<std::string> extra_dirs;
   for (const QString& dir : cli.parser.values(cli.db_option))
     extra_dirs.push_back(dir.toStdString());
   gpuplan::Expected<gpuplan::HardwareDb> db = gpuplan::LoadHardwareDb(extra_dirs);
-  if (!db.ok()) return Fail(db.status().message());
+  if (!db.ok()) return fail(db.status().message());
 
   gpuplan::Session session = gpuplan::DefaultSession(*db);
   if (cli.parser.isSet(cli.session_option)) {
     gpuplan::Expected<gpuplan::Session> opened =
         gpuplan::ReadSessionFile(cli.parser.value(cli.session_option).toStdString(), *db);
-    if (!opened.ok()) return Fail(opened.status().message());
+    if (!opened.ok()) return fail(opened.status().message());
     session = std::move(opened).value();
   }
 
   gpuplan::MainWindow window(*db, session);
   if (cli.parser.isSet(cli.profile_option)) {
     const gpuplan::Status used = window.UseProfile(cli.parser.value(cli.profile_option));
-    if (!used.ok()) return Fail(used.message());
+    if (!used.ok()) return fail(used.message());
   }
   if (!cli.parser.isSet(cli.screenshot_option)) {
     window.show();
@@ -140,7 +148,7 @@ int main(int argc, char** argv) {
   const int width = size.size() == 2 ? size[0].toInt() : 0;
   const int height = size.size() == 2 ? size[1].toInt() : 0;
   if (width < kMinWidth || height < kMinHeight || width > kMaxWidth || height > kMaxHeight) {
-    return Fail("--size: '" + cli.parser.value(cli.size_option).toStdString() +
+    return fail("--size: '" + cli.parser.value(cli.size_option).toStdString() +
                 "' must be WIDTHxHEIGHT, from " + std::to_string(kMinWidth) + "x" +
                 std::to_string(kMinHeight) + " to " + std::to_string(kMaxWidth) + "x" +
                 std::to_string(kMaxHeight));
@@ -149,13 +157,13 @@ int main(int argc, char** argv) {
   window.show();
   window.FindBestPlan();
   if (!WaitFor([&] { return !window.Searching() && !window.TimelinePending(); }, 120000)) {
-    return Fail("--screenshot: the planner or the timeline did not finish within 120 s");
+    return fail("--screenshot: the planner or the timeline did not finish within 120 s");
   }
   // Let the last layouts and repaints settle.
   WaitFor([] { return false; }, 200);
   const QString path = cli.parser.value(cli.screenshot_option);
   if (!window.grab().toImage().save(path, "PNG")) {
-    return Fail("--screenshot: cannot write " + path.toStdString());
+    return fail("--screenshot: cannot write " + path.toStdString());
   }
   std::printf("gpuplan-gui: wrote %s (%dx%d)\n", path.toStdString().c_str(), width, height);
   return 0;
