@@ -64,12 +64,10 @@ Status StackRunsLayout(const JobSpec& job) {
   if (split.empty_stage >= 0) {
     return Status::Invalid(
         StrFormat("parallelism: field 'pp': nanotron's cost-balanced split (models/base.py) leaves "
-                  "stage %lld of "
-                  "%lld without a block (the LM head weighs %.1f layers); use fewer stages",
+                  "stage %lld of %lld without a block (the LM head weighs %.1f layers); use fewer "
+                  "stages",
                   static_cast<long long>(split.empty_stage), static_cast<long long>(p.pp),
-                  static_cast<double>(job.model.vocab_size) /
-                      (4.0 * static_cast<double>(job.model.hidden_size) +
-                       3.0 * static_cast<double>(job.model.ffn_hidden_size))));
+                  split.head_in_layers));
   }
   return Status::Ok();
 }

@@ -91,6 +91,7 @@ CostBalancedSplit CostBalancedPlacement(const ModelSpec& m, int64_t pp) {
   const double total = static_cast<double>(m.num_layers) * layer + head;
   CostBalancedSplit split;
   split.layers.assign(static_cast<size_t>(pp), 0);
+  split.head_in_layers = head / layer;
   int64_t rank = 0;
   double cumulative = 0;
   // One block: placed on `rank`; the rank moves on when the running cost exceeds the rank's

@@ -66,6 +66,7 @@ std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp);
 struct CostBalancedSplit {
   std::vector<int64_t> layers;
   int64_t empty_stage = -1;
+  double head_in_layers = 0;  ///< the LM head's cost in decoder layers (1B: 4)
 };
 CostBalancedSplit CostBalancedPlacement(const ModelSpec& m, int64_t pp);
 

@@ -120,7 +120,7 @@ std::vector<int64_t> RepresentativeRanks(const JobSpec& job) {
 }
 
 Status CheckDryRunSize(const JobSpec& job, std::span<const int64_t> ranks) {
-  const int64_t per_microbatch = job.parallel.schedule == Schedule::kZeroBubbleH1 ? 3 : 2;
+  const int64_t per_microbatch = GetScheduleInfo(job.parallel.schedule).splits_backward ? 3 : 2;
   const int64_t per_rank = MicrobatchesPerStep(job) * job.parallel.vpp * per_microbatch;
   const std::optional<int64_t> passes =
       CheckedProduct({per_rank, static_cast<int64_t>(ranks.size())});
