@@ -16,6 +16,13 @@ std::string_view PrecisionName(Precision p) {
   return kPrecisionNames[static_cast<size_t>(i)];
 }
 
+const std::vector<double>* MeasuredNetworkBusbw::Find(std::string_view name) const {
+  for (const auto& [collective, series] : busbw_bytes_per_s) {
+    if (collective == name) return &series;
+  }
+  return nullptr;
+}
+
 bool ParsePrecision(std::string_view name, Precision* out) {
   for (int i = 0; i < kPrecisionCount; ++i) {
     if (kPrecisionNames[static_cast<size_t>(i)] == name) {

@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace gpuplan {
 
@@ -48,6 +50,22 @@ struct GpuSpec {
   double PeakFlops(Precision p) const { return peak_flops_per_s[static_cast<int>(p)]; }
 };
 
+/// nccl-tests bus bandwidth measured on one real cluster at several node counts, every GPU of
+/// every node in the communicator (docs/HARDWARE_DB.md "measured_busbw"). It replaces the line
+/// rate x efficiency of the network for the collectives it lists: fabrics lose bandwidth as more
+/// nodes share them, which a line rate cannot show.
+struct MeasuredNetworkBusbw {
+  int gpus_per_node = 0;      ///< GPUs of each node in the measured communicator
+  double message_bytes = 0;   ///< nccl-tests size of the measurement
+  std::vector<double> nodes;  ///< node counts, ascending, each >= 2
+  /// (nccl-tests collective name, busbw in bytes/s at each of `nodes`).
+  std::vector<std::pair<std::string, std::vector<double>>> busbw_bytes_per_s;
+  std::string source;
+
+  /// The busbw series of collective `name`, or nullptr when it was not measured.
+  const std::vector<double>* Find(std::string_view name) const;
+};
+
 /// A scale-out network as seen by one GPU (rail-optimised: one NIC share per GPU).
 struct NetworkSpec {
   std::string id;  ///< e.g. "ib-ndr-400"
@@ -56,6 +74,8 @@ struct NetworkSpec {
   double latency_s = 0;            ///< one hop, end to end, small message
   /// Achievable collective busbw / bytes_per_s_per_gpu for large messages (nccl-tests).
   double collective_efficiency = 0;
+  /// Optional measured busbw by node count; empty `nodes` when the network has none.
+  MeasuredNetworkBusbw measured_busbw;
   std::string source;
 };
 

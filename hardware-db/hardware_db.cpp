@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "common/json_reader.h"
 #include "common/limits.h"
+#include "common/str_format.h"
 
 #ifndef GPUPLAN_DATA_ROOT
 #define GPUPLAN_DATA_ROOT ""
@@ -166,17 +168,99 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   return ParseScaleup(*scaleup, context, g);
 }
 
+// The collectives a measured_busbw table may list: nccl-tests' names, as simulator/collective.h's
+// table spells them (hardware-db cannot depend on the simulator).
+constexpr std::string_view kMeasuredCollectives[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                                     "alltoall",   "broadcast",  "sendrecv"};
+constexpr size_t kMaxMeasuredPoints = 64;
+
+// A JSON array of `count` numbers scaled by `scale` into [lo, hi], or the reason it is not one.
+Status ReadNumberArray(const json& object, std::string_view field, const std::string& context,
+                       size_t count, double scale, double lo, double hi, std::vector<double>* out) {
+  const json& a = object.at(std::string(field));
+  const std::string where = context + ": field '" + std::string(field) + "': ";
+  if (!a.is_array() || a.empty() || a.size() > kMaxMeasuredPoints) {
+    return Status::Invalid(where + "must be an array of 1 to " +
+                           std::to_string(kMaxMeasuredPoints) + " numbers");
+  }
+  if (count != 0 && a.size() != count) {
+    return Status::Invalid(where + "has " + std::to_string(a.size()) + " values, 'nodes' has " +
+                           std::to_string(count) + " (one value per node count)");
+  }
+  out->clear();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double v = a[i].is_number() ? a[i].get<double>() * scale : -1.0;
+    if (!(v >= lo && v <= hi)) {
+      return Status::Invalid(where + "entry " + std::to_string(i) + " must be a number in [" +
+                             StrFormat("%g", lo / scale) + ", " + StrFormat("%g", hi / scale) +
+                             "], got " + a[i].dump());
+    }
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status ParseMeasuredBusbw(const json& object, const std::string& network_context,
+                          MeasuredNetworkBusbw* m) {
+  const std::string context = network_context + ": in 'measured_busbw'";
+  JsonObjectReader r(object, context);
+  std::vector<std::string_view> allowed = {"gpus_per_node", "message_bytes", "nodes", "source",
+                                           "notes"};
+  allowed.insert(allowed.end(), std::begin(kMeasuredCollectives), std::end(kMeasuredCollectives));
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      return Status::Invalid(context + ": unknown field '" + key + "' (allowed: gpus_per_node, " +
+                             "message_bytes, nodes, source, notes, and the busbw series " +
+                             "all_reduce, all_gather, reduce_scatter, alltoall, broadcast, " +
+                             "sendrecv)");
+    }
+  }
+  m->gpus_per_node = SmallPositiveInt(r, "gpus_per_node");
+  m->message_bytes = r.ScaledNumber("message_bytes", 1.0, 1.0, 1e15);
+  m->source = r.String("source");
+  r.OptionalString("notes", "");
+  if (!r.status().ok()) return r.status();
+  if (!object.contains("nodes")) return Status::Invalid(context + ": missing field 'nodes'");
+  GPUPLAN_RETURN_IF_ERROR(ReadNumberArray(object, "nodes", context, 0, 1.0, 2.0, 1e6, &m->nodes));
+  for (size_t i = 0; i < m->nodes.size(); ++i) {
+    if (m->nodes[i] != std::floor(m->nodes[i]) || (i > 0 && m->nodes[i] <= m->nodes[i - 1])) {
+      return Status::Invalid(context +
+                             ": field 'nodes': must be whole node counts >= 2 in increasing "
+                             "order, got " +
+                             object.at("nodes").dump());
+    }
+  }
+  m->busbw_bytes_per_s.clear();
+  for (std::string_view name : kMeasuredCollectives) {
+    if (!object.contains(std::string(name))) continue;
+    std::vector<double> series;
+    GPUPLAN_RETURN_IF_ERROR(ReadNumberArray(object, name, context, m->nodes.size(), kGiga,
+                                            kMinBytesPerS, kMaxBytesPerS, &series));
+    m->busbw_bytes_per_s.emplace_back(std::string(name), std::move(series));
+  }
+  if (m->busbw_bytes_per_s.empty()) {
+    return Status::Invalid(context +
+                           ": needs at least one busbw series (GB/s per node count): "
+                           "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or "
+                           "sendrecv");
+  }
+  return Status::Ok();
+}
+
 Status ParseNetwork(const json& entry, const std::string& context, NetworkSpec* n) {
   JsonObjectReader r(entry, context);
   r.RejectUnknownFields({"id", "name", "gbps_per_gpu", "latency_us", "collective_efficiency",
-                         "source", "notes", "verified", "unverified_fields"});
+                         "measured_busbw", "source", "notes", "verified", "unverified_fields"});
   n->id = r.String("id");
   n->name = r.String("name");
   n->bytes_per_s_per_gpu = r.ScaledNumber("gbps_per_gpu", kGiga, kMinBytesPerS, kMaxBytesPerS);
   n->latency_s = r.ScaledNumber("latency_us", kMicro, 0.0, kMaxLatencyS);
   n->collective_efficiency = Fraction(r, "collective_efficiency");
+  const json* measured = r.OptionalObject("measured_busbw");
   n->source = ReadProvenance(entry, r);
-  return r.status();
+  if (!r.status().ok()) return r.status();
+  if (measured != nullptr) return ParseMeasuredBusbw(*measured, context, &n->measured_busbw);
+  return Status::Ok();
 }
 
 Status ParseNode(const json& entry, const std::string& context, NodeTemplate* n) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "hardware-db/hardware.h"
 #include "simulator/calibration.h"
 
 namespace gpuplan {
@@ -39,6 +40,25 @@ bool ParseCollectiveName(std::string_view name, Collective* out) {
   return false;
 }
 
+double MeasuredNetworkBytesPerSecond(const MeasuredNetworkBusbw& table, std::string_view name,
+                                     double nodes) {
+  const std::vector<double>* busbw = table.Find(name);
+  if (busbw == nullptr || table.nodes.empty() || table.gpus_per_node <= 0) return 0.0;
+  const std::vector<double>& x = table.nodes;
+  const std::vector<double>& y = *busbw;
+  double value = y.front();
+  if (x.size() > 1 && nodes > x.front()) {
+    // The segment holding `nodes`, or the last one beyond the largest measured count.
+    size_t i = 1;
+    while (i + 1 < x.size() && nodes > x[i]) ++i;
+    const double slope = std::log(y[i] / y[i - 1]) / std::log(x[i] / x[i - 1]);
+    const bool beyond = nodes > x.back();
+    value =
+        beyond && slope > 0.0 ? y.back() : y[i - 1] * std::exp(slope * std::log(nodes / x[i - 1]));
+  }
+  return value / table.gpus_per_node;
+}
+
 double GroupBusBandwidth(const GroupLink& link) {
   if (link.nodes() <= 1.0) return link.intra_bytes_per_s;
   const double network = link.ranks_per_node * link.inter_bytes_per_s;
@@ -65,6 +85,11 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
       return fit->alpha_s + bytes * info.bus_factor(n) / fit->busbw_bytes_per_s;
     }
     link.intra_bytes_per_s = fit->busbw_bytes_per_s;
+  }
+  if (nodes > 1.0 && link.network_measured != nullptr) {
+    const double measured_network = MeasuredNetworkBytesPerSecond(
+        *link.network_measured, info.name, std::max(nodes, link.fabric_nodes));
+    if (measured_network > 0.0) link.inter_bytes_per_s = measured_network;
   }
   const double intra_steps = (link.ranks_per_node - 1.0) * info.latency_steps_multiplier;
   const double inter_steps =

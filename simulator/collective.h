@@ -7,6 +7,7 @@
 namespace gpuplan {
 
 struct MeasuredRates;
+struct MeasuredNetworkBusbw;
 
 /// The collectives gpuplan models. Order indexes kCollectives.
 enum class Collective {
@@ -46,8 +47,22 @@ struct GroupLink {
   double inter_latency_s = 0;    ///< per tree level across nodes
   /// Measured alpha-beta fits of this GPU type inside one node (a profile), or nullptr.
   const MeasuredRates* measured = nullptr;
+  /// The network's measured busbw by node count (NetworkSpec::measured_busbw), or nullptr.
+  const MeasuredNetworkBusbw* network_measured = nullptr;
+  /// Nodes whose traffic crosses the fabric while this group's collective runs: every group of
+  /// a parallel dimension runs its collective at the same step, so the whole job's nodes.
+  double fabric_nodes = 1;
   double nodes() const { return ranks / ranks_per_node; }
 };
+
+/// Per-GPU network bandwidth of collective `name` over `nodes` nodes (> 1) from a measured table:
+/// busbw / gpus_per_node of the measurement, so a full-node group reproduces the measured busbw.
+/// Between measured node counts the busbw is interpolated linearly in log(busbw) over
+/// log(nodes) (a power law per segment); below the first count the first value holds; beyond the
+/// last, the last segment's decline continues (a rise is never extrapolated). 0 when the table
+/// has no series for `name`.
+double MeasuredNetworkBytesPerSecond(const MeasuredNetworkBusbw& table, std::string_view name,
+                                     double nodes);
 
 /// Achievable bus bandwidth of the group for large messages. Inside one node: the intra-node
 /// busbw. Across nodes, NCCL runs one ring per NIC rail; every ring leaves each node once, so a
@@ -62,10 +77,12 @@ double GroupBusBandwidth(const GroupLink& link);
 /// node takes the fit's alpha + size * factor(n) / busbw instead (a send/recv hop: the 2-rank
 /// sendrecv fit); a group spanning nodes takes the measured busbw of its node-local part
 /// (ranks_per_node) as its intra-node bandwidth. A measured communication_time_factor
-/// (validation corrections) multiplies the result. All-to-all uses the per-destination
-/// split instead: the off-node share (n - ranks_per_node)/n goes through the NIC.
-/// Latency (alpha) is ring steps inside the node plus tree levels across nodes (NCCL runs
-/// trees across nodes at scale: 2*log2(nodes) steps for all-reduce).
+/// (validation corrections) multiplies the result. A group spanning nodes on a network with a
+/// measured busbw table (link.network_measured) takes its per-GPU network bandwidth from the table
+/// for the group's node count (MeasuredNetworkBytesPerSecond) when the table lists the collective.
+/// All-to-all uses the per-destination split instead: the off-node share (n - ranks_per_node)/n
+/// goes through the NIC. Latency (alpha) is ring steps inside the node plus tree levels across
+/// nodes (NCCL runs trees across nodes at scale: 2*log2(nodes) steps for all-reduce).
 double CollectiveSeconds(Collective c, double bytes, const GroupLink& link);
 
 }  // namespace gpuplan

@@ -153,6 +153,22 @@ double MemoryError(const SweepPrediction& p) {
          p.row->measured_memory_bytes;
 }
 
+}  // namespace
+
+double SweepStallSecondsPerMicroBatch(const SweepPrediction& p) {
+  const JobSpec& job = p.row->job;
+  const double tokens_per_gpu =
+      static_cast<double>(job.training.global_batch_size * job.training.seq_len) /
+      static_cast<double>(job.cluster.num_gpus);
+  const double micro_batches = static_cast<double>(job.training.global_batch_size) /
+                               static_cast<double>(job.parallel.dp * job.training.micro_batch_size);
+  return (tokens_per_gpu / p.row->measured_tokens_per_s_per_gpu -
+          tokens_per_gpu / p.tokens_per_s_per_gpu) /
+         micro_batches;
+}
+
+namespace {
+
 // Group metrics from its predictions (all of one model and node count).
 SweepSummary SummarizeGroup(const std::string& label,
                             const std::vector<const SweepPrediction*>& group) {
@@ -179,6 +195,10 @@ SweepSummary SummarizeGroup(const std::string& label,
     }
     s.ran += 1;
     if (!p->PredictedToRun()) s.ran_predicted_fail += 1;
+    if (SweepStallSecondsPerMicroBatch(*p) >= kSweepStallSeconds) {
+      s.stalled += 1;
+      if (row.job.parallel.pp > 1) s.stalled_pp += 1;
+    }
     predicted.push_back(p->tokens_per_s_per_gpu);
     measured.push_back(row.measured_tokens_per_s_per_gpu);
     throughput_errors.push_back(
@@ -226,7 +246,8 @@ std::vector<std::string> Cells(const SweepSummary& s, bool overall) {
           Percent(s.median_abs_throughput_error),
           Percent(s.median_abs_memory_error),
           Share(s.crashed_predicted_fail, s.crashed),
-          Share(s.ran_predicted_fail, s.ran)};
+          Share(s.ran_predicted_fail, s.ran),
+          StrFormat("%d (%d)", s.stalled, s.stalled_pp)};
 }
 
 constexpr const char* kHeaders[] = {"group",
@@ -237,11 +258,13 @@ constexpr const char* kHeaders[] = {"group",
                                     "tok/s err",
                                     "memory err",
                                     "crashed: fail predicted",
-                                    "ran: fail predicted"};
+                                    "ran: fail predicted",
+                                    "stalled (pp>1)"};
 
 std::string Assumptions(const SweepReport& report) {
   return "Network between nodes: " + report.network +
-         " (the default node's; the sweep does not state it). Stack: nanotron (its memory "
+         " (the collective busbw the source measured on its cluster at 2-64 nodes; "
+         "docs/HARDWARE_DB.md). Stack: nanotron (its memory "
          "traits, docs/COST_MODEL.md). Recomputation: none (nanotron's default). TP "
          "communication overlap: off. Global batch: dp*mbs*grad_acc. Memory: "
          "gpu_mem_gb is GiB of PyTorch's allocator on world rank 0, on the first pipeline stage "
@@ -249,7 +272,9 @@ std::string Assumptions(const SweepReport& report) {
          "(CUDA context, NCCL buffers). Predicted to fail: the most loaded stage's whole peak "
          "does not fit, or nanotron cannot run the layout (StackRunsLayout). "
          "Medians are of absolute errors over rows that ran; "
-         "'all' gives the median Spearman over groups. " +
+         "'all' gives the median Spearman over groups. Stalled: rows that ran slower than "
+         "predicted by >= 1 s per micro-batch, (of them with pp > 1); a diagnostic, every "
+         "metric keeps them (docs/ACCURACY.md). " +
          StrFormat("%d of the crashed rows predicted to fail fit but nanotron cannot run them.\n",
                    report.overall.crashed_refused);
 }
@@ -258,11 +283,10 @@ std::string Assumptions(const SweepReport& report) {
 
 Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
                                                  const HardwareDb& db) {
-  const GpuSpec* gpu = db.FindGpu(kSweepGpuId);
-  const NodeTemplate* node = gpu != nullptr ? db.FindNode(gpu->default_node) : nullptr;
-  if (node == nullptr) {
-    return Status::Invalid(origin + ": the hardware database has no GPU '" +
-                           std::string(kSweepGpuId) + "' with a default node");
+  if (db.FindGpu(kSweepGpuId) == nullptr || db.FindNetwork(kSweepNetworkId) == nullptr) {
+    return Status::Invalid(origin + ": the hardware database needs GPU '" +
+                           std::string(kSweepGpuId) + "' and network '" + kSweepNetworkId +
+                           "' for the sweep's cluster");
   }
   std::vector<std::string_view> lines;
   std::string_view rest = text;
@@ -312,7 +336,7 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     c.gpu = kSweepGpuId;
     c.gpus_per_node = r.PositiveInt("gpus_per_node");
     c.num_gpus = r.PositiveInt("gpus");
-    c.inter_node = node->network;
+    c.inter_node = kSweepNetworkId;
     ParallelSpec& p = row.job.parallel;
     p.dp = r.PositiveInt("dp");
     p.tp = r.PositiveInt("tp");
@@ -426,6 +450,8 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     all.crashed_predicted_fail += s.crashed_predicted_fail;
     all.ran_predicted_fail += s.ran_predicted_fail;
     all.crashed_refused += s.crashed_refused;
+    all.stalled += s.stalled;
+    all.stalled_pp += s.stalled_pp;
     if (!std::isnan(s.spearman)) rhos.push_back(s.spearman);
     report.groups.push_back(s);
   }
@@ -476,7 +502,7 @@ std::string FormatSweepTable(const SweepReport& report) {
 std::string FormatSweepMarkdown(const SweepReport& report) {
   std::string out = "|";
   for (const char* h : kHeaders) out += std::string(" ") + h + " |";
-  out += "\n|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
+  out += "\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   auto line = [&](const SweepSummary& s, bool overall) {
     out += "|";
     for (const std::string& cell : Cells(s, overall)) out += " " + cell + " |";

@@ -18,13 +18,16 @@ namespace gpuplan {
 /// GPU name of the sweep's `gpu` column and the database id it stands for.
 inline constexpr const char* kSweepGpuName = "H100-80GB-SXM";
 inline constexpr const char* kSweepGpuId = "h100-sxm5-80gb";
+/// The network of the cluster that ran the sweep: the source measured its collectives' busbw at
+/// 2-64 nodes (hardware-db/data/networks.json, measured_busbw).
+inline constexpr const char* kSweepNetworkId = "hf-playbook-h100";
 
 /// One configuration of the sweep, turned into a job spec.
 struct SweepRow {
   int line = 0;       ///< 1-based line of the file (the header is line 1)
   std::string model;  ///< the `model` column ("1B", "8B")
   int64_t nodes = 0;
-  /// Model dimensions, cluster (the GPU's default node's network: the sweep does not state one),
+  /// Model dimensions, cluster (kSweepNetworkId between nodes),
   /// training (seq_len, global batch dp*mbs*grad_acc, micro batch, precision, no recomputation)
   /// and parallelism (tp, pp, dp, cp, ep, zero_stage, sequence parallel from tp_mode, 1F1B).
   /// Not validated: ValidateJob decides whether gpuplan can express it.
@@ -85,7 +88,18 @@ struct SweepSummary {
   int crashed_predicted_fail = 0;  ///< crashed rows predicted to fail
   int ran_predicted_fail = 0;      ///< rows that ran but are predicted to fail
   int crashed_refused = 0;         ///< of crashed_predicted_fail: refused although they fit
+  /// Rows that ran with a stall (SweepStallSecondsPerMicroBatch >= kSweepStallSeconds), and how
+  /// many of those have pp > 1. A diagnostic only: no metric leaves them out.
+  int stalled = 0;
+  int stalled_pp = 0;
 };
+
+/// The sweep's measured step times are bimodal against the prediction: most rows that ran
+/// exceed it by 0-0.3 s per micro-batch, about a fifth by 1.1-1.6 s per micro-batch whatever
+/// the model (1B or 8B) and the micro-batch size, almost all with pp > 1 and more of them the
+/// more nodes (docs/ACCURACY.md). The source reports rewriting its pipeline code and cluster
+/// trouble during the sweep. Between the two modes the histogram has its minimum near 1 s.
+inline constexpr double kSweepStallSeconds = 1.0;
 
 /// One simulated or rejected row.
 struct SweepPrediction {
@@ -106,6 +120,10 @@ struct SweepPrediction {
   /// buffers): what PyTorch's allocator counters see. Compared with measured_memory_bytes.
   double rank0_allocator_bytes = 0;
 };
+
+/// (measured step - predicted step) / micro-batches per step of a row that ran and was
+/// simulated: the time per micro-batch the model does not explain.
+double SweepStallSecondsPerMicroBatch(const SweepPrediction& p);
 
 struct SweepReport {
   std::vector<SweepPrediction> rows;  ///< in file order

@@ -194,7 +194,8 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
                            const DeviceRates& rates) {
   const TrainingSpec& tr = job.training;
   const ParallelSpec& par = job.parallel;
-  const ClusterLinks links = ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured);
+  const ClusterLinks links =
+      ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured, job.cluster.num_gpus);
 
   Ctx c{job, rates, {}, {}, {}, {}, {}, {}};
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);

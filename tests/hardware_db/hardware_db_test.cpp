@@ -133,6 +133,10 @@ TEST_F(BuiltinDbTest, SpotValuesInSiUnits) {
   EXPECT_LT(hdr->latency_s, 100e-6);
   EXPECT_DOUBLE_EQ(db().FindNetwork("efa-p4d")->bytes_per_s_per_gpu, 6.25e9);
   EXPECT_DOUBLE_EQ(db().FindNetwork("efa-p5")->bytes_per_s_per_gpu, 50e9);
+  const MeasuredNetworkBusbw& playbook = db().FindNetwork("hf-playbook-h100")->measured_busbw;
+  EXPECT_EQ(playbook.nodes, (std::vector<double>{2, 4, 8, 16, 32, 64}));
+  EXPECT_DOUBLE_EQ(playbook.Find("all_reduce")->back(), 32.9e9);
+  EXPECT_TRUE(db().FindNetwork("ib-ndr-400")->measured_busbw.nodes.empty());
 
   const NodeTemplate* dgx = db().FindNode("dgx-h100");
   ASSERT_NE(dgx, nullptr);
@@ -332,6 +336,51 @@ TEST_F(HardwareDbFilesTest, MissingIdNamesTheIndex) {
   EXPECT_TRUE(Contains(err, path));
   EXPECT_TRUE(Contains(err, "gpus[1]"));
   EXPECT_TRUE(Contains(err, "field 'id'"));
+}
+
+// A measured busbw table: loaded in SI units, and every malformed part named with its field.
+TEST_F(HardwareDbFilesTest, MeasuredBusbwTable) {
+  json net = ValidNetwork("measured-net");
+  net["measured_busbw"] = json{{"gpus_per_node", 8},
+                               {"message_bytes", 268435456},
+                               {"nodes", {2, 4, 8}},
+                               {"all_gather", {180.5, 120, 70}},
+                               {"source", "unit test fixture"}};
+  HardwareDb db;
+  ASSERT_EQ(LoadError(Write("networks.json", json{{"networks", {net}}})), "");
+  ASSERT_TRUE(db.LoadFile(dir() + "/networks.json").ok());
+  const MeasuredNetworkBusbw& m = db.FindNetwork("measured-net")->measured_busbw;
+  EXPECT_EQ(m.gpus_per_node, 8);
+  EXPECT_EQ(m.nodes, (std::vector<double>{2, 4, 8}));
+  ASSERT_NE(m.Find("all_gather"), nullptr);
+  EXPECT_DOUBLE_EQ(m.Find("all_gather")->front(), 180.5e9);
+  EXPECT_EQ(m.Find("all_reduce"), nullptr);
+
+  struct Bad {
+    const char* field;
+    json value;
+    const char* expected;
+  };
+  for (const Bad& b : {Bad{"nodes", json{4, 2, 8}, "field 'nodes': must be whole node counts"},
+                       Bad{"nodes", json{1, 2, 8}, "field 'nodes': entry 0 must be a number"},
+                       Bad{"all_gather", json{180, 120}, "field 'all_gather': has 2 values"},
+                       Bad{"all_gather", json{180, -1, 70}, "field 'all_gather': entry 1"},
+                       Bad{"all_gather", json("fast"), "field 'all_gather': must be an array"},
+                       Bad{"allgather", json{1, 2, 3}, "unknown field 'allgather'"},
+                       Bad{"gpus_per_node", json(0), "field 'gpus_per_node'"}}) {
+    json bad = net;
+    bad["id"] = "bad-net";
+    bad["measured_busbw"][b.field] = b.value;
+    const std::string path = Write("networks.json", json{{"networks", {bad}}});
+    const std::string err = LoadError(path);
+    EXPECT_TRUE(Contains(err, path)) << err;
+    EXPECT_TRUE(Contains(err, "network 'bad-net': in 'measured_busbw'")) << err;
+    EXPECT_TRUE(Contains(err, b.expected)) << err;
+  }
+  json no_series = net;
+  no_series["measured_busbw"].erase("all_gather");
+  const std::string err = LoadError(Write("networks.json", json{{"networks", {no_series}}}));
+  EXPECT_TRUE(Contains(err, "needs at least one busbw series")) << err;
 }
 
 TEST_F(HardwareDbFilesTest, WrongType) {

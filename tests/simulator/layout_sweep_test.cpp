@@ -125,6 +125,11 @@ TEST(LayoutSweep, ShippedSweep) {
   EXPECT_LE(all.median_abs_memory_error, 0.10);
   EXPECT_GE(all.crashed_predicted_fail, 0.85 * all.crashed);
   EXPECT_LE(all.ran_predicted_fail, 0.03 * all.ran);
+  // With the cluster's measured collective busbw (hf-playbook-h100) the median throughput error
+  // is 64% (223% on the datasheet network); the stalls it leaves are pipeline rows
+  // (docs/ACCURACY.md).
+  EXPECT_LE(all.median_abs_throughput_error, 0.70);
+  EXPECT_GE(all.stalled_pp, 0.9 * all.stalled);
   for (const SweepPrediction& p : report.rows) {
     if (!p.expressible) {
       EXPECT_FALSE(p.reason.empty()) << "line " << p.row->line;
