@@ -160,8 +160,7 @@ double SweepStallSecondsPerMicroBatch(const SweepPrediction& p) {
   const double tokens_per_gpu =
       static_cast<double>(job.training.global_batch_size * job.training.seq_len) /
       static_cast<double>(job.cluster.num_gpus);
-  const double micro_batches = static_cast<double>(job.training.global_batch_size) /
-                               static_cast<double>(job.parallel.dp * job.training.micro_batch_size);
+  const double micro_batches = static_cast<double>(MicrobatchesPerStep(job));
   return (tokens_per_gpu / p.row->measured_tokens_per_s_per_gpu -
           tokens_per_gpu / p.tokens_per_s_per_gpu) /
          micro_batches;

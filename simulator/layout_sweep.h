@@ -47,8 +47,8 @@ struct SweepRow {
 /// "sweep.csv: line 3: column 'tp': must be a positive integer, got 'x'". The header must hold
 /// every column read (extra columns are ignored); `gpu` must be kSweepGpuName, `pp_schedule`
 /// 1F1B, `tp_mode` REDUCE_SCATTER(SP) or ALL_REDUCE, `status` ok or crashed_or_oom, and an ok
-/// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` supplies the network of the
-/// GPU's default node.
+/// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` must hold kSweepGpuId and
+/// kSweepNetworkId.
 Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
                                                  const HardwareDb& db);
 
