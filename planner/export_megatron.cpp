@@ -208,11 +208,6 @@ Status CheckExpressible(const JobSpec& job) {
                                "--decoder-first/last-pipeline-num-layers; plan with framework "
                                "megatron-core for a layout it runs");
   }
-  if (p.tp_overlap && p.tp > 1 && !p.sequence_parallel) {
-    return Refuse(kFormat,
-                  "tp_overlap needs sequence_parallel: Megatron-LM accepts --tp-comm-overlap "
-                  "only with --sequence-parallel");
-  }
   if (p.cp > 1 && job.training.seq_len % (2 * p.cp) != 0) {
     return Refuse(kFormat, "seq_len " + std::to_string(job.training.seq_len) +
                                " is not a multiple of 2 x cp = " + std::to_string(2 * p.cp) +

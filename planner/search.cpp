@@ -70,6 +70,11 @@ class PointSearch {
   void SearchModelParallel() {
     const ModelSpec& m = job_.model;
     const int64_t n = point_.num_gpus;
+    const GpuSpec& gpu = *point_.gpu;
+    const int64_t overlap_domain =
+        gpu.scaleup_kind == "none"
+            ? 1
+            : std::min<int64_t>(job_.cluster.gpus_per_node, gpu.scaleup_domain_gpus);
     for (int64_t tp : PowersOfTwoUpTo(job_.cluster.gpus_per_node)) {
       if (m.num_attention_heads % tp != 0 ||
           (m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0)) {
@@ -98,7 +103,14 @@ class PointSearch {
           }
           par.dp = n / (tp * cp * pp);
           par.sequence_parallel = tp > 1;  // Megatron docs: always enable with TP
+          // TP communication overlapped with the GEMMs (tp_overlap.h) where userbuffers can run:
+          // both variants, since splitting the GEMMs can cost more than it hides.
+          par.tp_overlap = false;
           SearchExpertParallel();
+          if (tp > 1 && tp <= overlap_domain) {
+            par.tp_overlap = true;
+            SearchExpertParallel();
+          }
         }
       }
     }

@@ -53,8 +53,6 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     if (stage == 0) st.compute += costs.embed_fwd + costs.embed_bwd;
     if (stage == par.pp - 1) st.compute += costs.head_fwd + costs.head_bwd;
     st.tp = sum(&LayerCosts::tp_comm);
-    // Megatron --tp-comm-overlap splits the GEMMs and overlaps the pieces with the collectives.
-    if (par.tp_overlap) st.tp = Exposed(st.tp, 3.0 * sum(&LayerCosts::fwd_gemm));
     if (par.cp > 1) {
       const double attn_window = sum(&LayerCosts::fwd_attn) * (1.0 + kFlashBackwardRatio);
       st.cp = Exposed(sum(&LayerCosts::cp_comm), attn_window);

@@ -109,6 +109,11 @@ class StepBuilder {
     return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers ? costs_.moe
                                                                              : costs_.dense;
   }
+  // A layer's TP work: its collectives, or with tp_overlap what the overlapped GEMMs take beyond
+  // the GEMMs alone (tp_overlap.h), which runs inside those GEMMs rather than beside them.
+  std::string_view TpOpName() const {
+    return par_.tp_overlap ? "tp overlap (beyond the GEMMs)" : "tp collectives";
+  }
   bool IsMoe(int64_t layer) const {
     return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers;
   }
@@ -294,12 +299,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
         compute("forward", c.Forward(), li, c.fwd_flops);
       }
       if (par_.tp > 1) {
-        const double tp = c.tp_comm / c.tp_passes;
-        if (par_.tp_overlap) {
-          Beside(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
-        } else {
-          Blocking(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
-        }
+        Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_fwd, mb, li, c.tp_bytes);
       }
       if (IsMoe(l) && par_.ep > 1) {
         Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_comm / 2.0, mb, li,
@@ -315,12 +315,12 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
     for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
-      const double tp = par_.tp > 1 ? c.tp_comm / c.tp_passes : 0.0;
       if (fsdp) Gather(stage, l, job_.training.recompute == Recompute::kFull ? 2.0 : 1.0, mb);
       if (job_.training.recompute == Recompute::kFull) {
         compute("recompute", c.recompute, li, c.fwd_flops);
-        if (tp > 0)
-          Blocking(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
+        if (par_.tp > 1) {
+          Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_fwd, mb, li, c.tp_bytes);
+        }
       } else if (c.recompute > 0) {
         compute("recompute", c.recompute, li, 0);
       }
@@ -333,12 +333,8 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
       } else {
         compute("backward", bwd, li, 2.0 * c.fwd_flops);
       }
-      if (tp > 0) {
-        if (par_.tp_overlap) {
-          Beside(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
-        } else {
-          Blocking(stage, SimStream::kTp, Category::kTp, "tp collectives", tp, mb, li, c.tp_bytes);
-        }
+      if (par_.tp > 1) {
+        Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_bwd, mb, li, c.tp_bytes);
       }
       if (IsMoe(l) && par_.ep > 1) {
         Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_comm / 2.0, mb, li,

@@ -818,6 +818,25 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if (p.cpu_offload && p.zero_stage == 0 && !p.fsdp) {
     return Fail("parallelism", "cpu_offload", "needs zero_stage >= 1 or fsdp");
   }
+  // Transformer Engine's userbuffers (tp_overlap.h) split sequence parallelism's all-gather and
+  // reduce-scatter, and map the TP peers' memory over the scale-up fabric.
+  if (p.tp_overlap && p.tp > 1) {
+    if (!p.sequence_parallel) {
+      return Fail("parallelism", "tp_overlap",
+                  "needs sequence_parallel (the overlap splits sequence parallelism's all-gather "
+                  "and reduce-scatter; Megatron-LM accepts --tp-comm-overlap only with "
+                  "--sequence-parallel)");
+    }
+    const int64_t domain = std::min<int64_t>(c.gpus_per_node, gpu->scaleup_domain_gpus);
+    if (gpu->scaleup_kind == "none" || p.tp > domain) {
+      return Fail("parallelism", "tp_overlap",
+                  "needs the TP group inside one scale-up domain (userbuffers map the peers' "
+                  "memory over NVLink/xGMI); " +
+                      (gpu->scaleup_kind == "none"
+                           ? c.gpu + " has no scale-up fabric"
+                           : "tp = " + Str(p.tp) + " exceeds " + Str(domain) + " GPUs"));
+    }
+  }
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include "simulator/pipeline.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/shard.h"
+#include "simulator/tp_overlap.h"
 
 namespace gpuplan {
 namespace {
@@ -97,8 +98,8 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // token's top-k experts (+ shared) keep theirs, plus the dispatched copy of the token (2sbh
   // each, the experts' FC1 input).
   // An eager SwiGLU (act(gate) * up as two ops) also keeps SiLU's output (2sbf).
-  const double per_mlp = (swiglu ? (stack.eager_elementwise ? 6.0 : 4.0) : 2.0) +
-                         (input_kept(kLoraDown) ? 2.0 : 0.0);
+  const double per_mlp =
+      (swiglu ? (stack.eager_elementwise ? 6.0 : 4.0) : 2.0) + (input_kept(kLoraDown) ? 2.0 : 0.0);
   const double mlp_copies =
       moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
@@ -241,6 +242,13 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   }
   mb.overhead_bytes =
       job.overhead.framework_bytes + job.overhead.fragmentation * mb.activations_bytes;
+  if (par.tp_overlap && par.tp > 1) {
+    // Transformer Engine's userbuffers for the overlapped TP GEMMs (tp_overlap.h), 16-bit.
+    const double tokens = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
+                          static_cast<double>(tr.micro_batch_size);
+    mb.overhead_bytes +=
+        TpOverlapUserBufferBytes(tokens, static_cast<double>(job.model.hidden_size), 2.0);
+  }
   mb.peak_bytes = mb.weights_bytes + mb.grads_bytes + mb.optimizer_bytes + mb.activations_bytes +
                   mb.logits_bytes + mb.overhead_bytes;
   mb.capacity_bytes = gpu.memory_bytes;

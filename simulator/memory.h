@@ -84,7 +84,7 @@ struct MemoryBreakdown {
   double optimizer_bytes = 0;
   double activations_bytes = 0;  ///< transformer layers, all micro-batches in flight
   double logits_bytes = 0;       ///< LM-head output and fp32 cross-entropy buffers
-  double overhead_bytes = 0;     ///< framework + fragmentation (OverheadSpec)
+  double overhead_bytes = 0;     ///< framework + fragmentation (OverheadSpec) + TP userbuffers
   double peak_bytes = 0;         ///< sum of the above on pipeline stage `peak_stage`
   int64_t peak_stage = 0;        ///< the stage (0-based) these bytes are of
   double capacity_bytes = 0;     ///< the GPU's memory

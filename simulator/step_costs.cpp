@@ -4,6 +4,7 @@
 
 #include "simulator/memory.h"
 #include "simulator/topology.h"
+#include "simulator/tp_overlap.h"
 
 namespace gpuplan {
 namespace {
@@ -161,13 +162,31 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
 
   // TP: per layer two all-reduces forward and two backward of the T x h activation (without SP)
   // or the same bytes as all-gather + reduce-scatter pairs (with SP; Korthikanti Sec. 4.2.2).
+  // With tp_overlap (SP required, job_spec_json.cpp) Transformer Engine pipelines them with the
+  // GEMMs (tp_overlap.h): a layer pays what the overlapped GEMMs take beyond the GEMMs alone;
+  // the expert GEMMs of a MoE layer are not overlapped and keep their all-gather and
+  // reduce-scatter.
   if (par.tp > 1) {
     const double bytes = T * h * c.act_bytes;
     const double one = sp ? CollectiveSeconds(Collective::kAllGather, bytes, c.tp_link) +
                                 CollectiveSeconds(Collective::kReduceScatter, bytes, c.tp_link)
                           : CollectiveSeconds(Collective::kAllReduce, bytes, c.tp_link);
-    lt.tp_passes = tr.recompute == Recompute::kFull ? 3.0 : 2.0;  // fwd, bwd, recompute
-    lt.tp_comm = 2.0 * lt.tp_passes * one;
+    if (par.tp_overlap) {
+      TpOverlapGemms g;
+      g.tokens = T;
+      g.hidden = h;
+      g.qkv_width = (q + 2.0 * kv) / t;
+      g.attn_width = q / t;
+      g.fc1_width = moe ? 0.0 : up_width;
+      g.fc2_width = moe ? 0.0 : f / t;
+      const double mlp = moe ? one : 0.0;
+      lt.tp_fwd = TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra() + mlp;
+      lt.tp_bwd = TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + mlp;
+    } else {
+      lt.tp_fwd = 2.0 * one;
+      lt.tp_bwd = 2.0 * one;
+    }
+    lt.tp_comm = (tr.recompute == Recompute::kFull ? 2.0 : 1.0) * lt.tp_fwd + lt.tp_bwd;
     lt.tp_bytes = bytes;
   }
   // CP: ring attention passes each rank's K and V chunk around the ring (cp-1 hops) forward,

@@ -41,8 +41,9 @@ struct LayerCosts {
   double bwd_attn = 0;   ///< the core-attention part of bwd
   double wgrad = 0;      ///< the weight-gradient part of bwd (zero-bubble "W" pass)
   double recompute = 0;  ///< forward kernels re-run during backward
-  double tp_comm = 0;    ///< TP collectives of forward + backward (+ recompute)
-  double tp_passes = 0;  ///< passes tp_comm covers: 2, or 3 with full recompute
+  double tp_comm = 0;    ///< TP communication of forward + backward (+ recompute)
+  double tp_fwd = 0;     ///< its forward part (a full recomputation repeats it)
+  double tp_bwd = 0;     ///< its backward part
   double cp_comm = 0;    ///< CP ring exchange, forward + backward (1/3 forward, 2/3 backward)
   double ep_comm = 0;    ///< expert all-to-all, forward + backward (half each)
   double fwd_flops = 0;  ///< FLOPs of the forward kernels (trace annotation)

@@ -237,6 +237,26 @@ TEST(JobSpecInvalid, ParallelProductNotGpuCount) {
             "job.json: parallelism: dp*tp*pp*cp = 96 does not equal cluster.num_gpus = 128");
 }
 
+TEST(JobSpecInvalid, TpOverlapNeedsSequenceParallelInOneScaleUpDomain) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["tp_overlap"] = true;
+  EXPECT_TRUE(Parse(spec).ok());
+  spec["parallelism"]["sequence_parallel"] = false;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "job.json: parallelism: field 'tp_overlap': needs sequence_parallel"));
+  spec["parallelism"]["sequence_parallel"] = true;
+  spec["cluster"]["gpus_per_node"] = 2;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "field 'tp_overlap': needs the TP group inside one "
+                       "scale-up domain"));
+  EXPECT_TRUE(Contains(ErrorOf(spec), "tp = 4 exceeds 2 GPUs"));
+  spec["cluster"]["gpus_per_node"] = 8;
+  spec["cluster"]["gpu"] = "l40s";
+  EXPECT_TRUE(Contains(ErrorOf(spec), "l40s has no scale-up fabric"));
+  spec["parallelism"]["tp_overlap"] = false;
+  EXPECT_TRUE(Parse(spec).ok());
+}
+
 TEST(JobSpecInvalid, HeadsNotDivisibleByTp) {
   nlohmann::json spec = BaseSpec();
   spec["model"]["num_attention_heads"] = 96;

@@ -602,12 +602,6 @@ TEST(ExportMegatron, RefusesLoraAndPointsToAccelerate) {
   EXPECT_TRUE(Contains(error, "'accelerate'"));
 }
 
-TEST(ExportMegatron, RefusesTpOverlapWithoutSequenceParallel) {
-  const std::string error = ErrorOf(
-      MakePlan(Spec("llama3-8b", 8, {{"tp", 8}, {"dp", 1}, {"tp_overlap", true}})), "megatron");
-  EXPECT_TRUE(Contains(error, "--sequence-parallel"));
-}
-
 // ---- deepspeed ------------------------------------------------------------------------------
 
 TEST(ExportDeepSpeed, Zero3KeysAndBatchIdentity) {

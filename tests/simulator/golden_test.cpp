@@ -10,6 +10,7 @@
 #include "simulator/pipeline.h"
 #include "simulator/presets.h"
 #include "simulator/topology.h"
+#include "simulator/tp_overlap.h"
 
 namespace gpuplan {
 namespace {
@@ -266,5 +267,62 @@ TEST(Golden, MicrobatchesInFlight) {
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kGpipe, 8, 64, 1, 0), 64.0);
 }
 
+// Transformer Engine's userbuffers overlap (initialize_ub defaults, TE pytorch/module/base.py):
+// ring exchange = tp row chunks, chunk i + 1 copied while chunk i is multiplied; pipeline = 4
+// row chunks on the SMs 16 reduce-scatter SMs leave, chunk i reduce-scattered while chunk i + 1
+// is multiplied; bulk = the collective beside a whole GEMM on those SMs. Shapes are chosen so that
+// every GEMM fills whole waves of 32 (or, narrowed, 16) SMs: its time is FLOPs / rate.
+TEST(Golden, TransformerEngineTpOverlap) {
+  DeviceRates r;
+  r.matmul_flops_per_s = 100e12;
+  r.memory_bytes_per_s = 1e30;
+  r.sm_count = 32;
+  r.kernel_overhead_s = 0;
+  r.gemm_fill_depth = 0;
+  GroupLink tp;
+  tp.ranks = 4;
+  tp.ranks_per_node = 4;
+  tp.intra_bytes_per_s = 100e9;
+  const double T = 4096, h = 4096, e = 2;
+  const TpOverlapGemms g{T, h, 1536, 1024, 4096, 2048};
+  const double full = 100e12, narrow = 50e12;  // 16 of 32 SMs left to the GEMM
+  auto gemm = [](double m, double n, double k, double rate) { return 2 * m * n * k / rate; };
+  const double copy = T / 4 * h * e / 100e9;                // one ring-exchange step
+  const double rs_chunk = T / 4 * h * e * 3.0 / 4 / 100e9;  // reduce-scatter of a quarter
+  const double collective = T * h * e * 3.0 / 4 / 100e9;    // all-gather or reduce-scatter
+
+  auto ring = [&](double n, double k) {
+    const double chunk = gemm(T / 4, n, k, full);
+    return 3 * std::max(chunk, copy) + chunk;
+  };
+  auto pipeline = [&](double k) {
+    const double chunk = gemm(T / 4, h, k, narrow);
+    return chunk + 3 * std::max(chunk, rs_chunk) + rs_chunk;
+  };
+  const TpOverlapPass fwd = TpOverlapForward(r, g, tp, e);
+  EXPECT_NEAR(fwd.overlapped, ring(1536, h) + pipeline(1024) + ring(4096, h) + pipeline(2048),
+              1e-12);
+  EXPECT_NEAR(fwd.gemms,
+              gemm(T, 1536, h, full) + gemm(T, h, 1024, full) + gemm(T, 4096, h, full) +
+                  gemm(T, h, 2048, full),
+              1e-12);
+  // Here the copies hide behind the chunks: the forward pays the narrowed reduce-scatter GEMMs
+  // (twice as long on half the SMs) and the last reduce-scatter chunk of each.
+  EXPECT_NEAR(fwd.Extra(), gemm(T, h, 1024, full) + gemm(T, h, 2048, full) + 2 * rs_chunk, 1e-12);
+
+  auto bulk = [&](double width) {
+    return std::max(gemm(T, h, width, narrow), collective) +
+           std::max(gemm(width, h, T, narrow), collective);
+  };
+  const TpOverlapPass bwd = TpOverlapBackward(r, g, tp, e);
+  EXPECT_NEAR(bwd.overlapped, ring(1024, h) + bulk(1536) + ring(2048, h) + bulk(4096), 1e-12);
+  EXPECT_GT(bwd.Extra(), 0);
+
+  // Without the MLP (a mixture-of-experts layer) only the attention GEMMs overlap.
+  const TpOverlapGemms attention{T, h, 1536, 1024, 0, 0};
+  EXPECT_NEAR(TpOverlapForward(r, attention, tp, e).overlapped, ring(1536, h) + pipeline(1024),
+              1e-12);
+  EXPECT_DOUBLE_EQ(TpOverlapUserBufferBytes(T, h, e), 12 * T * h * e);
+}
 }  // namespace
 }  // namespace gpuplan
