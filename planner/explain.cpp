@@ -99,6 +99,33 @@ std::vector<std::string> ScalingSentences(const Plan& chosen, const std::vector<
   return out;
 }
 
+std::vector<std::string> LayoutAssumptions(const Plan& plan) {
+  std::vector<std::string> out;
+  const ParallelSpec& p = plan.job.parallel;
+  const TrainingSpec& tr = plan.job.training;
+  const double step = plan.step.step_time_s;
+  if (p.cp > 1) {
+    out.push_back(
+        "Assumed for CP" + std::to_string(p.cp) + ": each " + FormatCount(tr.seq_len) +
+        "-token sequence runs attention as " + std::to_string(p.cp) + " ring steps on " +
+        FormatCount(tr.seq_len / p.cp) + "-token pieces; the model charges the K/V ring (" +
+        FormatDuration(plan.step.breakdown_s.cp_comm) + " exposed per step, " +
+        FormatPercent(plan.step.breakdown_s.cp_comm / step) +
+        ") and the per-step merges, but runs each step's attention kernel at the full-length "
+        "rate, which FlashAttention-3's H100 benchmark puts 5-40% above the rate on 1,024-token "
+        "sequences (docs/COST_MODEL.md, Context parallelism).");
+  }
+  if (p.tp_overlap && p.tp > 1) {
+    out.push_back(
+        "Assumed for TP overlap: Megatron-LM --tp-comm-overlap with Transformer Engine's "
+        "default userbuffers; it adds " +
+        FormatDuration(plan.step.breakdown_s.tp_comm) + " per step (" +
+        FormatPercent(plan.step.breakdown_s.tp_comm / step) +
+        ") beyond the GEMMs (docs/COST_MODEL.md, Tensor parallelism).");
+  }
+  return out;
+}
+
 std::string SmallestFootprintSentence(const Plan& smallest, const GpuSpec& gpu) {
   return "smallest footprint found: " + FormatGb(smallest.step.memory.peak_bytes) + " per GPU at " +
          PlanName(smallest) + "; " + gpu.id + " has " + FormatGb(gpu.memory_bytes);

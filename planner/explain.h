@@ -28,6 +28,12 @@ std::string PlanName(const Plan& plan);
 /// cost less, and what the extra GPUs buy in time.
 std::vector<std::string> ScalingSentences(const Plan& chosen, const std::vector<ScalingRow>& rows);
 
+/// Sentences on what the cost model assumes about the parts of `plan`'s layout that published
+/// runs of its size rarely use and that it prices least directly: context parallelism (the
+/// ring's exposed time, and the attention kernel's rate on the short chunks) and TP overlap
+/// (Transformer Engine's default userbuffers). Empty when the layout uses neither.
+std::vector<std::string> LayoutAssumptions(const Plan& plan);
+
 /// "smallest footprint found: 97.0 GB per GPU at TP8 PP16 ... on 64 x h100-sxm5-80gb; it has
 /// 80.0 GB".
 std::string SmallestFootprintSentence(const Plan& smallest, const GpuSpec& gpu);

@@ -255,6 +255,7 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
       out.push_back("The step is compute-bound: MFU " + FormatPercent(chosen.step.mfu) + ".");
     }
   }
+  for (std::string& s : LayoutAssumptions(chosen)) out.push_back(std::move(s));
   int shown = 0;
   for (const Plan& alt : result->alternatives) {
     if (shown++ == 3) break;

@@ -19,6 +19,9 @@ constexpr double kUnfusedScoreBytesNoDropout = 4.0;
 // Bytes per logit of the vocabulary-parallel cross-entropy, forward + backward: read the 16-bit
 // logits, write/read fp32 softmax, write 16-bit gradients (Megatron's fused kernel).
 constexpr double kCrossEntropyBytesPerLogit = 2 + 4 + 4 + 4 + 2;
+// Kernels per ring-attention step for the merge: forward, the output and the log-sum-exp
+// corrections; backward, the dQ and the dK/dV accumulations (TE context_parallel.py).
+constexpr double kCpMergeKernels = 2;
 
 struct Ctx {
   const JobSpec& job;
@@ -103,6 +106,21 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     lt.fwd_attn = gemms + traffic;
     gemm_flops += 4.0 * score_elems * d;
     lt.bwd_attn = 2.0 * lt.fwd_attn;
+  }
+  if (par.cp > 1) {
+    // Ring attention (Transformer Engine AttnFuncWithCPAndKVP2P, Megatron-LM's CP) runs core
+    // attention as cp steps, one attention kernel per step against the K/V chunk in hand, and
+    // folds each step's partial output into the running one (online-softmax correction of the
+    // output and its log-sum-exp: read both outputs, write one). Backward runs cp attention
+    // kernels and accumulates each step's dQ and dK/dV the same way. Causal load balancing (two
+    // of 2cp sequence chunks per rank) gives every step the same work, so the FLOPs above stand.
+    const double steps = static_cast<double>(par.cp);
+    const double out_bytes = T * q / t * c.act_bytes;
+    const double kv_bytes = T * 2.0 * kv / t * c.act_bytes;
+    lt.fwd_attn += (steps - 1.0) *
+                   (r.kernel_overhead_s + MemoryBoundSeconds(r, 3.0 * out_bytes, kCpMergeKernels));
+    lt.bwd_attn += (steps - 1.0) * r.kernel_overhead_s +
+                   steps * MemoryBoundSeconds(r, 3.0 * (out_bytes + kv_bytes), kCpMergeKernels);
   }
 
   // Memory-bound kernels, elements per token: two norms (read h, write h), two residual adds

@@ -6,6 +6,7 @@
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline.h"
+#include "simulator/step_costs.h"
 
 namespace gpuplan {
 namespace {
@@ -57,6 +58,32 @@ TEST_F(CostModelTest, ResultIsConsistent) {
   EXPECT_GT(r.breakdown_s.bubble, 0);
   EXPECT_EQ(r.microbatches, 64 / 4);
   EXPECT_TRUE(r.memory.fits);
+}
+
+// Ring attention (TE AttnFuncWithCPAndKVP2P) runs cp attention kernels per pass and merges each
+// step: forward, cp - 1 output + log-sum-exp corrections (read two outputs, write one);
+// backward, cp dQ and dK/dV accumulations. The FLOPs are the load-balanced causal share.
+TEST_F(CostModelTest, ContextParallelPaysPerRingStep) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 8);
+  spec["training"]["seq_len"] = 8192;
+  const JobSpec one = Parse(spec);
+  spec["parallelism"] = {{"cp", 4}};
+  const JobSpec four = Parse(spec);
+  const GpuSpec& gpu = *db_->FindGpu("h100-sxm5-80gb");
+  const NetworkSpec& net = *db_->FindNetwork(four.cluster.inter_node);
+  const DeviceRates r = DatasheetRates(gpu, Precision::kBf16);
+  const LayerCosts a = ComputeStepCosts(one, gpu, net, r).dense;
+  const LayerCosts b = ComputeStepCosts(four, gpu, net, r).dense;
+  const double tokens = 8192.0 / 4, q = 4096, kv = 1024, e = 2;
+  const double out = tokens * q * e, grads = out + tokens * 2 * kv * e;
+  // A quarter of the queries against all keys: a quarter of the kernel time, plus the steps.
+  const double kernel = (a.fwd_attn - r.kernel_overhead_s) / 4 + r.kernel_overhead_s;
+  EXPECT_NEAR(b.fwd_attn, kernel + 3 * (r.kernel_overhead_s + MemoryBoundSeconds(r, 3 * out, 2)),
+              1e-12);
+  const double bwd_kernel = (a.bwd_attn - r.kernel_overhead_s) / 4 + r.kernel_overhead_s;
+  EXPECT_NEAR(b.bwd_attn,
+              bwd_kernel + 3 * r.kernel_overhead_s + 4 * MemoryBoundSeconds(r, 3 * grads, 2),
+              1e-12);
 }
 
 TEST_F(CostModelTest, SingleGpuHasNoCommunication) {
