@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware-db/hardware_db.h"
@@ -33,6 +34,14 @@ std::vector<std::string> ScalingSentences(const Plan& chosen, const std::vector<
 /// ring's exposed time, and the attention kernel's rate on the short chunks) and TP overlap
 /// (Transformer Engine's default userbuffers). Empty when the layout uses neither.
 std::vector<std::string> LayoutAssumptions(const Plan& plan);
+
+/// How much faster a causal attention forward kernel runs on `long_tokens`-token sequences than
+/// on `short_tokens`-token ones, in FlashAttention-3's H100 benchmark (Shah et al. 2024, "Attention
+/// forward speed, head dim 128, H100 SXM5", causal: FlashAttention-2, FlashAttention-3, cuDNN at
+/// 512 to 16k tokens, log-linear between the measured lengths). Returns {lowest, highest} of
+/// the three kernels' rate(long) / rate(short) - 1, or {-1, -1} when a length is outside
+/// 512-16,384 tokens. Precondition: short_tokens <= long_tokens.
+std::pair<double, double> ShortSequenceAttentionGap(double short_tokens, double long_tokens);
 
 /// "smallest footprint found: 97.0 GB per GPU at TP8 PP16 ... on 64 x h100-sxm5-80gb; it has
 /// 80.0 GB".

@@ -5,6 +5,7 @@
 
 #include "simulator/collective.h"
 #include "simulator/flops.h"
+#include "simulator/framework.h"
 #include "simulator/pipeline.h"
 #include "simulator/shard.h"
 
@@ -125,8 +126,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   }
   if (zero < 3 && sharded_dp) {
     const double dense_share = biggest.Total() > 0 ? biggest.dense / biggest.Total() : 1.0;
-    const double comm = GradSyncSeconds(costs, zero, biggest.trainable * dense_share,
-                                        biggest.trainable * (1.0 - dense_share));
+    const double dense_params = biggest.trainable * dense_share;
+    const double expert_params = biggest.trainable * (1.0 - dense_share);
     if (par.dp_overlap) {
       // The last bucket cannot overlap: it is issued when backward ends. On the first stage it
       // also holds the embedding, whose gradient is the last to be ready.
@@ -134,16 +135,31 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double embedding = biggest_stage == 0 && !tr.lora.enabled
                                    ? counts.embedding / static_cast<double>(par.tp)
                                    : 0.0;
-      const double tail = GradSyncSeconds(
-          costs, zero, std::min(biggest.trainable, kGradBucketParams + embedding), 0);
-      // Backward of the last micro-batch overlaps; with a split backward (ZB-H1) only its W pass.
+      const double edge_bucket = std::min(biggest.trainable, kGradBucketParams + embedding);
       const StageLayerMix mix = StageLayerCounts(job, biggest_stage);
+      // Backward of the last micro-batch overlaps; with a split backward (ZB-H1) only its W pass.
       const bool split = par.schedule == Schedule::kZeroBubbleH1;
-      const double window = split ? mix.dense * dense.wgrad + mix.moe * moe.wgrad
-                                  : mix.dense * dense.bwd + mix.moe * moe.bwd;
-      bd.dp_comm += Exposed(std::max(0.0, comm - tail), window) + tail;
+      const double backward = split ? mix.dense * dense.wgrad + mix.moe * moe.wgrad
+                                    : mix.dense * dense.bwd + mix.moe * moe.bwd;
+      if (zero >= 1 && TraitsOf(tr.framework).weight_gather_in_forward) {
+        // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
+        // backward as above; the weights' all-gather overlaps the next step's first forward,
+        // bucket by bucket, and the first bucket (the embedding's, on the first stage) is
+        // waited for before any layer runs.
+        const double reduce = GradReduceSeconds(costs, zero, dense_params, expert_params);
+        const double reduce_tail = GradReduceSeconds(costs, zero, edge_bucket, 0);
+        const double gather = WeightGatherSeconds(costs, zero, dense_params, expert_params);
+        const double gather_head = WeightGatherSeconds(costs, zero, edge_bucket, 0);
+        const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
+        bd.dp_comm += Exposed(std::max(0.0, reduce - reduce_tail), backward) + reduce_tail +
+                      Exposed(std::max(0.0, gather - gather_head), forward) + gather_head;
+      } else {
+        const double comm = GradSyncSeconds(costs, zero, dense_params, expert_params);
+        const double tail = GradSyncSeconds(costs, zero, edge_bucket, 0);
+        bd.dp_comm += Exposed(std::max(0.0, comm - tail), backward) + tail;
+      }
     } else {
-      bd.dp_comm += comm;
+      bd.dp_comm += GradSyncSeconds(costs, zero, dense_params, expert_params);
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include "common/limits.h"
 #include "simulator/event_engine.h"
+#include "simulator/framework.h"
 #include "simulator/memory.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/shard.h"
@@ -55,7 +56,9 @@ class StepBuilder {
         v_(GetScheduleInfo(par_.schedule).uses_chunks ? par_.vpp : 1),
         split_(GetScheduleInfo(par_.schedule).splits_backward),
         zero_(par_.fsdp ? 3 : par_.zero_stage),
-        sharded_dp_(par_.dp * par_.cp > 1) {}
+        sharded_dp_(par_.dp * par_.cp > 1),
+        gather_in_forward_(zero_ >= 1 && zero_ < 3 && sharded_dp_ && par_.dp_overlap &&
+                           TraitsOf(job.training.framework).weight_gather_in_forward) {}
 
   Expected<EventSimResult> Run(const EventSimOptions& options);
 
@@ -83,6 +86,8 @@ class StepBuilder {
     int32_t prev_compute = -1;                       // compute op before the latest one
     std::vector<int32_t> prev_waits;                 // what the latest compute op waited for
     double bucket_dense = 0, bucket_expert = 0;      // gradients not yet in a DP op
+    double weights_gathered = 0;                     // gathered ahead of the first forward pass
+    double weights_left = 0;                         // not yet in a weight all-gather
     std::vector<std::pair<int32_t, double>> memory;  // (op, +/- bytes): at start if +, end if -
   };
 
@@ -101,6 +106,7 @@ class StepBuilder {
                 double work, double bytes);
   void FlushBucket(int32_t rank, bool force);
   void AddGradients(int32_t rank, const ShardParams& params);
+  void GatherWeights(int32_t rank, const ShardParams& params);
   Status BuildRank(int32_t stage);
   void Pass(int32_t stage, const PipelinePass& pass, bool last_grads_of_chunk);
   int32_t Gather(int32_t rank, int64_t layer, double passes, int32_t mb);
@@ -128,6 +134,7 @@ class StepBuilder {
   const bool split_;
   const int zero_;
   const bool sharded_dp_;
+  const bool gather_in_forward_;  // ZeRO-1/2 weights gathered in the first forward (framework.h)
   std::vector<Rank> ranks_;
   std::vector<OpMeta> meta_;
   std::vector<std::pair<int64_t, int32_t>> provides_;  // (input key, send op)
@@ -231,9 +238,13 @@ void StepBuilder::FlushBucket(int32_t rank, bool force) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const double params = r.bucket_dense + r.bucket_expert;
   if (params <= 0 || (!force && params < kGradBucketParams)) return;
-  const double seconds = GradSyncSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
-  Async(rank, SimStream::kDpReduce, Category::kDp,
-        zero_ >= 1 ? "reduce-scatter + all-gather" : "all-reduce", seconds,
+  const double seconds = gather_in_forward_
+                             ? GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert)
+                             : GradSyncSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
+  const char* name = zero_ == 0           ? "all-reduce"
+                     : gather_in_forward_ ? "reduce-scatter"
+                                          : "reduce-scatter + all-gather";
+  Async(rank, SimStream::kDpReduce, Category::kDp, name, seconds,
         costs_.grad_bytes_per_param * params);
   r.bucket_dense = 0;
   r.bucket_expert = 0;
@@ -246,6 +257,28 @@ void StepBuilder::AddGradients(int32_t rank, const ShardParams& params) {
   r.bucket_dense += params.dense * share;
   r.bucket_expert += params.expert * share;
   if (par_.dp_overlap) FlushBucket(rank, false);
+}
+
+// Megatron-Core --overlap-param-gather (FrameworkTraits::weight_gather_in_forward): the step
+// begins with the all-gather of the weights the previous optimizer step updated, in buckets of
+// kGradBucketParams in forward order; the first forward pass waits at each layer for the bucket
+// holding its weights. The all-gathers queue on their stream from the start of the step.
+void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const double need = params.trainable;
+  if (need <= 0) return;
+  if (r.weights_gathered < need) {
+    const double bucket =
+        std::min(r.weights_left, std::max(kGradBucketParams, need - r.weights_gathered));
+    const double dense = params.Total() > 0 ? params.dense / params.Total() : 1.0;
+    const double seconds =
+        WeightGatherSeconds(costs_, zero_, bucket * dense, bucket * (1.0 - dense));
+    r.waits.push_back(NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights",
+                            seconds, -1, -1, -1, 2.0 * bucket));
+    r.weights_gathered += bucket;
+    r.weights_left -= bucket;
+  }
+  r.weights_gathered = std::max(0.0, r.weights_gathered - need);
 }
 
 // FSDP/ZeRO-3: gather one layer's weights `passes` times (forward 1; backward 1, or 2 with full
@@ -284,12 +317,17 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
   };
   const double chunk_act = ChunkActivationBytes(job_, layer_act_, stage, chunk);
 
+  const bool gather_weights = gather_in_forward_ && pass.kind == PassKind::kForward && mb == 0;
   if (pass.kind == PassKind::kForward) {
-    if (has_embedding) compute("embedding", costs_.embed_fwd, -1, 0);
+    if (has_embedding) {
+      if (gather_weights) GatherWeights(stage, embedding_params_);
+      compute("embedding", costs_.embed_fwd, -1, 0);
+    }
     for (int64_t l = first_layer; l < first_layer + layers; ++l) {
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
       if (fsdp) Gather(stage, l, 1.0, mb);
+      if (gather_weights) GatherWeights(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
       if (par_.cp > 1) {
         compute("attention", c.fwd_attn, li, 0);
         Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_comm / 3.0, mb, li,
@@ -306,7 +344,10 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
                  c.ep_bytes);
       }
     }
-    if (has_head) compute("lm head", costs_.head_fwd, -1, 0);
+    if (has_head) {
+      if (gather_weights) GatherWeights(stage, head_params_);
+      compute("lm head", costs_.head_fwd, -1, 0);
+    }
     if (first_compute < 0) first_compute = compute("forward", 0.0, -1, 0);
     r.memory.emplace_back(first_compute, chunk_act);
   } else if (pass.kind == PassKind::kBackward) {
@@ -385,6 +426,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
 
 Status StepBuilder::BuildRank(int32_t stage) {
   const std::vector<PipelinePass> order = PassOrder(par_.schedule, par_.pp, m_, v_, stage);
+  ranks_[static_cast<size_t>(stage)].weights_left = ParamsPerGpu(job_, stage).trainable;
   // The pass that completes a chunk's weight gradients for the step (the last micro-batch's
   // backward, or W pass) starts that chunk's gradient buckets.
   const PassKind grads = split_ ? PassKind::kWeightGrad : PassKind::kBackward;

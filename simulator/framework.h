@@ -48,6 +48,13 @@ struct FrameworkTraits {
   /// Layers per pipeline stage when the job gives no split: Megatron-Core splits evenly
   /// (pipeline_parallel/utils, get_num_layers_to_build); nanotron by cost (models/base.py).
   PipelineSplit pipeline_split;
+  /// ZeRO-1/2 with overlapped DP communication: whether the all-gather of the updated 16-bit
+  /// weights runs during the next step's first forward pass, bucket by bucket ahead of the layers
+  /// that need them (Megatron-Core --overlap-param-gather, which gpuplan's Megatron export sets:
+  /// distributed/distributed_data_parallel.py forward pre-hooks wait for a bucket's all-gather
+  /// and dispatch the next one), or blocks at the end of the optimizer step (nanotron
+  /// optim/zero.py ZeroDistributedOptimizer.step all-gathers the parameters before returning).
+  bool weight_gather_in_forward;
 };
 
 /// Every stack, in a fixed order (the first is the default).

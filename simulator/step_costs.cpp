@@ -279,19 +279,31 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   return s;
 }
 
+double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                         double expert_params) {
+  if (zero_stage >= 3) return 0;
+  const Collective c = zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  auto reduce = [&](double params, const GroupLink& link) {
+    if (params <= 0 || link.ranks <= 1) return 0.0;
+    return CollectiveSeconds(c, costs.grad_bytes_per_param * params, link);
+  };
+  return reduce(dense_params, costs.dp_link) + reduce(expert_params, costs.expert_dp_link);
+}
+
+double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                           double expert_params) {
+  if (zero_stage < 1 || zero_stage >= 3) return 0;
+  auto gather = [&](double params, const GroupLink& link) {
+    if (params <= 0 || link.ranks <= 1) return 0.0;
+    return CollectiveSeconds(Collective::kAllGather, 2.0 * params, link);
+  };
+  return gather(dense_params, costs.dp_link) + gather(expert_params, costs.expert_dp_link);
+}
+
 double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                        double expert_params) {
-  if (zero_stage >= 3) return 0;
-  auto sync = [&](double params, const GroupLink& link) {
-    if (params <= 0 || link.ranks <= 1) return 0.0;
-    const double bytes = costs.grad_bytes_per_param * params;
-    if (zero_stage >= 1) {
-      return CollectiveSeconds(Collective::kReduceScatter, bytes, link) +
-             CollectiveSeconds(Collective::kAllGather, 2.0 * params, link);
-    }
-    return CollectiveSeconds(Collective::kAllReduce, bytes, link);
-  };
-  return sync(dense_params, costs.dp_link) + sync(expert_params, costs.expert_dp_link);
+  return GradReduceSeconds(costs, zero_stage, dense_params, expert_params) +
+         WeightGatherSeconds(costs, zero_stage, dense_params, expert_params);
 }
 
 double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,

@@ -22,7 +22,8 @@ const HardwareDb& Db() {
   return kDb->ok() ? **kDb : kEmpty;
 }
 
-// Narayanan et al. 2021 Table 1, 7.5B row, as published_runs.json writes it.
+// Narayanan et al. 2021 Table 1, 7.5B row (published_runs.json gives it the 2021 software:
+// no sequence parallelism, ZeRO 0, unfused attention; the parser tests need the other values).
 nlohmann::json BaseSpec() {
   return nlohmann::json::parse(R"({
     "model": {"name": "GPT 7.5B", "num_layers": 36, "hidden_size": 4096,

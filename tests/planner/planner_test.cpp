@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <utility>
+
+#include "planner/explain.h"
 #include "planner/report.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
@@ -335,6 +339,24 @@ TEST_F(PlannerTest, ScalingRowsNameProviderAndExplainSuperlinearEfficiency) {
   const std::string text = FormatPlanResultText(r);
   EXPECT_NE(text.find("efficiency vs " + std::to_string(baseline)), std::string::npos) << text;
   EXPECT_NE(text.find("$/GPU-h"), std::string::npos) << text;
+}
+
+// Golden from FlashAttention-3's H100 benchmark table (causal forward, head dim 128): the gap
+// between a CP piece's attention rate and the full sequence's, lowest and highest of FA2, FA3
+// and cuDNN.
+TEST(ShortSequenceAttentionGap, FollowsTheFlashAttention3Benchmark) {
+  const std::pair<double, double> cp2 = ShortSequenceAttentionGap(2048, 4096);
+  EXPECT_NEAR(cp2.first, 518.0 / 484.0 - 1.0, 1e-12);   // cuDNN
+  EXPECT_NEAR(cp2.second, 579.0 / 521.0 - 1.0, 1e-12);  // FlashAttention-3
+  const std::pair<double, double> cp4 = ShortSequenceAttentionGap(1024, 4096);
+  EXPECT_NEAR(cp4.first, 319.0 / 260.0 - 1.0, 1e-12);  // FlashAttention-2
+  EXPECT_NEAR(cp4.second, 579.0 / 423.0 - 1.0, 1e-12);
+  // Between measured lengths the rate is interpolated in log(length): 1,448 tokens is halfway.
+  const std::pair<double, double> mid = ShortSequenceAttentionGap(1024.0 * std::sqrt(2.0), 2048);
+  EXPECT_NEAR(mid.first, 298.0 / 279.0 - 1.0, 1e-9);  // FlashAttention-2
+  EXPECT_EQ(ShortSequenceAttentionGap(4096, 4096).first, 0.0);
+  EXPECT_EQ(ShortSequenceAttentionGap(256, 4096).first, -1.0);
+  EXPECT_EQ(ShortSequenceAttentionGap(8192, 32768).second, -1.0);
 }
 
 }  // namespace

@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/model.h"
 #include "simulator/pipeline.h"
+#include "simulator/shard.h"
 #include "simulator/step_costs.h"
 
 namespace gpuplan {
@@ -162,6 +166,43 @@ TEST_F(CostModelTest, DataParallelOverlapHidesGradientSync) {
   spec["parallelism"]["dp_overlap"] = false;
   const StepResult exposed = Eval(Parse(spec));
   EXPECT_GT(exposed.breakdown_s.dp_comm, overlapped.breakdown_s.dp_comm);
+}
+
+// Golden: ZeRO-1 with overlapped DP communication. Megatron-Core (--overlap-param-gather) hides
+// the reduce-scatter behind the last backward and the weights' all-gather behind the next step's
+// first forward, the first bucket (embedding + kGradBucketParams) and the last exposed; nanotron
+// all-gathers at the end of its optimizer step, so both collectives compete for the backward.
+TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);  // dp 64 over 8 nodes
+  spec["parallelism"] = {{"zero_stage", 1}};
+  const JobSpec job = Parse(spec);
+  const StepResult megatron = Eval(job);
+
+  const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
+  const StepCosts c = ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
+                                       DatasheetRates(gpu, job.training.precision));
+  const double params = ParamsPerGpu(job, 0).trainable;
+  const double edge =
+      std::min(params, kGradBucketParams + CountParameters(job.model).embedding);  // tp 1
+  const double layers = static_cast<double>(job.model.num_layers);
+  auto exposed = [](double comm, double window) {
+    return std::max(0.0, comm - window) + kOverlapInterference * std::min(comm, window);
+  };
+  const double reduce = GradReduceSeconds(c, 1, params, 0);
+  const double reduce_tail = GradReduceSeconds(c, 1, edge, 0);
+  const double gather = WeightGatherSeconds(c, 1, params, 0);
+  const double gather_head = WeightGatherSeconds(c, 1, edge, 0);
+  const double expected = exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail +
+                          exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  EXPECT_NEAR(megatron.breakdown_s.dp_comm, expected, 1e-9 * expected);
+
+  spec["training"]["framework"] = "nanotron";
+  const StepResult nanotron = Eval(Parse(spec));
+  const double sync = reduce + gather;
+  const double tail = reduce_tail + gather_head;
+  EXPECT_NEAR(nanotron.breakdown_s.dp_comm, exposed(sync - tail, layers * c.dense.bwd) + tail,
+              1e-9 * sync);
+  EXPECT_LT(megatron.breakdown_s.dp_comm, nanotron.breakdown_s.dp_comm);
 }
 
 TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {

@@ -17,6 +17,7 @@
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline.h"
 #include "simulator/pipeline_schedule.h"
+#include "simulator/shard.h"
 #include "simulator/trace_json.h"
 #include "tests/builtin_db.h"
 #include "tests/parse_job.h"
@@ -236,6 +237,45 @@ TEST(EventSimVsAnalytic, DpOverlapExposesNoMoreThanTheEstimate) {
       EXPECT_LT(sim.step_time_s, Simulate(ParseTestJob(c.spec)).step_time_s) << c.name;
     }
   }
+}
+
+// Megatron-Core --overlap-param-gather (framework.h): the weights' all-gather runs in buckets at
+// the start of the step and gates the first forward pass layer by layer; the DP reduction
+// stream carries only reduce-scatters. nanotron all-gathers with its reduce-scatters instead.
+TEST(EventSim, MegatronGathersWeightsBeforeTheFirstForwardOnly) {
+  nlohmann::json spec = {
+      {"model", "llama3-8b"},
+      {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 64}, {"gpus_per_node", 8}}},
+      {"training", {{"seq_len", 4096}, {"global_batch_size", 256}}},
+      {"parallelism", {{"zero_stage", 1}}}};
+  const JobSpec job = ParseTestJob(spec);
+  const EventSimResult megatron = Simulate(job);
+  int gathers = 0;
+  double gathered_params = 0;
+  double last_gather_end = 0;
+  for (const TimelineOp& op : megatron.timeline.ops) {
+    if (op.name == "all-gather weights") {
+      ++gathers;
+      gathered_params += op.bytes / 2.0;
+      last_gather_end = std::max(last_gather_end, op.end_s);
+    }
+    EXPECT_NE(op.name, "reduce-scatter + all-gather");
+  }
+  EXPECT_GT(gathers, 1);
+  EXPECT_NEAR(gathered_params, ParamsPerGpu(job, 0).trainable, 1.0);
+  for (const TimelineOp& op : megatron.timeline.ops) {
+    // Every gather is done while the first micro-batch is still in its forward pass.
+    if (op.name == "forward" && op.microbatch == 1) {
+      EXPECT_GT(op.start_s, last_gather_end);
+      break;
+    }
+  }
+  EXPECT_LE(megatron.breakdown_s.dp_comm, Analytic(job).breakdown_s.dp_comm * (1.0 + 1e-9));
+
+  spec["training"]["framework"] = "nanotron";
+  const EventSimResult nanotron = Simulate(ParseTestJob(spec));
+  for (const TimelineOp& op : nanotron.timeline.ops) EXPECT_NE(op.name, "all-gather weights");
+  EXPECT_LT(megatron.breakdown_s.dp_comm, nanotron.breakdown_s.dp_comm);
 }
 
 TEST(EventSimVsAnalytic, OverlappedLayoutsStayNearTheAnalyticStep) {

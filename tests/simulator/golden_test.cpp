@@ -1,6 +1,7 @@
 // Reference tests: each cost formula against golden numbers from its source.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "hardware-db/hardware_db.h"
