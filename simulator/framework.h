@@ -55,6 +55,14 @@ struct FrameworkTraits {
   /// and dispatch the next one), or blocks at the end of the optimizer step (nanotron
   /// optim/zero.py ZeroDistributedOptimizer.step all-gathers the parameters before returning).
   bool weight_gather_in_forward;
+  /// Seconds the host needs to issue one transformer layer's forward and backward kernels and
+  /// collectives for one micro-batch: a floor under the layer's GPU time when the GPU work is
+  /// smaller (StepCosts; docs/COST_MODEL.md, "Host-bound layers"). nanotron (eager PyTorch):
+  /// 4.5 ms, CALIBRATED on the layout sweep's host-bound rows (median of 18 rows at 1-4 nodes,
+  /// pp 1, tp 2-8, micro-batch 1-2, where 1B and 8B layers alike take 4.35-4.89 ms per
+  /// micro-batch while the GPU work is 1.2-2.8 ms). Megatron-Core: 0, not modelled (no
+  /// measurement; its fused Transformer Engine layers issue fewer kernels).
+  double host_seconds_per_layer;
 };
 
 /// Every stack, in a fixed order (the first is the default).

@@ -10,10 +10,10 @@ namespace gpuplan {
 /// `dp_shards` ranks. Mixed-precision Adam keeps 2 bytes of fp16/bf16 weights, the main
 /// gradients (MainGradBytesPerParam: 4 for bf16, 2 for fp16) and 12 of optimizer state (fp32
 /// master weights, momentum, variance) per parameter: 16 in all with fp16 gradients (Rajbhandari
-/// et al. 2020, "ZeRO", Sec. 3.1 and Fig. 1), 18 with bf16 and fp32 main gradients. ZeRO stage 1 shards the optimizer
-/// state, stage 2 also the gradients, stage 3 (= FSDP FULL_SHARD) also the weights. fp32
-/// training keeps 4-byte weights and gradients and 8 bytes of Adam moments. With `cpu_offload`
-/// the optimizer state lives in host memory (ZeRO-Offload, Ren et al. 2021).
+/// et al. 2020, "ZeRO", Sec. 3.1 and Fig. 1), 18 with bf16 and fp32 main gradients. ZeRO stage 1
+/// shards the optimizer state, stage 2 also the gradients, stage 3 (= FSDP FULL_SHARD) also the
+/// weights. fp32 training keeps 4-byte weights and gradients and 8 bytes of Adam moments. With
+/// `cpu_offload` the optimizer state lives in host memory (ZeRO-Offload, Ren et al. 2021).
 struct ModelStateBytes {
   double weights = 0;
   double grads = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "simulator/framework.h"
 #include "simulator/memory.h"
 #include "simulator/topology.h"
 #include "simulator/tp_overlap.h"
@@ -220,6 +221,21 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     const double bytes = T * static_cast<double>(m.moe_top_k) * h * c.act_bytes;
     lt.ep_comm = 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
     lt.ep_bytes = bytes;
+  }
+  // Host-bound layers: an eager stack's CPU issues a layer's kernels and collectives no faster
+  // than FrameworkTraits::host_seconds_per_layer per micro-batch; when the GPU work of a pass
+  // (kernels and the blocking TP and EP collectives) is shorter, the GPU waits for the host.
+  // One third of the floor is forward, two thirds backward (autograd issues about twice the
+  // forward's ops); a full recomputation re-issues the forward.
+  const double host = TraitsOf(tr.framework).host_seconds_per_layer;
+  if (host > 0) {
+    const double host_fwd = host / 3.0;
+    const double host_bwd = 2.0 * host / 3.0;
+    lt.fwd_other += std::max(0.0, host_fwd - (lt.Forward() + lt.tp_fwd + lt.ep_comm / 2.0));
+    lt.bwd += std::max(0.0, host_bwd - (lt.bwd + lt.tp_bwd + lt.ep_comm / 2.0));
+    if (tr.recompute == Recompute::kFull) {
+      lt.recompute += std::max(0.0, host_fwd - (lt.recompute + lt.tp_fwd));
+    }
   }
   lt.fwd_flops = gemm_flops;
   return lt;

@@ -36,8 +36,9 @@ inline constexpr double kFlashBackwardRatio = 2.5;
 struct LayerCosts {
   double fwd_gemm = 0;   ///< projections and MLP GEMMs (+ LoRA adapters)
   double fwd_attn = 0;   ///< core attention
-  double fwd_other = 0;  ///< memory-bound kernels (norms, residuals, activation, rotary)
-  double bwd = 0;        ///< all backward kernels
+  double fwd_other = 0;  ///< memory-bound kernels (norms, residuals, activation, rotary), and
+                         ///< the wait for a host-bound stack (FrameworkTraits)
+  double bwd = 0;        ///< all backward kernels (and the wait for a host-bound stack)
   double bwd_attn = 0;   ///< the core-attention part of bwd
   double wgrad = 0;      ///< the weight-gradient part of bwd (zero-bubble "W" pass)
   double recompute = 0;  ///< forward kernels re-run during backward

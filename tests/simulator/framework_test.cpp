@@ -10,6 +10,7 @@
 #include "simulator/job.h"
 #include "simulator/memory.h"
 #include "simulator/shard.h"
+#include "simulator/step_costs.h"
 #include "tests/builtin_db.h"
 
 namespace gpuplan {
@@ -80,6 +81,37 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
   single.cluster.num_gpus = 1;
   const MemoryBreakdown alone = EstimateMemory(single, gpu);
   EXPECT_DOUBLE_EQ(alone.grads_bytes, 2 * alone.weights_bytes);  // fp32 main grads, no buckets
+}
+
+// Host-bound layers: with TP 8 the 1B's layer is ~1.2 ms of GPU work per micro-batch, under
+// nanotron's 4.5 ms host floor, so forward and backward take a third and two thirds of it,
+// collectives included. With TP 1 and a micro-batch of 4 the GPU work is above the floor and
+// nothing changes. Megatron-Core has no floor.
+TEST(Framework, NanotronLayersAreHostBound) {
+  auto layer = [](Framework f, int64_t tp, int64_t mbs) {
+    JobSpec j = Llama1B(f);
+    j.parallel.tp = tp;
+    j.parallel.dp = 8 / tp;
+    j.parallel.sequence_parallel = tp > 1;
+    j.training.micro_batch_size = mbs;
+    j.training.global_batch_size = 8 / tp * mbs;
+    const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
+    const DeviceRates rates = DatasheetRates(gpu, j.training.precision);
+    return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
+  };
+  const double host = TraitsOf(Framework::kNanotron).host_seconds_per_layer;
+  EXPECT_DOUBLE_EQ(host, 4.5e-3);
+  EXPECT_DOUBLE_EQ(TraitsOf(Framework::kMegatronCore).host_seconds_per_layer, 0.0);
+  const LayerCosts small = layer(Framework::kNanotron, 8, 1);
+  const LayerCosts fast = layer(Framework::kMegatronCore, 8, 1);
+  ASSERT_LT(fast.Forward() + fast.tp_fwd + fast.bwd + fast.tp_bwd, 0.5 * host);
+  EXPECT_NEAR(small.Forward() + small.tp_fwd, host / 3.0, 1e-15);
+  EXPECT_NEAR(small.bwd + small.tp_bwd, 2.0 * host / 3.0, 1e-15);
+  const LayerCosts big = layer(Framework::kNanotron, 1, 4);
+  const LayerCosts big_megatron = layer(Framework::kMegatronCore, 1, 4);
+  ASSERT_GT(big.Forward(), host / 3.0);
+  EXPECT_DOUBLE_EQ(big.Forward(), big_megatron.Forward());
+  EXPECT_DOUBLE_EQ(big.bwd, big_megatron.bwd);
 }
 
 TEST(Framework, NanotronCostBalancedStages) {
