@@ -41,6 +41,10 @@ struct GpuSpec {
   /// Achievable ring all-reduce busbw / scaleup_bytes_per_s inside the scale-up domain
   /// (nccl-tests).
   double scaleup_collective_efficiency = 0;
+  /// NVLS (NVLink SHARP: the NVSwitch reduces in the switch) all-reduce algbw /
+  /// scaleup_bytes_per_s inside one NVSwitch domain (nccl-tests); 0 when the switch has no NVLS
+  /// (before NVSwitch gen 3) or it was not measured.
+  double scaleup_nvls_efficiency = 0;
   int pcie_gen = 0;
   double pcie_bytes_per_s = 0;  ///< x16, one direction
   double tdp_watts = 0;

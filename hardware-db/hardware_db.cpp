@@ -100,12 +100,13 @@ std::string EntryContext(const std::string& path, std::string_view kind, std::st
 
 Status ParseScaleup(const json& object, const std::string& context, GpuSpec* g) {
   JsonObjectReader r(object, context + ": in 'scaleup'");
-  r.RejectUnknownFields(
-      {"kind", "gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency", "notes"});
+  r.RejectUnknownFields({"kind", "gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency",
+                         "nvls_allreduce_efficiency", "notes"});
   g->scaleup_kind = r.Enum("kind", {"nvswitch", "nvlink-bridge", "xgmi", "none"});
   if (!r.status().ok()) return r.status();
   if (g->scaleup_kind == "none") {
-    for (std::string_view f : {"gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency"}) {
+    for (std::string_view f : {"gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency",
+                               "nvls_allreduce_efficiency"}) {
       if (r.Has(f)) r.Fail(f, "must be omitted when kind is 'none' (the GPU has no scale-up link)");
     }
     g->scaleup_bytes_per_s = 0;
@@ -117,6 +118,15 @@ Status ParseScaleup(const json& object, const std::string& context, GpuSpec* g) 
       r.ScaledNumber("gbps_per_gpu_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
   g->scaleup_domain_gpus = SmallPositiveInt(r, "domain_gpus");
   g->scaleup_collective_efficiency = Fraction(r, "collective_efficiency");
+  g->scaleup_nvls_efficiency = 0;
+  if (r.Has("nvls_allreduce_efficiency")) {
+    if (g->scaleup_kind != "nvswitch") {
+      r.Fail("nvls_allreduce_efficiency",
+             "is only for kind 'nvswitch' (NVLS reduces in the switch)");
+    } else {
+      g->scaleup_nvls_efficiency = Fraction(r, "nvls_allreduce_efficiency");
+    }
+  }
   return r.status();
 }
 

@@ -110,7 +110,15 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
     const double bw = nodes > 1.0 ? link.inter_bytes_per_s : link.intra_bytes_per_s;
     return latency + bytes / bw;
   }
-  return latency + bytes * info.bus_factor(n) / GroupBusBandwidth(link);
+  const double ring = latency + bytes * info.bus_factor(n) / GroupBusBandwidth(link);
+  if (c == Collective::kAllReduce && nodes <= 1.0 && link.intra_nvls_bytes_per_s > 0.0 &&
+      bytes >= kNvlsMinBytes) {
+    // NVLS: the NVSwitch reduces in the switch, so every GPU sends its buffer once and receives
+    // the sum once; the measured algbw (GpuSpec::scaleup_nvls_efficiency) is nearly independent
+    // of the GPU count. NCCL picks it over the ring when it is faster.
+    return std::min(ring, latency + bytes / link.intra_nvls_bytes_per_s);
+  }
+  return ring;
 }
 
 }  // namespace

@@ -37,12 +37,20 @@ const CollectiveInfo& GetCollectiveInfo(Collective c);
 bool ParseCollectiveName(std::string_view name, Collective* out);
 inline constexpr int kCollectiveCount = 6;
 
+/// Smallest all-reduce that NCCL runs with NVLS inside an NVSwitch node: the NCCL_DEBUG output
+/// quoted with the 8x H200 measurement picked Ring LL up to 1 MiB and NVLS Simple from 2 MiB
+/// (stas00/ml-engineering network/README.md; calibration/collectives.json
+/// mle_h200_8gpu_allreduce_nvls_*).
+inline constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
+
 /// How one communicator's ranks sit on the machine.
 struct GroupLink {
   double ranks = 1;              ///< group size n
   double ranks_per_node = 1;     ///< members of this group inside one node
   double intra_bytes_per_s = 0;  ///< achievable busbw between members inside a node
   double intra_latency_s = 0;    ///< per ring step inside a node
+  /// NVLS all-reduce algbw when the node-local members share one NVSwitch domain; 0: no NVLS.
+  double intra_nvls_bytes_per_s = 0;
   double inter_bytes_per_s = 0;  ///< achievable per-GPU network bandwidth (line rate x eff.)
   double inter_latency_s = 0;    ///< per tree level across nodes
   /// Measured alpha-beta fits of this GPU type inside one node (a profile), or nullptr.

@@ -12,6 +12,7 @@ ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gp
   l.scaleup_kind = gpu.scaleup_kind;
   l.scaleup_domain_gpus = std::max(1, gpu.scaleup_domain_gpus);
   l.scaleup_busbw = gpu.scaleup_bytes_per_s * gpu.scaleup_collective_efficiency;
+  l.scaleup_nvls_bytes_per_s = gpu.scaleup_bytes_per_s * gpu.scaleup_nvls_efficiency;
   l.pcie_busbw = gpu.pcie_bytes_per_s * kPcieCollectiveEfficiency;
   l.intra_latency_s =
       gpu.scaleup_kind == "none" ? kPcieStepLatencySeconds : kNvlinkStepLatencySeconds;
@@ -36,6 +37,7 @@ GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
   const bool in_domain = span <= links.scaleup_domain_gpus;
   if (links.scaleup_kind == "nvswitch" && in_domain) {
     intra = links.scaleup_busbw;
+    if (g.ranks_per_node >= 2.0) g.intra_nvls_bytes_per_s = links.scaleup_nvls_bytes_per_s;
   } else if (links.scaleup_kind == "xgmi" && in_domain) {
     // Fully connected mesh: a rank reaches each peer over one link, so the busbw of a group grows
     // with its size: measured 47.7 GB/s for 2 MI300X and 312.9 GB/s for 8 (stas00/ml-engineering

@@ -103,6 +103,8 @@ TEST_F(BuiltinDbTest, SpotValuesInSiUnits) {
   ASSERT_NE(a100, nullptr);
   EXPECT_DOUBLE_EQ(a100->scaleup_bytes_per_s, 300e9);
   EXPECT_NEAR(a100->scaleup_collective_efficiency * 300, 234.9, 0.1);
+  EXPECT_EQ(a100->scaleup_nvls_efficiency, 0.0);                 // NVSwitch gen 2: no NVLS
+  EXPECT_NEAR(h100->scaleup_nvls_efficiency * 450, 275.0, 0.5);  // nccl-tests #212 algbw
 
   const GpuSpec* v100 = db().FindGpu("v100-sxm2-32gb");
   ASSERT_NE(v100, nullptr);
@@ -428,6 +430,20 @@ TEST_F(HardwareDbFilesTest, NestedFieldErrors) {
   gpu["scaleup"] = json{{"kind", "none"}, {"gbps_per_gpu_unidir", 100}};
   path = Write("c.json", json{{"gpus", {gpu}}});
   EXPECT_TRUE(Contains(LoadError(path), "field 'gbps_per_gpu_unidir'"));
+
+  gpu = ValidGpu("bad-gpu");
+  gpu["scaleup"]["kind"] = "nvlink-bridge";
+  gpu["scaleup"]["nvls_allreduce_efficiency"] = 0.6;
+  path = Write("n.json", json{{"gpus", {gpu}}});
+  err = LoadError(path);
+  EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
+  EXPECT_TRUE(Contains(err, "field 'nvls_allreduce_efficiency'"));
+  EXPECT_TRUE(Contains(err, "only for kind 'nvswitch'"));
+
+  gpu = ValidGpu("bad-gpu");
+  gpu["scaleup"]["nvls_allreduce_efficiency"] = 2;
+  path = Write("o.json", json{{"gpus", {gpu}}});
+  EXPECT_TRUE(Contains(LoadError(path), "field 'nvls_allreduce_efficiency'"));
 
   gpu = ValidGpu("bad-gpu");
   gpu["scaleup"]["kind"] = "infinityband";

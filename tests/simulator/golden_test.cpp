@@ -152,6 +152,44 @@ TEST(Golden, IntraNodeAllReduceMatchesNcclTests) {
   EXPECT_NEAR(busbw / 229.04e9, 1.0, 0.05);
 }
 
+// NVLS inside an NVSwitch gen-3 node: 8x H200 measured 463.6 GB/s busbw at 1 GiB with NVLS on
+// and 365.6 with it off (collectives.json mle_h200_8gpu_allreduce_nvls_1GiB,
+// mle_h200_8gpu_allreduce_8GiB notes); 5 GPUs 414.2 (mle_h200_5gpu_allreduce_8GiB): the switch
+// keeps algbw, not busbw, nearly constant. Up to 1 MiB NCCL runs the ring; A100's NVSwitch has
+// no NVLS.
+TEST(Golden, NvlsAllReduceInsideAnNvswitchNode) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const ClusterLinks h200 =
+      ResolveLinks(*db->FindGpu("h200-sxm-141gb"), *db->FindNetwork("ib-ndr-400"), 8);
+  auto busbw = [](const GroupLink& g, double bytes) {
+    return bytes / CollectiveSeconds(Collective::kAllReduce, bytes, g) *
+           GetCollectiveInfo(Collective::kAllReduce).bus_factor(g.ranks);
+  };
+  const GroupLink eight = PlaceGroup(h200, 8, 1);
+  EXPECT_NEAR(busbw(eight, 1073741824.0) / 463.58e9, 1.0, 0.05);
+  // Measured algbw: 258.9 GB/s on 5 GPUs, 270.3 on 8; the model keeps the 8-GPU figure.
+  EXPECT_NEAR(busbw(PlaceGroup(h200, 5, 1), 8589934592.0) / 414.2e9, 1.0, 0.06);
+  const double mib = 1048576.0;
+  GroupLink ring_only = eight;
+  ring_only.intra_nvls_bytes_per_s = 0;
+  EXPECT_EQ(CollectiveSeconds(Collective::kAllReduce, mib, eight),
+            CollectiveSeconds(Collective::kAllReduce, mib, ring_only));
+  EXPECT_LT(CollectiveSeconds(Collective::kAllReduce, 64 * mib, eight),
+            CollectiveSeconds(Collective::kAllReduce, 64 * mib, ring_only));
+  // Reduce-scatter and all-gather keep the ring; so does a group that spans nodes.
+  EXPECT_EQ(CollectiveSeconds(Collective::kReduceScatter, 64 * mib, eight),
+            CollectiveSeconds(Collective::kReduceScatter, 64 * mib, ring_only));
+  const GroupLink two_nodes = PlaceGroup(h200, 16, 1);
+  GroupLink two_nodes_ring = two_nodes;
+  two_nodes_ring.intra_nvls_bytes_per_s = 0;
+  EXPECT_EQ(CollectiveSeconds(Collective::kAllReduce, 64 * mib, two_nodes),
+            CollectiveSeconds(Collective::kAllReduce, 64 * mib, two_nodes_ring));
+  const ClusterLinks a100 =
+      ResolveLinks(*db->FindGpu("a100-sxm4-80gb"), *db->FindNetwork("ib-hdr-200"), 8);
+  EXPECT_EQ(PlaceGroup(a100, 8, 1).intra_nvls_bytes_per_s, 0.0);
+}
+
 // Multi-node: 4 nodes x 8 B200 with 8x 50 GB/s EFA: 362 GB/s busbw at 1 GiB (collectives.json
 // mle_b200_4node_allreduce_1GiB, measured with NCCL via all_reduce_bench.py).
 TEST(Golden, InterNodeAllReduceMatchesMeasurement) {
