@@ -13,6 +13,7 @@
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
 #include "simulator/shard.h"
+#include "simulator/tp_overlap.h"
 
 namespace gpuplan {
 
@@ -70,11 +71,7 @@ class PointSearch {
   void SearchModelParallel() {
     const ModelSpec& m = job_.model;
     const int64_t n = point_.num_gpus;
-    const GpuSpec& gpu = *point_.gpu;
-    const int64_t overlap_domain =
-        gpu.scaleup_kind == "none"
-            ? 1
-            : std::min<int64_t>(job_.cluster.gpus_per_node, gpu.scaleup_domain_gpus);
+    const int64_t overlap_domain = TpOverlapMaxRanks(*point_.gpu, job_.cluster.gpus_per_node);
     for (int64_t tp : PowersOfTwoUpTo(job_.cluster.gpus_per_node)) {
       if (m.num_attention_heads % tp != 0 ||
           (m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0)) {

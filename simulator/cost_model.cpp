@@ -5,7 +5,6 @@
 
 #include "simulator/collective.h"
 #include "simulator/flops.h"
-#include "simulator/framework.h"
 #include "simulator/pipeline.h"
 #include "simulator/shard.h"
 
@@ -141,7 +140,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const bool split = par.schedule == Schedule::kZeroBubbleH1;
       const double backward = split ? mix.dense * dense.wgrad + mix.moe * moe.wgrad
                                     : mix.dense * dense.bwd + mix.moe * moe.bwd;
-      if (zero >= 1 && TraitsOf(tr.framework).weight_gather_in_forward) {
+      if (WeightGatherInForward(job)) {
         // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
         // backward as above; the weights' all-gather overlaps the next step's first forward,
         // bucket by bucket, and the first bucket (the embedding's, on the first stage) is

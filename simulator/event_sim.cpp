@@ -6,7 +6,6 @@
 
 #include "common/limits.h"
 #include "simulator/event_engine.h"
-#include "simulator/framework.h"
 #include "simulator/memory.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/shard.h"
@@ -57,8 +56,7 @@ class StepBuilder {
         split_(GetScheduleInfo(par_.schedule).splits_backward),
         zero_(par_.fsdp ? 3 : par_.zero_stage),
         sharded_dp_(par_.dp * par_.cp > 1),
-        gather_in_forward_(zero_ >= 1 && zero_ < 3 && sharded_dp_ && par_.dp_overlap &&
-                           TraitsOf(job.training.framework).weight_gather_in_forward) {}
+        gather_in_forward_(WeightGatherInForward(job)) {}
 
   Expected<EventSimResult> Run(const EventSimOptions& options);
 
@@ -134,7 +132,7 @@ class StepBuilder {
   const bool split_;
   const int zero_;
   const bool sharded_dp_;
-  const bool gather_in_forward_;  // ZeRO-1/2 weights gathered in the first forward (framework.h)
+  const bool gather_in_forward_;  // WeightGatherInForward (step_costs.h)
   std::vector<Rank> ranks_;
   std::vector<OpMeta> meta_;
   std::vector<std::pair<int64_t, int32_t>> provides_;  // (input key, send op)

@@ -16,6 +16,7 @@
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
 #include "simulator/shard.h"
+#include "simulator/tp_overlap.h"
 
 namespace gpuplan {
 namespace {
@@ -827,8 +828,8 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                   "and reduce-scatter; Megatron-LM accepts --tp-comm-overlap only with "
                   "--sequence-parallel)");
     }
-    const int64_t domain = std::min<int64_t>(c.gpus_per_node, gpu->scaleup_domain_gpus);
-    if (gpu->scaleup_kind == "none" || p.tp > domain) {
+    const int64_t domain = TpOverlapMaxRanks(*gpu, c.gpus_per_node);
+    if (p.tp > domain) {
       return Fail("parallelism", "tp_overlap",
                   "needs the TP group inside one scale-up domain (userbuffers map the peers' "
                   "memory over NVLink/xGMI); " +

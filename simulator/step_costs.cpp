@@ -316,6 +316,12 @@ double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_
   return gather(dense_params, costs.dp_link) + gather(expert_params, costs.expert_dp_link);
 }
 
+bool WeightGatherInForward(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  return !p.fsdp && p.zero_stage >= 1 && p.zero_stage < 3 && p.dp * p.cp > 1 && p.dp_overlap &&
+         TraitsOf(job.training.framework).weight_gather_in_forward;
+}
+
 double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                        double expert_params) {
   return GradReduceSeconds(costs, zero_stage, dense_params, expert_params) +

@@ -89,6 +89,12 @@ double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_pa
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
 
+/// Whether `job`'s ZeRO-1/2 weight all-gather runs during the next step's first forward pass
+/// rather than beside the gradient reduction: DP communication overlapped (dp_overlap), data
+/// parallelism present, and a stack that gathers in forward (FrameworkTraits::
+/// weight_gather_in_forward, Megatron-Core --overlap-param-gather).
+bool WeightGatherInForward(const JobSpec& job);
+
 /// Optimizer step over `params` trainable parameters held by one GPU: fused Adam streaming
 /// kAdamBytesPerParam per parameter, or with ZeRO-Offload host Adam + the PCIe round trip.
 double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,

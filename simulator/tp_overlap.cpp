@@ -87,6 +87,11 @@ TpOverlapPass TpOverlapBackward(const DeviceRates& rates, const TpOverlapGemms& 
   return p;
 }
 
+int64_t TpOverlapMaxRanks(const GpuSpec& gpu, int64_t gpus_per_node) {
+  if (gpu.scaleup_kind == "none") return 1;
+  return std::min<int64_t>(gpus_per_node, gpu.scaleup_domain_gpus);
+}
+
 double TpOverlapUserBufferBytes(double tokens, double hidden, double act_bytes) {
   return kTpOverlapUserBuffers * tokens * hidden * act_bytes;
 }

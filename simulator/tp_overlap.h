@@ -16,6 +16,9 @@
 //    weight-gradient GEMM, each on kTpOverlapCommSms SMs.
 #pragma once
 
+#include <cstdint>
+
+#include "hardware-db/hardware.h"
 #include "simulator/collective.h"
 #include "simulator/gemm_time.h"
 
@@ -60,6 +63,11 @@ TpOverlapPass TpOverlapForward(const DeviceRates& rates, const TpOverlapGemms& g
 /// beside the data-gradient GEMM and bulk reduce-scatter beside the weight-gradient GEMM).
 TpOverlapPass TpOverlapBackward(const DeviceRates& rates, const TpOverlapGemms& g,
                                 const GroupLink& tp_link, double act_bytes);
+
+/// The largest TP group whose userbuffers can map the peers' memory: the GPUs of one node that
+/// share a scale-up domain (min(gpus_per_node, scaleup_domain_gpus)); 1 when the GPU has no
+/// scale-up fabric, so no tp > 1 qualifies.
+int64_t TpOverlapMaxRanks(const GpuSpec& gpu, int64_t gpus_per_node);
 
 /// Bytes of TE's userbuffers on one GPU: kTpOverlapUserBuffers x tokens x hidden x act_bytes.
 double TpOverlapUserBufferBytes(double tokens, double hidden, double act_bytes);
