@@ -11,11 +11,11 @@ constexpr FrameworkTraits kFrameworks[] = {
     {Framework::kMegatronCore, "megatron-core",
      "NVIDIA/Megatron-LM megatron/core (tensor_parallel/cross_entropy.py, "
      "distributed/distributed_data_parallel.py, fused SwiGLU and rotary)",
-     6.0, 0.0, false, PipelineSplit::kEven, true, 0.0},
+     6.0, 0.0, false, PipelineSplit::kEven, true, 0.0, 0.0},
     {Framework::kNanotron, "nanotron",
      "huggingface/nanotron src/nanotron (parallel/tensor_parallel/functional.py, "
      "optim/gradient_accumulator.py, optim/zero.py, models/llama.py, models/base.py)",
-     10.0, 2.0, true, PipelineSplit::kCostBalanced, false, 4.5e-3},
+     10.0, 2.0, true, PipelineSplit::kCostBalanced, false, 4.5e-3, 1.75e-3},
 };
 
 }  // namespace

@@ -63,6 +63,15 @@ struct FrameworkTraits {
   /// micro-batch while the GPU work is 1.2-2.8 ms). Megatron-Core: 0, not modelled (no
   /// measurement; its fused Transformer Engine layers issue fewer kernels).
   double host_seconds_per_layer;
+  /// Seconds added to host_seconds_per_layer per tensor-parallel rank when the layout is
+  /// pipelined (pp >= 2): the floor becomes host_seconds_per_layer + this x tp. nanotron: 1.75 ms,
+  /// CALIBRATED on the layout sweep's 1B rows with pp 2-8, tp 2-8 at 1-16 nodes (150 rows, stalls
+  /// left out; the value of a 0.25 ms grid with the least median |log error| of tokens/s), where
+  /// a layer takes more per micro-batch than with pp 1, independent of pp and growing with tp,
+  /// and the excess fades once the GPU work exceeds it. Checked on the 8B's 115 such rows, not
+  /// used in the fit. The mechanism inside nanotron's pipeline engine is not identified
+  /// (docs/COST_MODEL.md, "Host-bound layers"). Megatron-Core: 0, not modelled.
+  double pipeline_host_seconds_per_tp_rank;
 };
 
 /// Every stack, in a fixed order (the first is the default).

@@ -198,7 +198,9 @@ SweepSummary SummarizeGroup(const std::string& label,
       s.stalled += 1;
       if (row.job.parallel.pp > 1) s.stalled_pp += 1;
     }
-    predicted.push_back(p->tokens_per_s_per_gpu);
+    // A row predicted to fail is predicted to deliver nothing: it ranks below every row
+    // predicted to run, as the planner would never choose it.
+    predicted.push_back(p->PredictedToRun() ? p->tokens_per_s_per_gpu : 0.0);
     measured.push_back(row.measured_tokens_per_s_per_gpu);
     throughput_errors.push_back(
         std::abs(p->tokens_per_s_per_gpu - row.measured_tokens_per_s_per_gpu) /
@@ -271,6 +273,7 @@ std::string Assumptions(const SweepReport& report) {
          "(CUDA context, NCCL buffers). Predicted to fail: the most loaded stage's whole peak "
          "does not fit, or nanotron cannot run the layout (StackRunsLayout). "
          "Medians are of absolute errors over rows that ran; "
+         "Spearman ranks a row that ran but is predicted to fail last (predicted tokens/s 0); "
          "'all' gives the median Spearman over groups. Stalled: rows that ran slower than "
          "predicted by >= 1 s per micro-batch, (of them with pp > 1); a diagnostic, every "
          "metric keeps them (docs/ACCURACY.md). " +

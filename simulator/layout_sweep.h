@@ -77,8 +77,9 @@ struct SweepSummary {
   int picks_within_10pct = 0;
   double pick_measured = 0;  ///< groups: the pick's measured tokens/s/GPU (0 if it crashed)
   double best_measured = 0;  ///< groups: the best measured tokens/s/GPU of all rows that ran
-  /// Spearman of predicted vs measured tokens/s/GPU over the simulated rows that ran; for the
-  /// whole sweep the median over the groups that have one. NaN when undefined.
+  /// Spearman of predicted vs measured tokens/s/GPU over the simulated rows that ran, a row
+  /// predicted to fail counting as predicted 0 tokens/s (last); for the whole sweep the median
+  /// over the groups that have one. NaN when undefined.
   double spearman = 0;
   /// Median of |predicted - measured| / measured over simulated rows that ran: tokens/s/GPU,
   /// and peak memory (the first stage's predicted peak vs gpu_mem_gb). NaN when no row ran.

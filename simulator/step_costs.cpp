@@ -227,7 +227,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // (kernels and the blocking TP and EP collectives) is shorter, the GPU waits for the host.
   // One third of the floor is forward, two thirds backward (autograd issues about twice the
   // forward's ops); a full recomputation re-issues the forward.
-  const double host = TraitsOf(tr.framework).host_seconds_per_layer;
+  // Pipelined layouts raise the floor by FrameworkTraits::pipeline_host_seconds_per_tp_rank per
+  // TP rank.
+  const FrameworkTraits& stack = TraitsOf(tr.framework);
+  const double host = stack.host_seconds_per_layer +
+                      (par.pp > 1 ? stack.pipeline_host_seconds_per_tp_rank * t : 0.0);
   if (host > 0) {
     const double host_fwd = host / 3.0;
     const double host_bwd = 2.0 * host / 3.0;

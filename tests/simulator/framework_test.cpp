@@ -114,6 +114,35 @@ TEST(Framework, NanotronLayersAreHostBound) {
   EXPECT_DOUBLE_EQ(big.bwd, big_megatron.bwd);
 }
 
+// Pipelined layouts: with pp 2 the floor grows by pipeline_host_seconds_per_tp_rank per TP
+// rank, 4.5 + 1.75 x 8 = 18.5 ms for the 1B at TP 8; with pp 1 it stays 4.5 ms; Megatron-Core
+// has neither.
+TEST(Framework, NanotronPipelinedFloorGrowsWithTp) {
+  auto layer = [](Framework f, int64_t pp) {
+    JobSpec j = Llama1B(f);
+    j.parallel.tp = 8;
+    j.parallel.pp = pp;
+    j.parallel.dp = 8 / pp;
+    j.cluster.num_gpus = 64;
+    j.parallel.sequence_parallel = true;
+    j.training.global_batch_size = 8 * j.parallel.dp;
+    const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
+    const DeviceRates rates = DatasheetRates(gpu, j.training.precision);
+    return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
+  };
+  const FrameworkTraits& nanotron = TraitsOf(Framework::kNanotron);
+  EXPECT_DOUBLE_EQ(nanotron.pipeline_host_seconds_per_tp_rank, 1.75e-3);
+  EXPECT_DOUBLE_EQ(TraitsOf(Framework::kMegatronCore).pipeline_host_seconds_per_tp_rank, 0.0);
+  const double floor = nanotron.host_seconds_per_layer + 8 * 1.75e-3;
+  const LayerCosts piped = layer(Framework::kNanotron, 2);
+  EXPECT_NEAR(piped.Forward() + piped.tp_fwd, floor / 3.0, 1e-15);
+  EXPECT_NEAR(piped.bwd + piped.tp_bwd, 2.0 * floor / 3.0, 1e-15);
+  const LayerCosts flat = layer(Framework::kNanotron, 1);
+  EXPECT_NEAR(flat.Forward() + flat.tp_fwd, nanotron.host_seconds_per_layer / 3.0, 1e-15);
+  const LayerCosts megatron = layer(Framework::kMegatronCore, 2);
+  EXPECT_LT(megatron.Forward() + megatron.tp_fwd, nanotron.host_seconds_per_layer / 3.0);
+}
+
 TEST(Framework, NanotronCostBalancedStages) {
   // nanotron models/base.py build_model with models/llama.py block costs. The 1B layer costs
   // 4 x 2048^2 + 3 x 8192 x 2048 = 2^26 and its LM head 131072 x 2048 = 2^28 (4 layers), 20
