@@ -299,25 +299,32 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   return s;
 }
 
+namespace {
+
+// One collective of `bytes_per_param` bytes per parameter over the dense parameters' DP group
+// and the expert parameters' expert-DP group.
+double DpGroupsSeconds(const StepCosts& costs, Collective c, double bytes_per_param,
+                       double dense_params, double expert_params) {
+  auto one = [&](double params, const GroupLink& link) {
+    if (params <= 0 || link.ranks <= 1) return 0.0;
+    return CollectiveSeconds(c, bytes_per_param * params, link);
+  };
+  return one(dense_params, costs.dp_link) + one(expert_params, costs.expert_dp_link);
+}
+
+}  // namespace
+
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params) {
   if (zero_stage >= 3) return 0;
   const Collective c = zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
-  auto reduce = [&](double params, const GroupLink& link) {
-    if (params <= 0 || link.ranks <= 1) return 0.0;
-    return CollectiveSeconds(c, costs.grad_bytes_per_param * params, link);
-  };
-  return reduce(dense_params, costs.dp_link) + reduce(expert_params, costs.expert_dp_link);
+  return DpGroupsSeconds(costs, c, costs.grad_bytes_per_param, dense_params, expert_params);
 }
 
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params) {
   if (zero_stage < 1 || zero_stage >= 3) return 0;
-  auto gather = [&](double params, const GroupLink& link) {
-    if (params <= 0 || link.ranks <= 1) return 0.0;
-    return CollectiveSeconds(Collective::kAllGather, 2.0 * params, link);
-  };
-  return gather(dense_params, costs.dp_link) + gather(expert_params, costs.expert_dp_link);
+  return DpGroupsSeconds(costs, Collective::kAllGather, 2.0, dense_params, expert_params);
 }
 
 bool WeightGatherInForward(const JobSpec& job) {

@@ -83,32 +83,38 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
   EXPECT_DOUBLE_EQ(alone.grads_bytes, 2 * alone.weights_bytes);  // fp32 main grads, no buckets
 }
 
+// The 1B's dense layer costs on `gpus` H100s at TP `tp` (sequence parallel when tp > 1), PP `pp`
+// and DP the rest, micro-batches of `mbs` sequences, `micro_batches` of them per step.
+LayerCosts DenseLayer(Framework f, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
+                      int64_t micro_batches) {
+  JobSpec j = Llama1B(f);
+  j.cluster.num_gpus = gpus;
+  j.parallel.tp = tp;
+  j.parallel.pp = pp;
+  j.parallel.dp = gpus / (tp * pp);
+  j.parallel.sequence_parallel = tp > 1;
+  j.training.micro_batch_size = mbs;
+  j.training.global_batch_size = j.parallel.dp * mbs * micro_batches;
+  const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
+  const DeviceRates rates = DatasheetRates(gpu, j.training.precision);
+  return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
+}
+
 // Host-bound layers: with TP 8 the 1B's layer is ~1.2 ms of GPU work per micro-batch, under
 // nanotron's 4.5 ms host floor, so forward and backward take a third and two thirds of it,
 // collectives included. With TP 1 and a micro-batch of 4 the GPU work is above the floor and
 // nothing changes. Megatron-Core has no floor.
 TEST(Framework, NanotronLayersAreHostBound) {
-  auto layer = [](Framework f, int64_t tp, int64_t mbs) {
-    JobSpec j = Llama1B(f);
-    j.parallel.tp = tp;
-    j.parallel.dp = 8 / tp;
-    j.parallel.sequence_parallel = tp > 1;
-    j.training.micro_batch_size = mbs;
-    j.training.global_batch_size = 8 / tp * mbs;
-    const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
-    const DeviceRates rates = DatasheetRates(gpu, j.training.precision);
-    return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
-  };
   const double host = TraitsOf(Framework::kNanotron).host_seconds_per_layer;
   EXPECT_DOUBLE_EQ(host, 4.5e-3);
   EXPECT_DOUBLE_EQ(TraitsOf(Framework::kMegatronCore).host_seconds_per_layer, 0.0);
-  const LayerCosts small = layer(Framework::kNanotron, 8, 1);
-  const LayerCosts fast = layer(Framework::kMegatronCore, 8, 1);
+  const LayerCosts small = DenseLayer(Framework::kNanotron, 8, 8, 1, 1, 1);
+  const LayerCosts fast = DenseLayer(Framework::kMegatronCore, 8, 8, 1, 1, 1);
   ASSERT_LT(fast.Forward() + fast.tp_fwd + fast.bwd + fast.tp_bwd, 0.5 * host);
   EXPECT_NEAR(small.Forward() + small.tp_fwd, host / 3.0, 1e-15);
   EXPECT_NEAR(small.bwd + small.tp_bwd, 2.0 * host / 3.0, 1e-15);
-  const LayerCosts big = layer(Framework::kNanotron, 1, 4);
-  const LayerCosts big_megatron = layer(Framework::kMegatronCore, 1, 4);
+  const LayerCosts big = DenseLayer(Framework::kNanotron, 8, 1, 1, 4, 1);
+  const LayerCosts big_megatron = DenseLayer(Framework::kMegatronCore, 8, 1, 1, 4, 1);
   ASSERT_GT(big.Forward(), host / 3.0);
   EXPECT_DOUBLE_EQ(big.Forward(), big_megatron.Forward());
   EXPECT_DOUBLE_EQ(big.bwd, big_megatron.bwd);
@@ -118,28 +124,16 @@ TEST(Framework, NanotronLayersAreHostBound) {
 // rank, 4.5 + 1.75 x 8 = 18.5 ms for the 1B at TP 8; with pp 1 it stays 4.5 ms; Megatron-Core
 // has neither.
 TEST(Framework, NanotronPipelinedFloorGrowsWithTp) {
-  auto layer = [](Framework f, int64_t pp) {
-    JobSpec j = Llama1B(f);
-    j.parallel.tp = 8;
-    j.parallel.pp = pp;
-    j.parallel.dp = 8 / pp;
-    j.cluster.num_gpus = 64;
-    j.parallel.sequence_parallel = true;
-    j.training.global_batch_size = 8 * j.parallel.dp;
-    const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
-    const DeviceRates rates = DatasheetRates(gpu, j.training.precision);
-    return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
-  };
   const FrameworkTraits& nanotron = TraitsOf(Framework::kNanotron);
   EXPECT_DOUBLE_EQ(nanotron.pipeline_host_seconds_per_tp_rank, 1.75e-3);
   EXPECT_DOUBLE_EQ(TraitsOf(Framework::kMegatronCore).pipeline_host_seconds_per_tp_rank, 0.0);
   const double floor = nanotron.host_seconds_per_layer + 8 * 1.75e-3;
-  const LayerCosts piped = layer(Framework::kNanotron, 2);
+  const LayerCosts piped = DenseLayer(Framework::kNanotron, 64, 8, 2, 1, 8);
   EXPECT_NEAR(piped.Forward() + piped.tp_fwd, floor / 3.0, 1e-15);
   EXPECT_NEAR(piped.bwd + piped.tp_bwd, 2.0 * floor / 3.0, 1e-15);
-  const LayerCosts flat = layer(Framework::kNanotron, 1);
+  const LayerCosts flat = DenseLayer(Framework::kNanotron, 64, 8, 1, 1, 8);
   EXPECT_NEAR(flat.Forward() + flat.tp_fwd, nanotron.host_seconds_per_layer / 3.0, 1e-15);
-  const LayerCosts megatron = layer(Framework::kMegatronCore, 2);
+  const LayerCosts megatron = DenseLayer(Framework::kMegatronCore, 64, 8, 2, 1, 8);
   EXPECT_LT(megatron.Forward() + megatron.tp_fwd, nanotron.host_seconds_per_layer / 3.0);
 }
 
