@@ -29,7 +29,7 @@ struct SimulateOptions {
   // Flags that fill or override the spec; empty/nullopt = not given.
   std::string model, gpu, inter_node, precision, recompute, schedule, attention, framework;
   std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, vpp;
-  std::optional<int64_t> micro_batch, global_batch, seq_len, zero;
+  std::optional<int64_t> micro_batch, global_batch, seq_len, zero, dp_replicate;
   int64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
   std::string lora_base;
@@ -102,6 +102,7 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("parallelism", "schedule", "--schedule", Given(o.schedule));
   flag("parallelism", "zero_stage", "--zero", Given(o.zero));
   flag("parallelism", "fsdp", "--fsdp", Given(o.fsdp, true));
+  flag("parallelism", "dp_replicate", "--dp-replicate", Given(o.dp_replicate));
   flag("parallelism", "sequence_parallel", "--sequence-parallel", Given(o.sequence_parallel, true));
   flag("parallelism", "cpu_offload", "--cpu-offload", Given(o.cpu_offload, true));
   flag("parallelism", "tp_overlap", "--tp-overlap", Given(o.tp_overlap, true));
@@ -244,11 +245,13 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--attention", o->attention, "flash | unfused");
-  sub->add_option("--framework", o->framework,
-                  "Training stack: " + FrameworkNames() +
-                      " (what it keeps in memory; docs/COST_MODEL.md)");
+  sub->add_option(
+      "--framework", o->framework,
+      "Training stack: " + FrameworkNames() + " (what it keeps in memory; docs/COST_MODEL.md)");
   sub->add_option("--zero", o->zero, "ZeRO stage 0-3");
   sub->add_flag("--fsdp", o->fsdp, "PyTorch FSDP full sharding");
+  sub->add_option("--dp-replicate", o->dp_replicate,
+                  "Hybrid sharding (HSDP): replicas of the ZeRO-3/FSDP shard group (divides dp)");
   sub->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
   sub->add_flag("--cpu-offload", o->cpu_offload, "Optimizer state in host memory");
   sub->add_flag("--tp-overlap", o->tp_overlap, "Overlap TP communication with GEMMs");

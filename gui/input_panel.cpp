@@ -142,6 +142,9 @@ using Field = InputPanel::Field;
 
 bool IsMoe(const Session& s) { return s.job.model.is_moe(); }
 bool HasLora(const Session& s) { return s.job.training.lora.enabled; }
+bool IsFullySharded(const Session& s) {
+  return s.job.parallel.zero_stage == 3 || s.job.parallel.fsdp;
+}
 
 std::vector<Choice> PresetChoices(const HardwareDb&, const Session& s) {
   std::vector<Choice> out;
@@ -614,6 +617,18 @@ const std::vector<Field>& Fields() {
              s->job.parallel.fsdp = v;
              if (v) s->job.parallel.zero_stage = 3;
            }},
+      {.section = "Parallelism",
+       .key = "dp_replicate",
+       .label = "HSDP replicas",
+       .tooltip = "Hybrid sharding (ZeRO-3 / FSDP only): the model state is sharded over DP / "
+                  "replicas x CP GPUs and that group replicated; gradient shards are all-reduced "
+                  "across the replicas. 1: shard over all DP x CP GPUs. Must divide DP.",
+       .kind = Kind::kInt,
+       .lo = 1,
+       .hi = 4096,
+       .get_int = [](const Session& s) { return s.job.parallel.dp_replicate; },
+       .set_int = [](Session* s, int64_t v) { s->job.parallel.dp_replicate = v; },
+       .enabled = IsFullySharded},
       {.section = "Parallelism",
        .key = "sequence_parallel",
        .label = "Sequence parallel",

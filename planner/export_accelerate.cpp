@@ -122,9 +122,11 @@ std::string FsdpConfig(const JobSpec& job, std::vector<std::string>* notes) {
 
 std::string ParallelismConfig(const ParallelSpec& p) {
   return "parallelism_config:\n"
-         "  parallelism_config_dp_replicate_size: 1\n"
+         "  parallelism_config_dp_replicate_size: " +
+         std::to_string(p.dp_replicate) +
+         "\n"
          "  parallelism_config_dp_shard_size: " +
-         std::to_string(p.dp) +
+         std::to_string(p.dp / p.dp_replicate) +
          "\n"
          "  parallelism_config_tp_size: " +
          std::to_string(p.tp) +
@@ -155,7 +157,7 @@ Expected<std::string> WriteAccelerate(const Plan& plan) {
   body += "main_training_function: main\nrdzv_backend: static\nsame_network: true\n";
   body += "use_cpu: false\n";
   if (type == "FSDP") body += FsdpConfig(job, &notes);
-  if (p.tp > 1 || p.cp > 1) body += ParallelismConfig(p);
+  if (p.tp > 1 || p.cp > 1 || p.dp_replicate > 1) body += ParallelismConfig(p);
   if (t.precision == Precision::kFp8) body += "fp8_config:\n  backend: TE\n  fp8_format: HYBRID\n";
 
   if (t.recompute == Recompute::kSelective) {

@@ -127,6 +127,11 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   if (!fsdp.empty()) {
     a.Flag("--use-megatron-fsdp");
     a.Add("--data-parallel-sharding-strategy", fsdp);
+    if (p.dp_replicate > 1) {
+      // HSDP: shard inside each of dp_replicate groups, replicate across them.
+      a.Add("--num-distributed-optimizer-instances", p.dp_replicate);
+      a.Add("--outer-dp-sharding-strategy", "no_shard");
+    }
     a.Add("--ckpt-format", "fsdp_dtensor");  // the only format Megatron-FSDP accepts
   } else if (p.zero_stage == 1) {
     a.Flag("--use-distributed-optimizer");

@@ -131,8 +131,10 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
   }
 
   const bool sharded = Sharded(p);
-  o.push_back("--parallelism.data_parallel_replicate_degree " + std::to_string(sharded ? 1 : p.dp));
-  o.push_back("--parallelism.data_parallel_shard_degree " + std::to_string(sharded ? p.dp : 1));
+  // HSDP (dp_replicate > 1): FSDP2's 2-D mesh, shard inside a group, replicate across groups.
+  const int64_t shard = sharded ? p.dp / p.dp_replicate : 1;
+  o.push_back("--parallelism.data_parallel_replicate_degree " + std::to_string(p.dp / shard));
+  o.push_back("--parallelism.data_parallel_shard_degree " + std::to_string(shard));
   if (sharded) {
     const bool full_shard = p.fsdp || p.zero_stage == 3;
     o.push_back(std::string("--parallelism.fsdp_reshard_after_forward ") +

@@ -60,7 +60,10 @@ std::array<Part, 9> GpuSecondsPerToken(const Plan& p) {
 }
 
 std::string Zero(const ParallelSpec& p) {
-  return p.fsdp ? "FSDP" : p.zero_stage > 0 ? "ZeRO-" + std::to_string(p.zero_stage) : "no ZeRO";
+  const std::string stage = p.fsdp             ? "FSDP"
+                            : p.zero_stage > 0 ? "ZeRO-" + std::to_string(p.zero_stage)
+                                               : "no ZeRO";
+  return p.dp_replicate > 1 ? stage + " HSDP" + std::to_string(p.dp_replicate) : stage;
 }
 
 // The settings among `which` that differ from `a` to `b`: "recomputation full -> none, CPU offload

@@ -13,7 +13,8 @@ namespace {
 // The header row; docs/REPORTS.md defines each column.
 constexpr const char* kHeader =
     "kind,gpu,gpus,node,provider,price_kind,usd_per_gpu_hour,tp,pp,vpp,dp,cp,ep,micro_batch,"
-    "global_batch,recompute,zero_stage,fsdp,cpu_offload,precision,step_time_s,tokens_per_s,mfu,"
+    "global_batch,recompute,zero_stage,fsdp,dp_replicate,cpu_offload,precision,step_time_s,tokens_"
+    "per_s,mfu,"
     "peak_memory_gb,capacity_gb,headroom_gb,compute_time_s,expected_wall_s,goodput,expected_cost_"
     "usd,"
     "usd_per_million_tokens\r\n";
@@ -69,6 +70,7 @@ std::string Row(const char* kind, const Plan& plan) {
                std::string(RecomputeName(j.training.recompute)),
                Int(p.zero_stage),
                Bool(p.fsdp),
+               Int(p.dp_replicate),
                Bool(p.cpu_offload),
                std::string(PrecisionName(j.training.precision)),
                Num(st.step_time_s),

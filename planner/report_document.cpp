@@ -273,6 +273,7 @@ std::string LayoutSummary(const JobSpec& job) {
   } else if (p.zero_stage > 0) {
     out += " ZeRO-" + std::to_string(p.zero_stage);
   }
+  if (p.dp_replicate > 1) out += " HSDP" + Str(p.dp_replicate);
   if (p.cpu_offload) out += " offload";
   return out;
 }

@@ -172,17 +172,29 @@ class PointSearch {
     const bool sharded = par.dp * par.cp > 1;
     for (int zero = 0; zero <= (sharded ? 3 : 1); ++zero) {
       par.zero_stage = zero;
-      int first_fit = 3;
-      for (int r = 0; r < 3 && (sharded || zero == 0); ++r) {
-        if (TryLayout(kLevels[r], false)) {
-          first_fit = r;
+      // ZeRO-3 also as hybrid sharding (HSDP): the shard group of dp/r x cp ranks replicated r
+      // times, for every power of two r whose shard group still fills a node (smaller groups
+      // keep the inter-node all-reduce and shard less) and that EP divides.
+      for (int64_t r = 1; r <= (zero == 3 ? par.dp : 1); r *= 2) {
+        if (par.dp % r != 0) break;
+        par.dp_replicate = r;
+        if (r > 1 && (par.tp * par.ShardRanks() < job_.cluster.gpus_per_node ||
+                      par.ShardRanks() % par.ep != 0)) {
           break;
         }
+        int first_fit = 3;
+        for (int level = 0; level < 3 && (sharded || zero == 0); ++level) {
+          if (TryLayout(kLevels[level], false)) {
+            first_fit = level;
+            break;
+          }
+        }
+        if (zero == 0) continue;
+        for (int level = 0; level < first_fit; ++level) {
+          if (TryLayout(kLevels[level], true)) break;
+        }
       }
-      if (zero == 0) continue;
-      for (int r = 0; r < first_fit; ++r) {
-        if (TryLayout(kLevels[r], true)) break;
-      }
+      par.dp_replicate = 1;
     }
   }
 

@@ -45,6 +45,11 @@ std::vector<ScalingRow> DataParallelScaling(const PlanRequest& req, const Hardwa
   for (const int64_t dp : dps) {
     JobSpec scaled = job;
     scaled.parallel.dp = dp;
+    // HSDP keeps its shard group and scales the replicas (a smaller DP shards over all of it).
+    if (p.dp_replicate > 1) {
+      const int64_t shard = p.dp / p.dp_replicate;
+      scaled.parallel.dp_replicate = dp % shard == 0 ? dp / shard : 1;
+    }
     scaled.cluster.num_gpus = dp * model_parallel;
     scaled.cluster.gpus_per_node = std::min(per_node, scaled.cluster.num_gpus);
     if (!ValidateJob(scaled, db).ok()) continue;

@@ -59,16 +59,14 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     }
     st.ep = sum(&LayerCosts::ep_comm);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for
-    // backward, and reduce-scatters gradients; prefetching hides them behind that micro-batch's
-    // computation except for the first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
+    // backward, and reduce-scatters gradients (with HSDP also all-reduces them across the
+    // replicas); prefetching hides them behind that micro-batch's computation except for the
+    // first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
     if (zero >= 3 && sharded_dp) {
       const ShardParams shard = ParamsPerGpu(job, stage);
-      const double gather =
-          CollectiveSeconds(Collective::kAllGather, 2.0 * shard.Total(), costs.dp_link);
+      const double gather = FsdpGatherSeconds(costs, shard.Total());
       const double comm = (tr.recompute == Recompute::kFull ? 3.0 : 2.0) * gather;
-      const double all =
-          comm + CollectiveSeconds(Collective::kReduceScatter,
-                                   costs.grad_bytes_per_param * shard.trainable, costs.dp_link);
+      const double all = comm + FsdpReduceSeconds(costs, shard.trainable);
       st.fsdp = Exposed(all, st.compute) + gather / std::max(1.0, mix.dense + mix.moe);
     }
     return st;
@@ -164,7 +162,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
 
   // Optimizer step over this rank's shard of the trainable parameters.
   const double opt_params =
-      biggest.trainable / (zero >= 1 ? static_cast<double>(par.dp * par.cp) : 1.0);
+      biggest.trainable / (zero >= 1 ? static_cast<double>(par.ShardRanks()) : 1.0);
   bd.optimizer = OptimizerSeconds(costs, job, gpu, rates, opt_params);
 
   res.step_time_s = bd.Total();

@@ -168,6 +168,8 @@ int32_t StepBuilder::Resource(int32_t rank, SimStream stream) const {
       link = &costs_.pp_link;
       break;
     case SimStream::kDpGather:
+      link = &costs_.shard_link;  // the whole DP group unless HSDP splits it
+      break;
     case SimStream::kDpReduce:
       link = &costs_.dp_link;
       break;
@@ -286,7 +288,7 @@ int32_t StepBuilder::Gather(int32_t rank, int64_t layer, double passes, int32_t 
   const bool moe = IsMoe(layer);
   const ShardParams& p = moe ? moe_layer_ : dense_layer_;
   const double bytes = 2.0 * p.Total();
-  const double seconds = passes * CollectiveSeconds(Collective::kAllGather, bytes, costs_.dp_link);
+  const double seconds = passes * FsdpGatherSeconds(costs_, p.Total());
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const int32_t id = NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights", seconds,
                            mb, -1, static_cast<int32_t>(layer), bytes);
@@ -382,8 +384,9 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
       if (fsdp) {
         const ShardParams& p = IsMoe(l) ? moe_layer_ : dense_layer_;
         const double bytes = costs_.grad_bytes_per_param * p.trainable;
-        Async(stage, SimStream::kDpReduce, Category::kDp, "reduce-scatter grads",
-              CollectiveSeconds(Collective::kReduceScatter, bytes, costs_.dp_link), bytes);
+        Async(stage, SimStream::kDpReduce, Category::kDp,
+              par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads",
+              FsdpReduceSeconds(costs_, p.trainable), bytes);
       }
       if (!split_ && last_grads_of_chunk) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
     }
@@ -450,7 +453,7 @@ Status StepBuilder::BuildRank(int32_t stage) {
     const int32_t last = r.last[static_cast<size_t>(s)];
     if (last >= 0) r.waits.push_back(last);
   }
-  const double shards = zero_ >= 1 ? static_cast<double>(par_.dp * par_.cp) : 1.0;
+  const double shards = zero_ >= 1 ? static_cast<double>(par_.ShardRanks()) : 1.0;
   Compute(stage, "optimizer",
           OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1,
           0, Category::kOptimizer);

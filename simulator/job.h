@@ -75,8 +75,16 @@ struct TrainingSpec {
 struct ParallelSpec {
   int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
   bool sequence_parallel = false;
-  int zero_stage = 0;        ///< 0..3 (DeepSpeed ZeRO / Megatron distributed optimizer = 1)
-  bool fsdp = false;         ///< PyTorch FSDP FULL_SHARD (same traffic as ZeRO-3)
+  int zero_stage = 0;  ///< 0..3 (DeepSpeed ZeRO / Megatron distributed optimizer = 1)
+  bool fsdp = false;   ///< PyTorch FSDP FULL_SHARD (same traffic as ZeRO-3)
+  /// Hybrid sharding (HSDP): ZeRO-3/FSDP shards over dp/dp_replicate x cp ranks and keeps
+  /// dp_replicate replicas of that shard group, whose gradients are all-reduced across the
+  /// replicas (PyTorch FSDP HYBRID_SHARD and FSDP2's 2-D mesh, torchtitan
+  /// --parallelism.data_parallel_replicate_degree, Megatron-FSDP
+  /// --num-distributed-optimizer-instances with --outer-dp-sharding-strategy no_shard, DeepSpeed
+  /// MiCS mics_shard_size). 1: one shard group over all dp x cp ranks. Divides dp; > 1 needs
+  /// zero_stage 3.
+  int64_t dp_replicate = 1;
   bool cpu_offload = false;  ///< optimizer state and master weights in host memory (ZeRO-Offload)
   Schedule schedule = Schedule::k1F1B;
   bool dp_overlap = true;   ///< gradient reduction overlapped with backward in buckets
@@ -98,6 +106,9 @@ struct ParallelSpec {
   /// split (FrameworkTraits::pipeline_split: nanotron balances its cost estimate per stage).
   /// Needs vpp = 1; excludes the slots and first/last_stage_layers.
   std::vector<int64_t> stage_layers;
+
+  /// Ranks that shard the model state (ZeRO >= 1): dp/dp_replicate x cp.
+  int64_t ShardRanks() const { return dp / dp_replicate * cp; }
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).

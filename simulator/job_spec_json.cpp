@@ -355,9 +355,9 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   static const nlohmann::json kEmpty = nlohmann::json::object();
   JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
   r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
-                         "fsdp", "cpu_offload", "schedule", "dp_overlap", "tp_overlap",
-                         kEmbeddingSlot, kLossSlot, kFirstStageLayers, kLastStageLayers,
-                         kStageLayers});
+                         "fsdp", "dp_replicate", "cpu_offload", "schedule", "dp_overlap",
+                         "tp_overlap", kEmbeddingSlot, kLossSlot, kFirstStageLayers,
+                         kLastStageLayers, kStageLayers});
   p->tp = r.OptionalPositiveInt("tp", 1);
   p->pp = r.OptionalPositiveInt("pp", 1);
   p->cp = r.OptionalPositiveInt("cp", 1);
@@ -401,6 +401,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
                              "ZeRO-3; leave zero_stage out or set 3)");
   }
   p->zero_stage = static_cast<int>(zero);
+  p->dp_replicate = r.OptionalPositiveInt("dp_replicate", 1);
   p->cpu_offload = r.OptionalBool("cpu_offload", false);
   std::vector<std::string_view> schedule_names;
   for (const ScheduleInfo& info : Schedules()) schedule_names.push_back(info.name);
@@ -819,6 +820,24 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if (p.cpu_offload && p.zero_stage == 0 && !p.fsdp) {
     return Fail("parallelism", "cpu_offload", "needs zero_stage >= 1 or fsdp");
   }
+  if (p.dp_replicate > 1) {
+    if (p.zero_stage != 3 && !p.fsdp) {
+      return Fail("parallelism", "dp_replicate",
+                  Str(p.dp_replicate) +
+                      " needs zero_stage 3 or fsdp (hybrid sharding replicates "
+                      "a ZeRO-3/FSDP shard group), got zero_stage " +
+                      Str(p.zero_stage));
+    }
+    if (p.dp % p.dp_replicate != 0) {
+      return Fail("parallelism", "dp_replicate",
+                  Str(p.dp_replicate) + " does not divide dp = " + Str(p.dp));
+    }
+    if (p.ShardRanks() % p.ep != 0) {
+      return Fail("parallelism", "dp_replicate",
+                  Str(p.dp_replicate) + " leaves a shard group of dp/dp_replicate*cp = " +
+                      Str(p.ShardRanks()) + " ranks, which ep = " + Str(p.ep) + " does not divide");
+    }
+  }
   // Transformer Engine's userbuffers (tp_overlap.h) split sequence parallelism's all-gather and
   // reduce-scatter, and map the TP peers' memory over the scale-up fabric.
   if (p.tp_overlap && p.tp > 1) {
@@ -925,6 +944,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   if (p.first_stage_layers > 0) out["parallelism"][kFirstStageLayers] = p.first_stage_layers;
   if (p.last_stage_layers > 0) out["parallelism"][kLastStageLayers] = p.last_stage_layers;
   if (!p.stage_layers.empty()) out["parallelism"][kStageLayers] = p.stage_layers;
+  if (p.dp_replicate > 1) out["parallelism"]["dp_replicate"] = p.dp_replicate;
   return out;
 }
 

@@ -191,7 +191,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
                                 int64_t stage) {
   const ParallelSpec& par = job.parallel;
   const TrainingSpec& tr = job.training;
-  const double dp_shards = static_cast<double>(par.dp * par.cp);
+  const double dp_shards = static_cast<double>(par.ShardRanks());  // HSDP: one shard group
   const double expert_shards = std::max(1.0, dp_shards / static_cast<double>(par.ep));
   const int zero = par.fsdp ? 3 : par.zero_stage;
   const ShardParams shard = ParamsPerGpu(job, stage);

@@ -27,7 +27,7 @@ constexpr double kCpMergeKernels = 2;
 struct Ctx {
   const JobSpec& job;
   const DeviceRates& r;
-  GroupLink tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link;
+  GroupLink tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link, shard_link, replicate_link;
   double tokens = 0;     // tokens per micro-batch on one rank (b*s/cp)
   double act_bytes = 2;  // bytes per activation element
 };
@@ -254,7 +254,7 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   const ClusterLinks links =
       ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured, job.cluster.num_gpus);
 
-  Ctx c{job, rates, {}, {}, {}, {}, {}, {}};
+  Ctx c{job, rates, {}, {}, {}, {}, {}, {}, {}, {}};
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);
   c.act_bytes = rates.activation_bytes;
   // Megatron rank order: tp fastest, then cp, then dp (ep inside dp), then pp.
@@ -265,6 +265,10 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   c.expert_dp_link =
       PlaceGroup(links, std::max<int64_t>(1, par.dp * par.cp / par.ep), par.tp * par.ep);
   c.pp_link = PlaceGroup(links, par.pp, par.tp * par.cp * par.dp);
+  // HSDP: a shard group is the dp/dp_replicate x cp ranks next to each other in that order,
+  // the replicas of a rank are one shard group apart.
+  c.shard_link = PlaceGroup(links, par.ShardRanks(), par.tp);
+  c.replicate_link = PlaceGroup(links, par.dp_replicate, par.tp * par.ShardRanks());
 
   StepCosts s;
   s.dense = EvaluateLayer(c, false);
@@ -296,6 +300,8 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   s.pp_link = c.pp_link;
   s.dp_link = c.dp_link;
   s.expert_dp_link = c.expert_dp_link;
+  s.shard_link = c.shard_link;
+  s.replicate_link = c.replicate_link;
   return s;
 }
 
@@ -325,6 +331,20 @@ double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_
                            double expert_params) {
   if (zero_stage < 1 || zero_stage >= 3) return 0;
   return DpGroupsSeconds(costs, Collective::kAllGather, 2.0, dense_params, expert_params);
+}
+
+double FsdpGatherSeconds(const StepCosts& costs, double params) {
+  return CollectiveSeconds(Collective::kAllGather, 2.0 * params, costs.shard_link);
+}
+
+double FsdpReduceSeconds(const StepCosts& costs, double trainable_params) {
+  const double bytes = costs.grad_bytes_per_param * trainable_params;
+  double seconds = CollectiveSeconds(Collective::kReduceScatter, bytes, costs.shard_link);
+  if (costs.replicate_link.ranks > 1) {
+    seconds += CollectiveSeconds(Collective::kAllReduce, bytes / costs.shard_link.ranks,
+                                 costs.replicate_link);
+  }
+  return seconds;
 }
 
 bool WeightGatherInForward(const JobSpec& job) {

@@ -66,7 +66,10 @@ struct StepCosts {
   double grad_bytes_per_param = 4;  ///< reduced gradient element size (MainGradBytesPerParam)
   GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
   GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
-  GroupLink expert_dp_link;                      ///< gradient group of expert parameters
+  /// ZeRO-3/FSDP: the ranks one layer is sharded over (dp/dp_replicate x cp), and the replicas
+  /// of that group (dp_replicate ranks, one per shard group; HSDP).
+  GroupLink shard_link, replicate_link;
+  GroupLink expert_dp_link;  ///< gradient group of expert parameters
 };
 
 /// The step's pieces for `job` (validated) on `gpu`/`net` at `rates`. Pure arithmetic.
@@ -88,6 +91,18 @@ double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_pa
 /// optimizer step (ZeRO 1/2, Megatron distributed optimizer); zero for ZeRO 0 and 3.
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
+
+/// ZeRO-3/FSDP: the all-gather of one layer's `params` parameters (16-bit) over the shard group,
+/// once (PyTorch FSDP unshards each wrapped layer before its forward and again before its
+/// backward; Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
+double FsdpGatherSeconds(const StepCosts& costs, double params);
+
+/// ZeRO-3/FSDP: the gradient reduction of one layer's `trainable_params`: a reduce-scatter over
+/// the shard group and, with HSDP (replicate_link.ranks > 1), an all-reduce of the rank's
+/// gradient shard across the replicas (FSDP HYBRID_SHARD: reduce-scatter intra-group, then
+/// all-reduce inter-group; PyTorch FSDP ShardingStrategy docs). Both at
+/// costs.grad_bytes_per_param.
+double FsdpReduceSeconds(const StepCosts& costs, double trainable_params);
 
 /// Whether `job`'s ZeRO-1/2 weight all-gather runs during the next step's first forward pass
 /// rather than beside the gradient reduction: DP communication overlapped (dp_overlap), data

@@ -725,6 +725,27 @@ TEST(JobSpecInvalid, ExpertParallelism) {
                        "model.moe_num_experts = 8"));
 }
 
+TEST(JobSpecInvalid, HybridSharding) {
+  nlohmann::json spec = BaseSpec();  // tp 4, dp 32, ZeRO-1
+  spec["parallelism"]["dp_replicate"] = 4;
+  EXPECT_TRUE(
+      Contains(ErrorOf(spec), "parallelism: field 'dp_replicate': 4 needs zero_stage 3 or fsdp"));
+  spec["parallelism"]["zero_stage"] = 3;
+  spec["parallelism"]["dp_replicate"] = 3;
+  EXPECT_TRUE(
+      Contains(ErrorOf(spec), "parallelism: field 'dp_replicate': 3 does not divide dp = 32"));
+  spec["parallelism"]["dp_replicate"] = 0;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'dp_replicate'"));
+  // Accepted, and written back so that the spec round-trips.
+  spec["parallelism"]["dp_replicate"] = 4;
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->parallel.dp_replicate, 4);
+  EXPECT_EQ(job->parallel.ShardRanks(), 8);
+  EXPECT_EQ(JobSpecToJson(*job)["parallelism"]["dp_replicate"], 4);
+  EXPECT_FALSE(JobSpecToJson(*Parse(BaseSpec()))["parallelism"].contains("dp_replicate"));
+}
+
 TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {
   nlohmann::json spec = BaseSpec();
   spec["training"]["seq_len"] = 2050;

@@ -91,6 +91,11 @@ const std::set<std::string> kMegatronFlags = {
     "--use-distributed-optimizer",
     "--use-megatron-fsdp",
     "--data-parallel-sharding-strategy",
+    // Megatron-FSDP's hybrid sharding (its user guide, docs/source/user-guide/features/
+    // megatron_fsdp.md: "--outer-dp-sharding-strategy {no_shard, optim}",
+    // "--num-distributed-optimizer-instances <int>").
+    "--num-distributed-optimizer-instances",
+    "--outer-dp-sharding-strategy",
     "--use-torch-fsdp2",
     "--context-parallel-size",
     "--cp-comm-type",
@@ -205,7 +210,10 @@ const std::map<std::string, std::set<std::string>> kDeepSpeedKeys = {
       "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_prefetch_bucket_size",
       "stage3_param_persistence_threshold", "sub_group_size",
       "stage3_gather_16bit_weights_on_model_save", "round_robin_gradients",
-      "zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_gradients"}},
+      "zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_gradients",
+      // MiCS (DeepSpeedZeroConfig.mics_shard_size in deepspeed/runtime/zero/config.py; docs
+      // zero3.rst "MiCS Configurations").
+      "mics_shard_size"}},
     {"offload_optimizer",
      {"device", "nvme_path", "pin_memory", "ratio", "buffer_count", "fast_init"}},
     {"activation_checkpointing",
@@ -515,6 +523,33 @@ TEST(ExportMegatron, LlamaShapeFsdpAndFullRecompute) {
     EXPECT_TRUE(Contains(s, part));
   }
   EXPECT_FALSE(Contains(s, "CUDA_DEVICE_MAX_CONNECTIONS")) << "Megatron-FSDP rejects it";
+}
+
+// HSDP: the shard group and its replicas in each format's own terms.
+TEST(Export, HybridShardingInEveryFormat) {
+  const Plan plan =
+      MakePlan(Spec("llama3-8b", 32, {{"dp", 32}, {"fsdp", true}, {"dp_replicate", 4}},
+                    {{"global_batch_size", 128}}));
+  const std::string megatron = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(megatron);
+  EXPECT_TRUE(Contains(megatron, "--num-distributed-optimizer-instances 4\n"));
+  EXPECT_TRUE(Contains(megatron, "--outer-dp-sharding-strategy no_shard\n"));
+  const std::string titan = Export(plan, "torchrun-fsdp");
+  ExpectTorchtitanOptionsKnown(titan);
+  EXPECT_TRUE(Contains(titan, "--parallelism.data_parallel_replicate_degree 4 "));
+  EXPECT_TRUE(Contains(titan, "--parallelism.data_parallel_shard_degree 8 "));
+  const nlohmann::json ds = DeepSpeedJson(plan);
+  ExpectDeepSpeedKeysKnown(ds, "");
+  EXPECT_EQ(ds["zero_optimization"]["mics_shard_size"], 8);
+  const std::vector<YamlRow> rows = ParseYaml(Export(plan, "accelerate"));
+  ExpectAccelerateKeysKnown(rows);
+  EXPECT_EQ(YamlValue(rows, "parallelism_config", "parallelism_config_dp_replicate_size"), "4");
+  EXPECT_EQ(YamlValue(rows, "parallelism_config", "parallelism_config_dp_shard_size"), "8");
+  // Without hybrid sharding none of it appears.
+  const Plan flat =
+      MakePlan(Spec("llama3-8b", 32, {{"dp", 32}, {"fsdp", true}}, {{"global_batch_size", 128}}));
+  EXPECT_FALSE(Contains(Export(flat, "megatron"), "--num-distributed-optimizer-instances"));
+  EXPECT_FALSE(DeepSpeedJson(flat)["zero_optimization"].contains("mics_shard_size"));
 }
 
 TEST(ExportMegatron, ContextExpertAndVirtualPipelineFp8) {

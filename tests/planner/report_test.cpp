@@ -502,17 +502,18 @@ TEST_F(ReportTest, CsvHasAHeaderAndOneRowPerPlan) {
   // recommendation + 2 alternatives + 3 Pareto + 4 feasible scaling rows.
   ASSERT_EQ(lines.size(), 1u + 1 + 2 + 3 + 4);
   const std::vector<std::string> header = CsvFields(lines[0]);
-  ASSERT_EQ(header.size(), 31u);
+  ASSERT_EQ(header.size(), 32u);
   EXPECT_EQ(header.front(), "kind");
   EXPECT_EQ(header.back(), "usd_per_million_tokens");
-  for (const std::string& line : lines) EXPECT_EQ(CsvFields(line).size(), 31u) << line;
+  for (const std::string& line : lines) EXPECT_EQ(CsvFields(line).size(), 32u) << line;
   const std::vector<std::string> rec = CsvFields(lines[1]);
   EXPECT_EQ(rec[0], "recommendation");
   EXPECT_EQ(rec[1], "h100-sxm5-80gb");
   EXPECT_EQ(rec[2], "128");
   EXPECT_EQ(rec[15], "selective");
-  EXPECT_EQ(rec[19], "bf16");
-  EXPECT_NEAR(std::stod(rec[29]), r.recommendation.econ.expected_cost_usd, 1e-3);
+  EXPECT_EQ(rec[18], "1");  // dp_replicate
+  EXPECT_EQ(rec[20], "bf16");
+  EXPECT_NEAR(std::stod(rec[30]), r.recommendation.econ.expected_cost_usd, 1e-3);
   EXPECT_EQ(CsvFields(lines[2])[0], "alternative");
   EXPECT_EQ(CsvFields(lines[4])[0], "pareto");
   EXPECT_EQ(CsvFields(lines.back())[0], "scaling");

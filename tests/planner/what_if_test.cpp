@@ -140,6 +140,22 @@ TEST(WhatIfTest, ScalingIncludesTheJobsOwnReplicaCount) {
   EXPECT_EQ(gpus, (std::vector<int64_t>{2, 4, 8, 16, 32, 48, 64}));
 }
 
+TEST(WhatIfTest, HybridShardingScalesItsReplicas) {
+  // TP2 DP8 ZeRO-3 sharded over 4 DP ranks (one node), 2 replicas: more GPUs add replicas of
+  // that shard group; fewer than one group shard over all of DP.
+  const HardwareDb& db = BuiltinDb();
+  JobSpec job = Llama8bJob();
+  job.parallel.zero_stage = 3;
+  job.parallel.dp_replicate = 2;
+  ASSERT_TRUE(ValidateJob(job, db).ok()) << ValidateJob(job, db).message();
+  const std::vector<ScalingRow> rows = DataParallelScaling(Work(100e9), db, job, "dgx-h100", 64);
+  ASSERT_EQ(rows.size(), 6u);  // 2 .. 64 GPUs
+  for (const ScalingRow& row : rows) {
+    const ParallelSpec& p = row.plan.job.parallel;
+    EXPECT_EQ(p.dp_replicate, p.dp >= 4 ? p.dp / 4 : 1) << row.gpus;
+  }
+}
+
 class CancellingSink : public ProgressSink {
  public:
   void Update(int64_t, int64_t) override {}

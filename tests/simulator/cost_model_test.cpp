@@ -215,6 +215,46 @@ TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {
   EXPECT_LT(fast.step_time_s, slow.step_time_s);
 }
 
+// HSDP (PyTorch FSDP HYBRID_SHARD): ZeRO-3 shards over dp/r x cp ranks, gathers and
+// reduce-scatters inside that group, all-reduces each rank's gradient shard across the r
+// replicas, and keeps r times the sharded state of a flat ZeRO-3.
+TEST_F(CostModelTest, HybridShardingGathersInsideTheGroupAndAllReducesAcrossReplicas) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"zero_stage", 3}};
+  const JobSpec flat = Parse(spec);
+  spec["parallelism"]["dp_replicate"] = 8;
+  const JobSpec hsdp = Parse(spec);
+  const GpuSpec& gpu = *db_->FindGpu("h100-sxm5-80gb");
+  const NetworkSpec& net = *db_->FindNetwork(hsdp.cluster.inter_node);
+  const StepCosts c = ComputeStepCosts(hsdp, gpu, net, DatasheetRates(gpu, Precision::kBf16));
+  // One shard group per node, replicas one node apart.
+  EXPECT_EQ(c.shard_link.ranks, 8);
+  EXPECT_EQ(c.shard_link.nodes(), 1);
+  EXPECT_EQ(c.replicate_link.ranks, 8);
+  EXPECT_EQ(c.replicate_link.ranks_per_node, 1);
+  const double params = 1e9;
+  const double bytes = c.grad_bytes_per_param * params;
+  EXPECT_NEAR(FsdpReduceSeconds(c, params),
+              CollectiveSeconds(Collective::kReduceScatter, bytes, c.shard_link) +
+                  CollectiveSeconds(Collective::kAllReduce, bytes / 8, c.replicate_link),
+              1e-12);
+  EXPECT_NEAR(FsdpGatherSeconds(c, params),
+              CollectiveSeconds(Collective::kAllGather, 2 * params, c.shard_link), 1e-12);
+  const StepCosts f = ComputeStepCosts(flat, gpu, net, DatasheetRates(gpu, Precision::kBf16));
+  EXPECT_EQ(f.shard_link.ranks, 64);
+  EXPECT_EQ(f.replicate_link.ranks, 1);
+  EXPECT_NEAR(FsdpReduceSeconds(f, params),
+              CollectiveSeconds(Collective::kReduceScatter, bytes, f.dp_link), 1e-12);
+  // The step charges both per micro-batch, so the flat and the hybrid layout differ in DP time.
+  const StepResult a = Eval(flat);
+  const StepResult b = Eval(hsdp);
+  EXPECT_NE(a.breakdown_s.dp_comm, b.breakdown_s.dp_comm);
+  // Model state is sharded 8 ways instead of 64.
+  EXPECT_NEAR(b.memory.optimizer_bytes, 8 * a.memory.optimizer_bytes,
+              1e-9 * b.memory.optimizer_bytes);
+  EXPECT_NEAR(b.memory.grads_bytes, 8 * a.memory.grads_bytes, 1e-9 * b.memory.grads_bytes);
+}
+
 TEST_F(CostModelTest, MixtureOfExpertsUsesAllToAll) {
   nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
   spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
