@@ -820,6 +820,9 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if (p.cpu_offload && p.zero_stage == 0 && !p.fsdp) {
     return Fail("parallelism", "cpu_offload", "needs zero_stage >= 1 or fsdp");
   }
+  if (p.dp_replicate < 1) {
+    return Fail("parallelism", "dp_replicate", "must be at least 1, got " + Str(p.dp_replicate));
+  }
   if (p.dp_replicate > 1) {
     if (p.zero_stage != 3 && !p.fsdp) {
       return Fail("parallelism", "dp_replicate",

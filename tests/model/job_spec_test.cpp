@@ -744,6 +744,11 @@ TEST(JobSpecInvalid, HybridSharding) {
   EXPECT_EQ(job->parallel.ShardRanks(), 8);
   EXPECT_EQ(JobSpecToJson(*job)["parallelism"]["dp_replicate"], 4);
   EXPECT_FALSE(JobSpecToJson(*Parse(BaseSpec()))["parallelism"].contains("dp_replicate"));
+  // A job built in code is checked too, without dividing by zero.
+  JobSpec built = *job;
+  built.parallel.dp_replicate = 0;
+  EXPECT_TRUE(
+      Contains(ValidateJob(built, Db()).message(), "field 'dp_replicate': must be at least 1"));
 }
 
 TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {
