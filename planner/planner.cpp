@@ -594,7 +594,21 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   if (candidates.empty()) {
-    DiagnoseNoFit(req, db, searched, &result);
+    // Layouts that fit, none at a size any price option sells (PriceOption::max_gpus_per_job):
+    // say so rather than blame memory.
+    const auto fits = std::find_if(searched.begin(), searched.end(),
+                                   [](const PointResult& r) { return !r.best.empty(); });
+    if (fits != searched.end()) {
+      result.explanation.push_back(
+          "Layouts fit (" + PlanName(fits->best.front()) + "), but no " +
+          std::string(PriceKindName(req.price_kind)) + " offering" +
+          (req.providers.empty() ? "" : " at " + Join(req.providers)) +
+          " in the hardware database sells that many GPUs in one job; choose fewer GPUs "
+          "(--max-gpus) or give a price with --price " +
+          fits->point.gpu->id + "=USD.");
+    } else {
+      DiagnoseNoFit(req, db, searched, &result);
+    }
     finish();
     return result;
   }

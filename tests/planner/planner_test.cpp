@@ -162,6 +162,18 @@ TEST_F(PlannerTest, ImpossibleRequestExplainsItself) {
   EXPECT_NE(text.find("smallest footprint"), std::string::npos) << text;
 }
 
+TEST_F(PlannerTest, FittingLayoutsNobodySellsAreNotCalledTooBig) {
+  // Llama 3 8B fits 64 A100 PCIe, but no offering in the database sells 64 of them in one job.
+  PlanRequest req = Request("llama3-8b", {"a100-pcie-80gb"}, 64);
+  req.min_gpus = 64;
+  const PlanResult r = Plan(req);
+  EXPECT_FALSE(r.found);
+  ASSERT_FALSE(r.explanation.empty());
+  EXPECT_NE(r.explanation.front().find("Layouts fit"), std::string::npos) << r.explanation.front();
+  EXPECT_NE(r.explanation.front().find("--price a100-pcie-80gb=USD"), std::string::npos);
+  EXPECT_EQ(r.explanation.front().find("Nothing fits"), std::string::npos);
+}
+
 TEST_F(PlannerTest, MissedDeadlineSaysByHowMuch) {
   PlanRequest req = Request("llama3-70b", {"h100-sxm5-80gb"}, 8);
   req.train_tokens = 2e12;
