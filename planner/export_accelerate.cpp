@@ -126,7 +126,7 @@ std::string ParallelismConfig(const ParallelSpec& p) {
          std::to_string(p.dp_replicate) +
          "\n"
          "  parallelism_config_dp_shard_size: " +
-         std::to_string(p.dp / p.dp_replicate) +
+         std::to_string(p.DpShard()) +
          "\n"
          "  parallelism_config_tp_size: " +
          std::to_string(p.tp) +

@@ -77,7 +77,7 @@ Expected<std::string> WriteDeepSpeed(const Plan& plan) {
     zero["stage3_gather_16bit_weights_on_model_save"] = true;
     // HSDP: MiCS shards inside groups of mics_shard_size data-parallel ranks and replicates
     // across them (DeepSpeed's MiCS, Zhang et al. 2022).
-    if (p.dp_replicate > 1) zero["mics_shard_size"] = p.dp / p.dp_replicate;
+    if (p.dp_replicate > 1) zero["mics_shard_size"] = p.DpShard();
   }
   if (p.cpu_offload) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
   ds["zero_optimization"] = zero;

@@ -132,7 +132,7 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
 
   const bool sharded = Sharded(p);
   // HSDP (dp_replicate > 1): FSDP2's 2-D mesh, shard inside a group, replicate across groups.
-  const int64_t shard = sharded ? p.dp / p.dp_replicate : 1;
+  const int64_t shard = sharded ? p.DpShard() : 1;
   o.push_back("--parallelism.data_parallel_replicate_degree " + std::to_string(p.dp / shard));
   o.push_back("--parallelism.data_parallel_shard_degree " + std::to_string(shard));
   if (sharded) {

@@ -47,7 +47,7 @@ std::vector<ScalingRow> DataParallelScaling(const PlanRequest& req, const Hardwa
     scaled.parallel.dp = dp;
     // HSDP keeps its shard group and scales the replicas (a smaller DP shards over all of it).
     if (p.dp_replicate > 1) {
-      const int64_t shard = p.dp / p.dp_replicate;
+      const int64_t shard = p.DpShard();
       scaled.parallel.dp_replicate = dp % shard == 0 ? dp / shard : 1;
     }
     scaled.cluster.num_gpus = dp * model_parallel;

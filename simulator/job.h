@@ -107,8 +107,10 @@ struct ParallelSpec {
   /// Needs vpp = 1; excludes the slots and first/last_stage_layers.
   std::vector<int64_t> stage_layers;
 
-  /// Ranks that shard the model state (ZeRO >= 1): dp/dp_replicate x cp.
-  int64_t ShardRanks() const { return dp / dp_replicate * cp; }
+  /// Data-parallel ranks of one shard group (HSDP; dp without it).
+  int64_t DpShard() const { return dp / dp_replicate; }
+  /// Ranks that shard the model state (ZeRO >= 1): DpShard() x cp.
+  int64_t ShardRanks() const { return DpShard() * cp; }
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).
