@@ -40,8 +40,33 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const LayerCosts& moe = costs.moe;
   const int zero = par.fsdp ? 3 : par.zero_stage;
   const bool sharded_dp = par.dp * par.cp > 1;
+  const bool split_backward = par.schedule == Schedule::kZeroBubbleH1;
 
-  // Per micro-batch, per stage: layer kernels and exposed TP/CP/EP (and FSDP) communication.
+  // A stage's trainable parameters on this GPU, split into dense and expert parameters (which
+  // synchronise over different groups).
+  struct DpParams {
+    double dense = 0, expert = 0;
+  };
+  auto dp_params = [&](const ShardParams& p) {
+    const double dense_share = p.Total() > 0 ? p.dense / p.Total() : 1.0;
+    return DpParams{p.trainable * dense_share, p.trainable * (1.0 - dense_share)};
+  };
+  // The last gradient bucket of a stage's backward cannot overlap: it is issued when backward
+  // ends. On the first stage it also holds the embedding, whose gradient is the last to be ready.
+  auto edge_bucket = [&](int64_t stage, const ShardParams& p) {
+    const double embedding = stage == 0 && !tr.lora.enabled
+                                 ? CountParameters(m).embedding / static_cast<double>(par.tp)
+                                 : 0.0;
+    return std::min(p.trainable, kGradBucketParams + embedding);
+  };
+  // The backward window a stage's gradient buckets overlap; with a split backward (ZB-H1) only
+  // its W pass.
+  auto backward_window = [&](const StageLayerMix& mix) {
+    return split_backward ? mix.dense * dense.wgrad + mix.moe * moe.wgrad
+                          : mix.dense * dense.bwd + mix.moe * moe.bwd;
+  };
+
+  // Per micro-batch, per stage: layer kernels and exposed TP/CP/EP (and sharded-DP) communication.
   auto stage_time = [&](int64_t stage) {
     const StageLayerMix mix = StageLayerCounts(job, stage);
     auto sum = [&](double LayerCosts::*field) {
@@ -68,6 +93,22 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double comm = (tr.recompute == Recompute::kFull ? 3.0 : 2.0) * gather;
       const double all = comm + FsdpReduceSeconds(costs, shard.trainable);
       st.fsdp = Exposed(all, st.compute) + gather / std::max(1.0, mix.dense + mix.moe);
+    }
+    // ZeRO-2: the gradients are sharded, so there is no full-size buffer to accumulate into and
+    // every micro-batch's backward reduce-scatters its gradients (DeepSpeed stage_1_and_2.py
+    // reduces each micro-batch when it partitions gradients, ZeRO-1 only at the accumulation
+    // boundary; PyTorch FSDP SHARD_GRAD_OP and Megatron-FSDP optim_grads alike), in buckets
+    // overlapped with that backward, the last bucket exposed.
+    if (zero == 2 && sharded_dp) {
+      const ShardParams shard = ParamsPerGpu(job, stage);
+      const DpParams params = dp_params(shard);
+      const double reduce = GradReduceSeconds(costs, zero, params.dense, params.expert);
+      if (par.dp_overlap) {
+        const double tail = GradReduceSeconds(costs, zero, edge_bucket(stage, shard), 0);
+        st.fsdp = Exposed(std::max(0.0, reduce - tail), backward_window(mix)) + tail;
+      } else {
+        st.fsdp = reduce;
+      }
     }
     return st;
   };
@@ -106,11 +147,12 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     bd.pp_comm = 2.0 * costs.p2p * (mm * v + pp - 1.0);
   }
 
-  // DP gradient synchronisation (non-ZeRO-3): all-reduce, or reduce-scatter + all-gather of the
-  // updated weights with ZeRO-1/2 (Megatron distributed optimizer). Overlapped in buckets with
-  // the last micro-batch's backward when dp_overlap (PyTorch DDP, Li et al. 2020, Sec. 3.2.3).
-  // The stage with the most parameters: the first or the last unless stage_layers puts more
-  // layers on a middle stage.
+  // DP synchronisation once per step (non-ZeRO-3): the gradients' all-reduce (ZeRO-0) or
+  // reduce-scatter (ZeRO-1; ZeRO-2 reduced them per micro-batch above), and with ZeRO-1/2 the
+  // all-gather of the updated weights (Megatron distributed optimizer). Overlapped in buckets
+  // with the last micro-batch's backward when dp_overlap (PyTorch DDP, Li et al. 2020, Sec.
+  // 3.2.3). The stage with the most parameters: the first or the last unless stage_layers puts
+  // more layers on a middle stage.
   int64_t biggest_stage = 0;
   ShardParams biggest = ParamsPerGpu(job, 0);
   for (int64_t stage = 1; stage < par.pp; ++stage) {
@@ -122,41 +164,37 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     }
   }
   if (zero < 3 && sharded_dp) {
-    const double dense_share = biggest.Total() > 0 ? biggest.dense / biggest.Total() : 1.0;
-    const double dense_params = biggest.trainable * dense_share;
-    const double expert_params = biggest.trainable * (1.0 - dense_share);
+    const DpParams params = dp_params(biggest);
+    // ZeRO-2 reduced its gradients per micro-batch (stage_time): only the weights are left.
+    auto reduce_seconds = [&](double dense_params, double expert_params) {
+      return zero == 2 ? 0.0 : GradReduceSeconds(costs, zero, dense_params, expert_params);
+    };
+    const double gather = WeightGatherSeconds(costs, zero, params.dense, params.expert);
     if (par.dp_overlap) {
-      // The last bucket cannot overlap: it is issued when backward ends. On the first stage it
-      // also holds the embedding, whose gradient is the last to be ready.
-      const ParameterCounts counts = CountParameters(m);
-      const double embedding = biggest_stage == 0 && !tr.lora.enabled
-                                   ? counts.embedding / static_cast<double>(par.tp)
-                                   : 0.0;
-      const double edge_bucket = std::min(biggest.trainable, kGradBucketParams + embedding);
+      const double edge = edge_bucket(biggest_stage, biggest);
       const StageLayerMix mix = StageLayerCounts(job, biggest_stage);
-      // Backward of the last micro-batch overlaps; with a split backward (ZB-H1) only its W pass.
-      const bool split = par.schedule == Schedule::kZeroBubbleH1;
-      const double backward = split ? mix.dense * dense.wgrad + mix.moe * moe.wgrad
-                                    : mix.dense * dense.bwd + mix.moe * moe.bwd;
+      const double backward = backward_window(mix);
+      const double reduce = reduce_seconds(params.dense, params.expert);
+      const double reduce_tail = reduce_seconds(edge, 0);
       if (WeightGatherInForward(job)) {
         // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
         // backward as above; the weights' all-gather overlaps the next step's first forward,
         // bucket by bucket, and the first bucket (the embedding's, on the first stage) is
         // waited for before any layer runs.
-        const double reduce = GradReduceSeconds(costs, zero, dense_params, expert_params);
-        const double reduce_tail = GradReduceSeconds(costs, zero, edge_bucket, 0);
-        const double gather = WeightGatherSeconds(costs, zero, dense_params, expert_params);
-        const double gather_head = WeightGatherSeconds(costs, zero, edge_bucket, 0);
+        const double gather_head = WeightGatherSeconds(costs, zero, edge, 0);
         const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
         bd.dp_comm += Exposed(std::max(0.0, reduce - reduce_tail), backward) + reduce_tail +
                       Exposed(std::max(0.0, gather - gather_head), forward) + gather_head;
+      } else if (zero == 2) {
+        // The all-gather of the updated weights runs after the optimizer step.
+        bd.dp_comm += gather;
       } else {
-        const double comm = GradSyncSeconds(costs, zero, dense_params, expert_params);
-        const double tail = GradSyncSeconds(costs, zero, edge_bucket, 0);
-        bd.dp_comm += Exposed(std::max(0.0, comm - tail), backward) + tail;
+        // Each bucket's reduce-scatter and all-gather as one (the event simulator's FlushBucket).
+        const double tail = reduce_tail + WeightGatherSeconds(costs, zero, edge, 0);
+        bd.dp_comm += Exposed(std::max(0.0, reduce + gather - tail), backward) + tail;
       }
     } else {
-      bd.dp_comm += GradSyncSeconds(costs, zero, dense_params, expert_params);
+      bd.dp_comm += reduce_seconds(params.dense, params.expert) + gather;
     }
   }
 

@@ -106,7 +106,10 @@ class StepBuilder {
   void AddGradients(int32_t rank, const ShardParams& params);
   void GatherWeights(int32_t rank, const ShardParams& params);
   Status BuildRank(int32_t stage);
-  void Pass(int32_t stage, const PipelinePass& pass, bool last_grads_of_chunk);
+  // `reduces_grads`: the pass adds its gradients to the DP buckets (the step's last backward of
+  // the chunk, or every backward under ZeRO-2).
+  void Pass(int32_t stage, const PipelinePass& pass, bool reduces_grads);
+  void EndMicrobatchGradients(int32_t rank);
   int32_t Gather(int32_t rank, int64_t layer, double passes, int32_t mb);
 
   const LayerCosts& Layer(int64_t layer) const {
@@ -238,16 +241,30 @@ void StepBuilder::FlushBucket(int32_t rank, bool force) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const double params = r.bucket_dense + r.bucket_expert;
   if (params <= 0 || (!force && params < kGradBucketParams)) return;
-  const double seconds = gather_in_forward_
+  // ZeRO-2 reduces per micro-batch and gathers the weights once, after the optimizer step.
+  const bool reduce_only = gather_in_forward_ || zero_ == 2;
+  const double seconds = reduce_only
                              ? GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert)
                              : GradSyncSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
-  const char* name = zero_ == 0           ? "all-reduce"
-                     : gather_in_forward_ ? "reduce-scatter"
-                                          : "reduce-scatter + all-gather";
+  const char* name = zero_ == 0    ? "all-reduce"
+                     : reduce_only ? "reduce-scatter"
+                                   : "reduce-scatter + all-gather";
   Async(rank, SimStream::kDpReduce, Category::kDp, name, seconds,
         costs_.grad_bytes_per_param * params);
   r.bucket_dense = 0;
   r.bucket_expert = 0;
+}
+
+// ZeRO-2: a micro-batch's gradients are reduce-scattered by the end of its backward pass (the
+// last bucket is issued then), and the next computation waits for them (DeepSpeed
+// stage_1_and_2.py synchronises its reduction stream in the backward epilogue; the sharded
+// gradient is accumulated into once the reduction is done).
+void StepBuilder::EndMicrobatchGradients(int32_t rank) {
+  if (zero_ != 2 || !sharded_dp_) return;
+  FlushBucket(rank, true);
+  Rank& r = ranks_[static_cast<size_t>(rank)];
+  const int32_t last = r.last[static_cast<size_t>(SimStream::kDpReduce)];
+  if (last >= 0) r.waits.push_back(last);
 }
 
 void StepBuilder::AddGradients(int32_t rank, const ShardParams& params) {
@@ -297,7 +314,7 @@ int32_t StepBuilder::Gather(int32_t rank, int64_t layer, double passes, int32_t 
   return id;
 }
 
-void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_of_chunk) {
+void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_grads) {
   const int32_t mb = pass.microbatch;
   const int32_t chunk = pass.chunk;
   const int64_t pp = par_.pp;
@@ -352,7 +369,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
     r.memory.emplace_back(first_compute, chunk_act);
   } else if (pass.kind == PassKind::kBackward) {
     if (has_head) compute("lm head", costs_.head_bwd, -1, 0);
-    if (!split_ && last_grads_of_chunk && has_head) AddGradients(stage, head_params_);
+    if (!split_ && reduces_grads && has_head) AddGradients(stage, head_params_);
     for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
@@ -388,23 +405,25 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool last_grads_
               par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads",
               FsdpReduceSeconds(costs_, p.trainable), bytes);
       }
-      if (!split_ && last_grads_of_chunk) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
+      if (!split_ && reduces_grads) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
     }
     if (has_embedding) {
       compute("embedding", costs_.embed_bwd, -1, 0);
-      if (!split_ && last_grads_of_chunk) AddGradients(stage, embedding_params_);
+      if (!split_ && reduces_grads) AddGradients(stage, embedding_params_);
     }
     if (first_compute < 0) first_compute = compute("backward", 0.0, -1, 0);
     if (!split_) r.memory.emplace_back(r.last[0], -chunk_act);
+    if (!split_) EndMicrobatchGradients(stage);
   } else {
     // Weight gradients layer by layer (reverse order, as the B pass left them).
     for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
       compute("wgrad", Layer(l).wgrad, static_cast<int32_t>(l), Layer(l).fwd_flops);
-      if (last_grads_of_chunk) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
+      if (reduces_grads) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
     }
-    if (last_grads_of_chunk && has_head) AddGradients(stage, head_params_);
-    if (last_grads_of_chunk && has_embedding) AddGradients(stage, embedding_params_);
+    if (reduces_grads && has_head) AddGradients(stage, head_params_);
+    if (reduces_grads && has_embedding) AddGradients(stage, embedding_params_);
     r.memory.emplace_back(r.last[0], -chunk_act);
+    EndMicrobatchGradients(stage);
   }
   pass_ops_.push_back(r.last[0]);
 
@@ -436,7 +455,7 @@ Status StepBuilder::BuildRank(int32_t stage) {
     if (order[i].kind == grads) last_index[static_cast<size_t>(order[i].chunk)] = i;
   }
   for (size_t i = 0; i < order.size(); ++i) {
-    Pass(stage, order[i], i == last_index[static_cast<size_t>(order[i].chunk)]);
+    Pass(stage, order[i], zero_ == 2 || i == last_index[static_cast<size_t>(order[i].chunk)]);
     if (!progress_->Report(++passes_built_)) return Cancelled();
     // One pass adds at most a chunk's layers' ops, so the overshoot is bounded.
     if (static_cast<int64_t>(engine_.op_count()) > kMaxSimulatedOps) {
@@ -457,6 +476,13 @@ Status StepBuilder::BuildRank(int32_t stage) {
   Compute(stage, "optimizer",
           OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1,
           0, Category::kOptimizer);
+  if (zero_ == 2 && sharded_dp_ && !gather_in_forward_) {
+    // The updated weights' all-gather after the optimizer step (cost_model.cpp).
+    const double dense = stage_params.Total() > 0 ? stage_params.dense / stage_params.Total() : 1.0;
+    const double params = stage_params.trainable;
+    Async(stage, SimStream::kDpGather, Category::kDp, "all-gather weights",
+          WeightGatherSeconds(costs_, zero_, params * dense, params * (1.0 - dense)), 2.0 * params);
+  }
   return Status::Ok();
 }
 

@@ -48,10 +48,16 @@ std::string FrameworkNames() {
 
 Status StackRunsLayout(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
-  if (job.training.framework != Framework::kNanotron || p.pp < 2 || p.vpp != 1 ||
-      p.pp > job.model.num_layers) {
-    return Status::Ok();
+  if (job.training.framework != Framework::kNanotron) return Status::Ok();
+  if (p.fsdp || p.zero_stage >= 2) {
+    return Status::Invalid(StrFormat(
+        "parallelism: field '%s': nanotron shards only the optimizer state (ZeRO-1: "
+        "optim/zero.py ZeroDistributedOptimizer; its README lists ZeRO-3 as planned), got %s; use "
+        "zero_stage 0 or 1, or framework megatron-core",
+        p.fsdp ? "fsdp" : "zero_stage",
+        p.fsdp ? "fsdp true" : StrFormat("zero_stage %d", p.zero_stage).c_str()));
   }
+  if (p.pp < 2 || p.vpp != 1 || p.pp > job.model.num_layers) return Status::Ok();
   const int64_t microbatches = MicrobatchesPerStep(job);
   if (p.schedule == Schedule::k1F1B && microbatches < p.pp - 1) {
     return Status::Invalid(StrFormat(

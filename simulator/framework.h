@@ -87,8 +87,9 @@ bool ParseFramework(std::string_view name, Framework* out);
 std::string FrameworkNames();
 
 /// Whether the job's stack can run its layout at all, as read from the stack's code; an invalid-
-/// input Status naming the field and the reason when it cannot. Megatron-Core: always. nanotron
-/// with pp >= 2 and vpp 1: (1) its 1F1B engine asserts at least pp - 1 micro-batches per step
+/// input Status naming the field and the reason when it cannot. Megatron-Core: always. nanotron:
+/// no ZeRO-2/3 or FSDP (it shards only the optimizer state, optim/zero.py); with pp >= 2 and
+/// vpp 1: (1) its 1F1B engine asserts at least pp - 1 micro-batches per step
 /// (parallel/pipeline_parallel/engine.py, OneForwardOneBackwardPipelineEngine.train_batch_iter);
 /// (2) its cost-balanced split must give every stage a block (models/base.py build_model makes
 /// the stage its walk ended on the output stage; CostBalancedPlacement). The Ultra-Scale

@@ -205,6 +205,49 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   EXPECT_LT(megatron.breakdown_s.dp_comm, nanotron.breakdown_s.dp_comm);
 }
 
+// Golden: ZeRO-2 shards the gradients, so each micro-batch's backward reduce-scatters its own
+// (DeepSpeed stage_1_and_2.py reduces every micro-batch when it partitions gradients; ZeRO-1
+// only at the accumulation boundary): m reductions per step, each overlapped with its backward
+// with the last bucket exposed, then the weights' all-gather once (during the first forward on
+// Megatron-Core).
+TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);  // dp 64, 1 micro-batch
+  spec["parallelism"] = {{"zero_stage", 2}};
+  spec["training"]["global_batch_size"] = 256;  // 4 micro-batches
+  const JobSpec job = Parse(spec);
+  const StepResult zero2 = Eval(job);
+  ASSERT_EQ(zero2.microbatches, 4);
+
+  const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
+  const StepCosts c = ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
+                                       DatasheetRates(gpu, job.training.precision));
+  const double params = ParamsPerGpu(job, 0).trainable;
+  const double edge = std::min(params, kGradBucketParams + CountParameters(job.model).embedding);
+  const double layers = static_cast<double>(job.model.num_layers);
+  auto exposed = [](double comm, double window) {
+    return std::max(0.0, comm - window) + kOverlapInterference * std::min(comm, window);
+  };
+  const double reduce = GradReduceSeconds(c, 2, params, 0);
+  const double reduce_tail = GradReduceSeconds(c, 2, edge, 0);
+  const double gather = WeightGatherSeconds(c, 2, params, 0);
+  const double gather_head = WeightGatherSeconds(c, 2, edge, 0);
+  const double per_microbatch = exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail;
+  const double expected = 4.0 * per_microbatch +
+                          exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  EXPECT_NEAR(zero2.breakdown_s.dp_comm, expected, 1e-9 * expected);
+
+  // ZeRO-1 reduces once per step, so it pays less DP time for more gradient memory.
+  spec["parallelism"]["zero_stage"] = 1;
+  const StepResult zero1 = Eval(Parse(spec));
+  EXPECT_LT(zero1.breakdown_s.dp_comm, zero2.breakdown_s.dp_comm);
+  EXPECT_GT(zero1.memory.grads_bytes, zero2.memory.grads_bytes);
+
+  // Without overlap every reduction is exposed: m reduce-scatters and one all-gather.
+  spec["parallelism"] = {{"zero_stage", 2}, {"dp_overlap", false}};
+  const StepResult serial = Eval(Parse(spec));
+  EXPECT_NEAR(serial.breakdown_s.dp_comm, 4.0 * reduce + gather, 1e-9 * (4.0 * reduce + gather));
+}
+
 TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {
   nlohmann::json spec = Spec("llama3-70b", "h100-sxm5-80gb", 128);
   spec["parallelism"] = {{"tp", 8}, {"zero_stage", 3}};

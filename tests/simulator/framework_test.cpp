@@ -199,6 +199,27 @@ TEST(Framework, StackRunsLayout) {
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
+// nanotron shards only the optimizer state (optim/zero.py): no ZeRO-2, ZeRO-3 or FSDP.
+TEST(Framework, NanotronRunsZeroOneAtMost) {
+  JobSpec j = Llama1B(Framework::kNanotron);
+  j.parallel.dp = 8;
+  j.parallel.zero_stage = 1;
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+  j.parallel.zero_stage = 2;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "parallelism: field 'zero_stage': nanotron shards only the optimizer state (ZeRO-1: "
+            "optim/zero.py ZeroDistributedOptimizer; its README lists ZeRO-3 as planned), got "
+            "zero_stage 2; use zero_stage 0 or 1, or framework megatron-core");
+  j.parallel.zero_stage = 3;
+  j.parallel.fsdp = true;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "parallelism: field 'fsdp': nanotron shards only the optimizer state (ZeRO-1: "
+            "optim/zero.py ZeroDistributedOptimizer; its README lists ZeRO-3 as planned), got "
+            "fsdp true; use zero_stage 0 or 1, or framework megatron-core");
+  j.training.framework = Framework::kMegatronCore;
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+}
+
 TEST(Framework, StackSplitFillsStageLayers) {
   JobSpec nanotron = Llama1B(Framework::kNanotron);
   nanotron.parallel.pp = 4;
