@@ -73,52 +73,106 @@ const CollectiveFit* MeasuredFit(Collective c, double ranks, const GroupLink& li
   return link.measured->FindCollective(c, c == Collective::kSendRecv ? 2.0 : ranks);
 }
 
+// Latency of a collective as NCCL's tuning model counts it (NVIDIA/nccl src/graph/tuning.cc,
+// ncclTopoTuneModel), over n ranks on `nodes` nodes with r = n / nodes per node.
+struct Latency {
+  // Ring: n - 1 hops in sequence, nodes - 1 of them through the network, both ways for
+  // all-reduce ((nsteps - nInterSteps) intraLat + nInterSteps interLat). It grows with the ring,
+  // so a small shard over many nodes is latency-bound.
+  double ring = 0;
+  // Tree: (r - 1) steps inside the node and log2(nodes) levels across nodes, both ways for
+  // all-reduce (2((nRanks/nNodes - 1) intraLat + log2(nNodes) interLat)). All-to-all's
+  // concurrent sends take the same form.
+  double tree = 0;
+};
+
+Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes, double intra_s,
+                          double inter_s) {
+  const double multiplier = info.latency_steps_multiplier;
+  const double levels = nodes > 1.0 ? std::ceil(std::log2(nodes)) : 0.0;
+  return {multiplier * ((n - nodes) * intra_s + (nodes - 1.0) * inter_s),
+          multiplier * ((n / nodes - 1.0) * intra_s + levels * inter_s)};
+}
+
+// Seconds of a ring collective (all-reduce, all-gather, reduce-scatter, broadcast) whose
+// transfer at the ring's bus bandwidth takes `transfer` seconds. Across nodes NCCL also runs
+// all-reduce on a double binary tree at kTreeBusbwFraction of that bandwidth and picks the
+// faster; reduce-scatter and all-gather have only the ring.
+double RingOrTreeSeconds(Collective c, bool across_nodes, const Latency& lat, double transfer) {
+  const double ring = lat.ring + transfer;
+  if (c != Collective::kAllReduce || !across_nodes) return ring;
+  return std::min(ring, lat.tree + transfer / kTreeBusbwFraction);
+}
+
+// The transfer time that RingOrTreeSeconds turns into `seconds`: the inverse of that increasing
+// function of the transfer time (the larger of the two algorithms' solutions).
+double TransferSeconds(Collective c, bool across_nodes, const Latency& lat, double seconds) {
+  double transfer = seconds - lat.ring;
+  if (c == Collective::kAllReduce && across_nodes) {
+    transfer = std::max(transfer, kTreeBusbwFraction * (seconds - lat.tree));
+  }
+  return transfer;
+}
+
+// Per-GPU network bandwidth of collective `c` from a measured busbw table at the fabric's node
+// count, with the latency the measurement contained taken out: the table's full-node group of
+// `fabric_nodes` nodes took S·factor/busbw seconds for its message size S; the model adds its
+// own latency to the bandwidth term, so the bandwidth is the one that gives that time with that
+// latency. 0 when the table does not list `c`.
+double MeasuredNetworkTransferRate(Collective c, const MeasuredNetworkBusbw& table,
+                                   double fabric_nodes, const GroupLink& link) {
+  const CollectiveInfo& info = GetCollectiveInfo(c);
+  const double busbw = MeasuredNetworkBytesPerSecond(table, info.name, fabric_nodes);
+  if (busbw <= 0.0 || table.message_bytes <= 0.0) return busbw;
+  const double n = table.gpus_per_node * fabric_nodes;
+  const double volume = table.message_bytes * info.bus_factor(n);
+  const Latency lat =
+      CollectiveLatency(info, n, fabric_nodes, link.intra_latency_s, link.inter_latency_s);
+  const double transfer = TransferSeconds(c, true, lat, volume / (busbw * table.gpus_per_node));
+  // A measurement faster than the latency alone would imply an unbounded rate: keep the table's.
+  return transfer > 0.0 ? volume / transfer / table.gpus_per_node : busbw;
+}
+
 // CollectiveSeconds before the validation correction.
 double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) {
   const double n = measured_link.ranks;
   if (n <= 1.0 || bytes <= 0.0) return 0.0;
   const CollectiveInfo& info = GetCollectiveInfo(c);
   const double nodes = measured_link.nodes();
+  const bool across_nodes = nodes > 1.0;
   GroupLink link = measured_link;
-  if (const CollectiveFit* fit = MeasuredFit(c, nodes <= 1.0 ? n : link.ranks_per_node, link)) {
-    if (nodes <= 1.0) {
-      return fit->alpha_s + bytes * info.bus_factor(n) / fit->busbw_bytes_per_s;
-    }
+  if (const CollectiveFit* fit = MeasuredFit(c, across_nodes ? link.ranks_per_node : n, link)) {
+    if (!across_nodes) return fit->alpha_s + bytes * info.bus_factor(n) / fit->busbw_bytes_per_s;
     link.intra_bytes_per_s = fit->busbw_bytes_per_s;
   }
-  if (nodes > 1.0 && link.network_measured != nullptr) {
-    const double measured_network = MeasuredNetworkBytesPerSecond(
-        *link.network_measured, info.name, std::max(nodes, link.fabric_nodes));
+  if (across_nodes && link.network_measured != nullptr) {
+    const double measured_network = MeasuredNetworkTransferRate(
+        c, *link.network_measured, std::max(nodes, link.fabric_nodes), link);
     if (measured_network > 0.0) link.inter_bytes_per_s = measured_network;
   }
-  const double intra_steps = (link.ranks_per_node - 1.0) * info.latency_steps_multiplier;
-  const double inter_steps =
-      nodes > 1.0 ? std::ceil(std::log2(nodes)) * info.latency_steps_multiplier : 0.0;
-  double latency = intra_steps * link.intra_latency_s + inter_steps * link.inter_latency_s;
-  if (c == Collective::kSendRecv)
-    latency = nodes > 1.0 ? link.inter_latency_s : link.intra_latency_s;
-
-  if (c == Collective::kAllToAll && nodes > 1.0) {
+  if (c == Collective::kSendRecv) {
+    if (across_nodes) return link.inter_latency_s + bytes / link.inter_bytes_per_s;
+    return link.intra_latency_s + bytes / link.intra_bytes_per_s;
+  }
+  const Latency lat = CollectiveLatency(info, n, nodes, link.intra_latency_s, link.inter_latency_s);
+  if (c == Collective::kAllToAll && across_nodes) {
     // Each rank sends bytes/n to every peer: (ranks_per_node - 1) shares over the intra-node
     // fabric and (n - ranks_per_node) shares through its own NIC; the two proceed concurrently.
     const double share = bytes / n;
     const double intra = share * (link.ranks_per_node - 1.0) / link.intra_bytes_per_s;
     const double inter = share * (n - link.ranks_per_node) / link.inter_bytes_per_s;
-    return latency + std::max(intra, inter);
+    return lat.tree + std::max(intra, inter);
   }
-  if (c == Collective::kSendRecv) {
-    const double bw = nodes > 1.0 ? link.inter_bytes_per_s : link.intra_bytes_per_s;
-    return latency + bytes / bw;
-  }
-  const double ring = latency + bytes * info.bus_factor(n) / GroupBusBandwidth(link);
-  if (c == Collective::kAllReduce && nodes <= 1.0 && link.intra_nvls_bytes_per_s > 0.0 &&
+  const double transfer = bytes * info.bus_factor(n) / GroupBusBandwidth(link);
+  const double seconds = RingOrTreeSeconds(c, across_nodes, lat, transfer);
+  if (c == Collective::kAllReduce && !across_nodes && link.intra_nvls_bytes_per_s > 0.0 &&
       bytes >= kNvlsMinBytes) {
     // NVLS: the NVSwitch reduces in the switch, so every GPU sends its buffer once and receives
     // the sum once; the measured algbw (GpuSpec::scaleup_nvls_efficiency) is nearly independent
     // of the GPU count. NCCL picks it over the ring when it is faster.
-    return std::min(ring, latency + bytes / link.intra_nvls_bytes_per_s);
+    return std::min(seconds, lat.ring + bytes / link.intra_nvls_bytes_per_s);
   }
-  return ring;
+  return seconds;
 }
 
 }  // namespace

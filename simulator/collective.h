@@ -43,6 +43,10 @@ inline constexpr int kCollectiveCount = 6;
 /// mle_h200_8gpu_allreduce_nvls_*).
 inline constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
 
+/// Bus bandwidth of NCCL's tree all-reduce across nodes as a fraction of the ring's (NVIDIA/nccl
+/// src/graph/tuning.cc, ncclTopoTuneModel: busBw * .9 for NCCL_ALGO_TREE).
+inline constexpr double kTreeBusbwFraction = 0.9;
+
 /// How one communicator's ranks sit on the machine.
 struct GroupLink {
   double ranks = 1;              ///< group size n
@@ -89,8 +93,11 @@ double GroupBusBandwidth(const GroupLink& link);
 /// measured busbw table (link.network_measured) takes its per-GPU network bandwidth from the table
 /// for the group's node count (MeasuredNetworkBytesPerSecond) when the table lists the collective.
 /// All-to-all uses the per-destination split instead: the off-node share (n - ranks_per_node)/n
-/// goes through the NIC. Latency (alpha) is ring steps inside the node plus tree levels across
-/// nodes (NCCL runs trees across nodes at scale: 2*log2(nodes) steps for all-reduce).
+/// goes through the NIC. Latency (alpha), as NCCL's tuning model counts it: a ring of n ranks
+/// takes n - 1 hops (2(n - 1) for all-reduce), nodes - 1 (2(nodes - 1)) of them at
+/// link.inter_latency_s and the rest at link.intra_latency_s; across nodes an all-reduce takes the
+/// faster of that ring and a tree of 2((ranks_per_node - 1) intra + ceil(log2(nodes)) inter)
+/// latency at kTreeBusbwFraction of the bus bandwidth. All-to-all takes the tree's latency.
 double CollectiveSeconds(Collective c, double bytes, const GroupLink& link);
 
 }  // namespace gpuplan

@@ -12,9 +12,11 @@ namespace gpuplan {
 namespace {
 
 // Exposed part of communication `comm` overlapped with computation `window`, with the
-// interference of the communication kernels on the computation.
+// interference of the communication kernels on the computation: the computation is slowed by
+// kOverlapInterference for every second of communication beside it, and the pair ends when the
+// later of the two does, so a communication-bound pair hides that slow-down.
 double Exposed(double comm, double window) {
-  return std::max(0.0, comm - window) + kOverlapInterference * std::min(comm, window);
+  return std::max(comm - window, kOverlapInterference * std::min(comm, window));
 }
 
 // One pipeline stage's time per micro-batch (forward + backward of all its layers and chunks).
@@ -87,12 +89,26 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // backward, and reduce-scatters gradients (with HSDP also all-reduces them across the
     // replicas); prefetching hides them behind that micro-batch's computation except for the
     // first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
+    // Each layer is its own unit with its own collectives, so the latency is paid per layer;
+    // the stage's other parameters (embedding, LM head) form one more unit.
     if (zero >= 3 && sharded_dp) {
       const ShardParams shard = ParamsPerGpu(job, stage);
-      const double gather = FsdpGatherSeconds(costs, shard.Total());
+      const ShardParams dense_layer = LayerParamsPerGpu(job, false);
+      const ShardParams moe_layer = LayerParamsPerGpu(job, true);
+      const double rest = std::max(
+          0.0, shard.Total() - mix.dense * dense_layer.Total() - mix.moe * moe_layer.Total());
+      const double rest_trainable = std::max(
+          0.0, shard.trainable - mix.dense * dense_layer.trainable - mix.moe * moe_layer.trainable);
+      const double gather = mix.dense * FsdpGatherSeconds(costs, dense_layer.Total()) +
+                            mix.moe * FsdpGatherSeconds(costs, moe_layer.Total()) +
+                            (rest > 0 ? FsdpGatherSeconds(costs, rest) : 0.0);
+      const double reduce = mix.dense * FsdpReduceSeconds(costs, dense_layer.trainable) +
+                            mix.moe * FsdpReduceSeconds(costs, moe_layer.trainable) +
+                            (rest_trainable > 0 ? FsdpReduceSeconds(costs, rest_trainable) : 0.0);
       const double comm = (tr.recompute == Recompute::kFull ? 3.0 : 2.0) * gather;
-      const double all = comm + FsdpReduceSeconds(costs, shard.trainable);
-      st.fsdp = Exposed(all, st.compute) + gather / std::max(1.0, mix.dense + mix.moe);
+      const double all = comm + reduce;
+      const ShardParams& first = mix.dense > 0 ? dense_layer : moe_layer;
+      st.fsdp = Exposed(all, st.compute) + FsdpGatherSeconds(costs, first.Total());
     }
     // ZeRO-2: the gradients are sharded, so there is no full-size buffer to accumulate into and
     // every micro-batch's backward reduce-scatters its gradients (DeepSpeed stage_1_and_2.py

@@ -186,7 +186,7 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
       std::min(params, kGradBucketParams + CountParameters(job.model).embedding);  // tp 1
   const double layers = static_cast<double>(job.model.num_layers);
   auto exposed = [](double comm, double window) {
-    return std::max(0.0, comm - window) + kOverlapInterference * std::min(comm, window);
+    return std::max(comm - window, kOverlapInterference * std::min(comm, window));
   };
   const double reduce = GradReduceSeconds(c, 1, params, 0);
   const double reduce_tail = GradReduceSeconds(c, 1, edge, 0);
@@ -202,7 +202,10 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   const double tail = reduce_tail + gather_head;
   EXPECT_NEAR(nanotron.breakdown_s.dp_comm, exposed(sync - tail, layers * c.dense.bwd) + tail,
               1e-9 * sync);
-  EXPECT_LT(megatron.breakdown_s.dp_comm, nanotron.breakdown_s.dp_comm);
+  // Which stack exposes less depends on the windows: here both collectives together outlast the
+  // backward, which hides its slow-down for nanotron, while Megatron-Core's all-gather outlasts
+  // the shorter forward; the two differ by a few percent.
+  EXPECT_NEAR(megatron.breakdown_s.dp_comm / nanotron.breakdown_s.dp_comm, 1.0, 0.05);
 }
 
 // Golden: ZeRO-2 shards the gradients, so each micro-batch's backward reduce-scatters its own
@@ -225,7 +228,7 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   const double edge = std::min(params, kGradBucketParams + CountParameters(job.model).embedding);
   const double layers = static_cast<double>(job.model.num_layers);
   auto exposed = [](double comm, double window) {
-    return std::max(0.0, comm - window) + kOverlapInterference * std::min(comm, window);
+    return std::max(comm - window, kOverlapInterference * std::min(comm, window));
   };
   const double reduce = GradReduceSeconds(c, 2, params, 0);
   const double reduce_tail = GradReduceSeconds(c, 2, edge, 0);
