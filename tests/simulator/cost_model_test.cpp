@@ -301,6 +301,34 @@ TEST_F(CostModelTest, HybridShardingGathersInsideTheGroupAndAllReducesAcrossRepl
   EXPECT_NEAR(b.memory.grads_bytes, 8 * a.memory.grads_bytes, 1e-9 * b.memory.grads_bytes);
 }
 
+// Golden: FSDP / ZeRO-3 gathers and reduce-scatters layer by layer (each layer a wrap unit, the
+// embedding and LM head one more), so every collective's latency is paid per layer; prefetch
+// hides them behind the micro-batch's computation except the first layer's gather.
+TEST_F(CostModelTest, FsdpPaysEachCollectivePerLayer) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 512);  // 64 nodes, dp 512
+  spec["parallelism"] = {{"zero_stage", 3}};
+  spec["training"]["global_batch_size"] = 512;  // 1 micro-batch
+  const JobSpec job = Parse(spec);
+  const StepResult r = Eval(job);
+  const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
+  const StepCosts c = ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
+                                       DatasheetRates(gpu, job.training.precision));
+  const ShardParams layer = LayerParamsPerGpu(job, false);
+  const double layers = static_cast<double>(job.model.num_layers);
+  const double rest = ParamsPerGpu(job, 0).Total() - layers * layer.Total();
+  const double gather = layers * FsdpGatherSeconds(c, layer.Total()) + FsdpGatherSeconds(c, rest);
+  const double reduce = layers * FsdpReduceSeconds(c, layer.trainable) + FsdpReduceSeconds(c, rest);
+  const double compute =
+      layers * c.dense.Compute() + c.embed_fwd + c.embed_bwd + c.head_fwd + c.head_bwd;
+  const double all = 2.0 * gather + reduce;
+  const double expected = std::max(all - compute, kOverlapInterference * std::min(all, compute)) +
+                          FsdpGatherSeconds(c, layer.Total());
+  EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
+  // One collective for the whole stage would pay the 512-GPU ring's latency once, not 3 x 33
+  // times.
+  EXPECT_GT(gather, FsdpGatherSeconds(c, ParamsPerGpu(job, 0).Total()));
+}
+
 TEST_F(CostModelTest, MixtureOfExpertsUsesAllToAll) {
   nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
   spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
