@@ -44,15 +44,6 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const bool sharded_dp = par.dp * par.cp > 1;
   const bool split_backward = par.schedule == Schedule::kZeroBubbleH1;
 
-  // A stage's trainable parameters on this GPU, split into dense and expert parameters (which
-  // synchronise over different groups).
-  struct DpParams {
-    double dense = 0, expert = 0;
-  };
-  auto dp_params = [&](const ShardParams& p) {
-    const double dense_share = p.Total() > 0 ? p.dense / p.Total() : 1.0;
-    return DpParams{p.trainable * dense_share, p.trainable * (1.0 - dense_share)};
-  };
   // The last gradient bucket of a stage's backward cannot overlap: it is issued when backward
   // ends. On the first stage it also holds the embedding, whose gradient is the last to be ready.
   auto edge_bucket = [&](int64_t stage, const ShardParams& p) {
@@ -60,6 +51,11 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
                                  ? CountParameters(m).embedding / static_cast<double>(par.tp)
                                  : 0.0;
     return std::min(p.trainable, kGradBucketParams + embedding);
+  };
+  // A collective issued in buckets behind computation `window`: all but the `edge` bucket (the
+  // last issued, or the first needed) overlap it.
+  auto bucketed = [](double comm, double edge, double window) {
+    return Exposed(std::max(0.0, comm - edge), window) + edge;
   };
   // The backward window a stage's gradient buckets overlap; with a split backward (ZB-H1) only
   // its W pass.
@@ -117,11 +113,11 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // overlapped with that backward, the last bucket exposed.
     if (zero == 2 && sharded_dp) {
       const ShardParams shard = ParamsPerGpu(job, stage);
-      const DpParams params = dp_params(shard);
-      const double reduce = GradReduceSeconds(costs, zero, params.dense, params.expert);
+      const double reduce =
+          GradReduceSeconds(costs, zero, shard.DenseTrainable(), shard.ExpertTrainable());
       if (par.dp_overlap) {
         const double tail = GradReduceSeconds(costs, zero, edge_bucket(stage, shard), 0);
-        st.fsdp = Exposed(std::max(0.0, reduce - tail), backward_window(mix)) + tail;
+        st.fsdp = bucketed(reduce, tail, backward_window(mix));
       } else {
         st.fsdp = reduce;
       }
@@ -180,17 +176,18 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     }
   }
   if (zero < 3 && sharded_dp) {
-    const DpParams params = dp_params(biggest);
+    const double dense_params = biggest.DenseTrainable();
+    const double expert_params = biggest.ExpertTrainable();
     // ZeRO-2 reduced its gradients per micro-batch (stage_time): only the weights are left.
-    auto reduce_seconds = [&](double dense_params, double expert_params) {
-      return zero == 2 ? 0.0 : GradReduceSeconds(costs, zero, dense_params, expert_params);
+    auto reduce_seconds = [&](double dense_part, double expert_part) {
+      return zero == 2 ? 0.0 : GradReduceSeconds(costs, zero, dense_part, expert_part);
     };
-    const double gather = WeightGatherSeconds(costs, zero, params.dense, params.expert);
+    const double reduce = reduce_seconds(dense_params, expert_params);
+    const double gather = WeightGatherSeconds(costs, zero, dense_params, expert_params);
     if (par.dp_overlap) {
       const double edge = edge_bucket(biggest_stage, biggest);
       const StageLayerMix mix = StageLayerCounts(job, biggest_stage);
       const double backward = backward_window(mix);
-      const double reduce = reduce_seconds(params.dense, params.expert);
       const double reduce_tail = reduce_seconds(edge, 0);
       if (WeightGatherInForward(job)) {
         // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
@@ -199,18 +196,18 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
         // waited for before any layer runs.
         const double gather_head = WeightGatherSeconds(costs, zero, edge, 0);
         const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
-        bd.dp_comm += Exposed(std::max(0.0, reduce - reduce_tail), backward) + reduce_tail +
-                      Exposed(std::max(0.0, gather - gather_head), forward) + gather_head;
+        bd.dp_comm +=
+            bucketed(reduce, reduce_tail, backward) + bucketed(gather, gather_head, forward);
       } else if (zero == 2) {
         // The all-gather of the updated weights runs after the optimizer step.
         bd.dp_comm += gather;
       } else {
         // Each bucket's reduce-scatter and all-gather as one (the event simulator's FlushBucket).
         const double tail = reduce_tail + WeightGatherSeconds(costs, zero, edge, 0);
-        bd.dp_comm += Exposed(std::max(0.0, reduce + gather - tail), backward) + tail;
+        bd.dp_comm += bucketed(reduce + gather, tail, backward);
       }
     } else {
-      bd.dp_comm += reduce_seconds(params.dense, params.expert) + gather;
+      bd.dp_comm += reduce + gather;
     }
   }
 

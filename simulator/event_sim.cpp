@@ -287,7 +287,7 @@ void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
   if (r.weights_gathered < need) {
     const double bucket =
         std::min(r.weights_left, std::max(kGradBucketParams, need - r.weights_gathered));
-    const double dense = params.Total() > 0 ? params.dense / params.Total() : 1.0;
+    const double dense = params.DenseShare();
     const double seconds =
         WeightGatherSeconds(costs_, zero_, bucket * dense, bucket * (1.0 - dense));
     r.waits.push_back(NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights",
@@ -478,10 +478,10 @@ Status StepBuilder::BuildRank(int32_t stage) {
           0, Category::kOptimizer);
   if (zero_ == 2 && sharded_dp_ && !gather_in_forward_) {
     // The updated weights' all-gather after the optimizer step (cost_model.cpp).
-    const double dense = stage_params.Total() > 0 ? stage_params.dense / stage_params.Total() : 1.0;
-    const double params = stage_params.trainable;
     Async(stage, SimStream::kDpGather, Category::kDp, "all-gather weights",
-          WeightGatherSeconds(costs_, zero_, params * dense, params * (1.0 - dense)), 2.0 * params);
+          WeightGatherSeconds(costs_, zero_, stage_params.DenseTrainable(),
+                              stage_params.ExpertTrainable()),
+          2.0 * stage_params.trainable);
   }
   return Status::Ok();
 }

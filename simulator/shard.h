@@ -96,6 +96,12 @@ struct ShardParams {
   double expert = 0;     ///< routed experts: replicated across the expert-data-parallel group
   double trainable = 0;  ///< what gets gradients: dense + expert, or only LoRA adapters
   double Total() const { return dense + expert; }
+  /// Fraction of the parameters that are dense (1 when there are none).
+  double DenseShare() const { return Total() > 0 ? dense / Total() : 1.0; }
+  /// The trainable parameters split by DenseShare: dense ones synchronise over the DP group,
+  /// expert ones over the expert-DP group.
+  double DenseTrainable() const { return trainable * DenseShare(); }
+  double ExpertTrainable() const { return trainable * (1.0 - DenseShare()); }
 };
 
 /// Parameters of one transformer layer on one GPU (dense or MoE layer), split as ParamsPerGpu

@@ -37,6 +37,13 @@ class CostModelTest : public ::testing::Test {
     return job.ok() ? *job : JobSpec{};
   }
 
+  // The step's costs at datasheet rates.
+  static StepCosts Costs(const JobSpec& job) {
+    const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
+    return ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
+                            DatasheetRates(gpu, job.training.precision));
+  }
+
   static StepResult Eval(const JobSpec& job) {
     return EvaluateStep(job, *db_->FindGpu(job.cluster.gpu),
                         *db_->FindNetwork(job.cluster.inter_node));
@@ -45,6 +52,11 @@ class CostModelTest : public ::testing::Test {
   static HardwareDb* db_;
 };
 HardwareDb* CostModelTest::db_ = nullptr;
+
+// The overlap charge as docs/COST_MODEL.md ("Overlap") states it.
+double Exposed(double comm, double window) {
+  return std::max(comm - window, kOverlapInterference * std::min(comm, window));
+}
 
 TEST_F(CostModelTest, ResultIsConsistent) {
   nlohmann::json spec = Spec("llama3-70b", "h100-sxm5-80gb", 64);
@@ -178,29 +190,24 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   const JobSpec job = Parse(spec);
   const StepResult megatron = Eval(job);
 
-  const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
-  const StepCosts c = ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
-                                       DatasheetRates(gpu, job.training.precision));
+  const StepCosts c = Costs(job);
   const double params = ParamsPerGpu(job, 0).trainable;
   const double edge =
       std::min(params, kGradBucketParams + CountParameters(job.model).embedding);  // tp 1
   const double layers = static_cast<double>(job.model.num_layers);
-  auto exposed = [](double comm, double window) {
-    return std::max(comm - window, kOverlapInterference * std::min(comm, window));
-  };
   const double reduce = GradReduceSeconds(c, 1, params, 0);
   const double reduce_tail = GradReduceSeconds(c, 1, edge, 0);
   const double gather = WeightGatherSeconds(c, 1, params, 0);
   const double gather_head = WeightGatherSeconds(c, 1, edge, 0);
-  const double expected = exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail +
-                          exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  const double expected = Exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail +
+                          Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
   EXPECT_NEAR(megatron.breakdown_s.dp_comm, expected, 1e-9 * expected);
 
   spec["training"]["framework"] = "nanotron";
   const StepResult nanotron = Eval(Parse(spec));
   const double sync = reduce + gather;
   const double tail = reduce_tail + gather_head;
-  EXPECT_NEAR(nanotron.breakdown_s.dp_comm, exposed(sync - tail, layers * c.dense.bwd) + tail,
+  EXPECT_NEAR(nanotron.breakdown_s.dp_comm, Exposed(sync - tail, layers * c.dense.bwd) + tail,
               1e-9 * sync);
   // Which stack exposes less depends on the windows: here both collectives together outlast the
   // backward, which hides its slow-down for nanotron, while Megatron-Core's all-gather outlasts
@@ -221,22 +228,17 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   const StepResult zero2 = Eval(job);
   ASSERT_EQ(zero2.microbatches, 4);
 
-  const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
-  const StepCosts c = ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
-                                       DatasheetRates(gpu, job.training.precision));
+  const StepCosts c = Costs(job);
   const double params = ParamsPerGpu(job, 0).trainable;
   const double edge = std::min(params, kGradBucketParams + CountParameters(job.model).embedding);
   const double layers = static_cast<double>(job.model.num_layers);
-  auto exposed = [](double comm, double window) {
-    return std::max(comm - window, kOverlapInterference * std::min(comm, window));
-  };
   const double reduce = GradReduceSeconds(c, 2, params, 0);
   const double reduce_tail = GradReduceSeconds(c, 2, edge, 0);
   const double gather = WeightGatherSeconds(c, 2, params, 0);
   const double gather_head = WeightGatherSeconds(c, 2, edge, 0);
-  const double per_microbatch = exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail;
+  const double per_microbatch = Exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail;
   const double expected = 4.0 * per_microbatch +
-                          exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+                          Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
   EXPECT_NEAR(zero2.breakdown_s.dp_comm, expected, 1e-9 * expected);
 
   // ZeRO-1 reduces once per step, so it pays less DP time for more gradient memory.
@@ -310,9 +312,7 @@ TEST_F(CostModelTest, FsdpPaysEachCollectivePerLayer) {
   spec["training"]["global_batch_size"] = 512;  // 1 micro-batch
   const JobSpec job = Parse(spec);
   const StepResult r = Eval(job);
-  const GpuSpec& gpu = *db_->FindGpu(job.cluster.gpu);
-  const StepCosts c = ComputeStepCosts(job, gpu, *db_->FindNetwork(job.cluster.inter_node),
-                                       DatasheetRates(gpu, job.training.precision));
+  const StepCosts c = Costs(job);
   const ShardParams layer = LayerParamsPerGpu(job, false);
   const double layers = static_cast<double>(job.model.num_layers);
   const double rest = ParamsPerGpu(job, 0).Total() - layers * layer.Total();
@@ -321,8 +321,7 @@ TEST_F(CostModelTest, FsdpPaysEachCollectivePerLayer) {
   const double compute =
       layers * c.dense.Compute() + c.embed_fwd + c.embed_bwd + c.head_fwd + c.head_bwd;
   const double all = 2.0 * gather + reduce;
-  const double expected = std::max(all - compute, kOverlapInterference * std::min(all, compute)) +
-                          FsdpGatherSeconds(c, layer.Total());
+  const double expected = Exposed(all, compute) + FsdpGatherSeconds(c, layer.Total());
   EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
   // One collective for the whole stage would pay the 512-GPU ring's latency once, not 3 x 33
   // times.

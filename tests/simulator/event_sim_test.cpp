@@ -239,15 +239,19 @@ TEST(EventSimVsAnalytic, DpOverlapExposesNoMoreThanTheEstimate) {
   }
 }
 
+// Llama 3 8B on 8 nodes of 8 H100, DP 64, 4 micro-batches of one sequence, ZeRO stage `zero`.
+nlohmann::json Llama8bOn64H100(int zero) {
+  return {{"model", "llama3-8b"},
+          {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 64}, {"gpus_per_node", 8}}},
+          {"training", {{"seq_len", 4096}, {"global_batch_size", 256}}},
+          {"parallelism", {{"zero_stage", zero}}}};
+}
+
 // Megatron-Core --overlap-param-gather (framework.h): the weights' all-gather runs in buckets at
 // the start of the step and gates the first forward pass layer by layer; the DP reduction
 // stream carries only reduce-scatters. nanotron all-gathers with its reduce-scatters instead.
 TEST(EventSim, MegatronGathersWeightsBeforeTheFirstForwardOnly) {
-  nlohmann::json spec = {
-      {"model", "llama3-8b"},
-      {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 64}, {"gpus_per_node", 8}}},
-      {"training", {{"seq_len", 4096}, {"global_batch_size", 256}}},
-      {"parallelism", {{"zero_stage", 1}}}};
+  nlohmann::json spec = Llama8bOn64H100(1);  // 4 micro-batches
   const JobSpec job = ParseTestJob(spec);
   const EventSimResult megatron = Simulate(job);
   int gathers = 0;
@@ -281,11 +285,7 @@ TEST(EventSim, MegatronGathersWeightsBeforeTheFirstForwardOnly) {
 // ZeRO-2: every micro-batch's backward ends with its gradients reduce-scattered (the sharded
 // gradient has no room to accumulate into), and the weights are gathered once.
 TEST(EventSim, ZeroTwoReduceScattersEveryMicrobatch) {
-  nlohmann::json spec = {
-      {"model", "llama3-8b"},
-      {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 64}, {"gpus_per_node", 8}}},
-      {"training", {{"seq_len", 4096}, {"global_batch_size", 256}}},
-      {"parallelism", {{"zero_stage", 2}}}};
+  nlohmann::json spec = Llama8bOn64H100(2);  // 4 micro-batches
   const JobSpec job = ParseTestJob(spec);
   const EventSimResult sim = Simulate(job);
   const double params = ParamsPerGpu(job, 0).trainable;
