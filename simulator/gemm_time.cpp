@@ -51,6 +51,12 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
   return r;
 }
 
+double AttentionLengthFactor(double tokens) {
+  const double s0 = kAttentionHalfRateTokens;
+  const double ref = kAttentionReferenceTokens;
+  return (tokens / (tokens + s0)) / (ref / (ref + s0));
+}
+
 double GemmWaveEfficiency(double m, double n, double batch, int sm_count) {
   constexpr double kTile = 128;  // CTA tile edge of cuBLAS/CUTLASS bf16 kernels
   const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile) * batch;

@@ -50,6 +50,26 @@ inline constexpr double kSustainedGemmFraction = 0.80;
 /// the sweep. A measured profile replaces it.
 inline constexpr double kFusedAttentionRelativeEfficiency = 0.40;
 
+/// Sequence length at which a fused attention kernel runs at half its long-sequence rate: the
+/// rate over sequences of s tokens goes as s / (s + s0). Shorter sequences leave fewer key blocks
+/// per query block to amortise each block's prologue and epilogue over, and a larger share of
+/// the blocks on the causal diagonal. FITTED: least squares in log rate on the FlashAttention-3
+/// paper's H100 benchmark (Shah et al. 2024, "Attention forward speed, head dim 128 (H100 80GB
+/// SXM5)", causal, 512-16,384 tokens) for FlashAttention-2 and cuDNN, the kernels Megatron-LM
+/// (Transformer Engine) and nanotron run: s0 = 396 tokens, RMS error 1.8% (FlashAttention-3
+/// alone: 604). Golden test Golden.AttentionRateFollowsTheSequenceLength.
+inline constexpr double kAttentionHalfRateTokens = 400;
+
+/// Sequence length at which the fused-attention rate is matmul x
+/// kFusedAttentionRelativeEfficiency (or the measured profile's rate, whose samples run 1,024 to
+/// 8,192 tokens).
+inline constexpr double kAttentionReferenceTokens = 4096;
+
+/// Rate of a fused attention kernel over sequences of `tokens` (> 0) relative to its rate over
+/// kAttentionReferenceTokens: (s / (s + s0)) / (ref / (ref + s0)), s0 = kAttentionHalfRateTokens.
+/// Below 1 for shorter sequences (0.92 at 2,048, 0.62 at 512), up to 1.10 for very long ones.
+double AttentionLengthFactor(double tokens);
+
 /// Rates from datasheet peak x the database's measured efficiencies.
 DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision);
 

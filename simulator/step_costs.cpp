@@ -93,9 +93,13 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   if (tr.attention == AttentionImpl::kFlash) {
     const double flops = 4.0 * score_elems * d * kCausalFraction;
     gemm_flops += flops;
-    lt.fwd_attn = flops / r.attention_flops_per_s + r.kernel_overhead_s;
-    lt.bwd_attn =
-        kFlashBackwardRatio * flops / r.attention_backward_flops_per_s + r.kernel_overhead_s;
+    // A fused kernel is slower per FLOP on shorter sequences (AttentionLengthFactor). Under CP
+    // each ring step's kernel sees a chunk of s/cp tokens: the diagonal step s/cp queries against
+    // s/cp keys, the others half of that against all of it (taken at s/cp as well).
+    const double length = AttentionLengthFactor(s_full / static_cast<double>(par.cp));
+    lt.fwd_attn = flops / (r.attention_flops_per_s * length) + r.kernel_overhead_s;
+    lt.bwd_attn = kFlashBackwardRatio * flops / (r.attention_backward_flops_per_s * length) +
+                  r.kernel_overhead_s;
   } else {
     const double batch = b * heads_local;
     const double s_local = T / b;

@@ -78,7 +78,8 @@ TEST_F(CostModelTest, ResultIsConsistent) {
 
 // Ring attention (TE AttnFuncWithCPAndKVP2P) runs cp attention kernels per pass and merges each
 // step: forward, cp - 1 output + log-sum-exp corrections (read two outputs, write one);
-// backward, cp dQ and dK/dV accumulations. The FLOPs are the load-balanced causal share.
+// backward, cp dQ and dK/dV accumulations. The FLOPs are the load-balanced causal share, run at
+// the rate of the s/cp-token chunk each kernel sees.
 TEST_F(CostModelTest, ContextParallelPaysPerRingStep) {
   nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 8);
   spec["training"]["seq_len"] = 8192;
@@ -92,11 +93,14 @@ TEST_F(CostModelTest, ContextParallelPaysPerRingStep) {
   const LayerCosts b = ComputeStepCosts(four, gpu, net, r).dense;
   const double tokens = 8192.0 / 4, q = 4096, kv = 1024, e = 2;
   const double out = tokens * q * e, grads = out + tokens * 2 * kv * e;
-  // A quarter of the queries against all keys: a quarter of the kernel time, plus the steps.
-  const double kernel = (a.fwd_attn - r.kernel_overhead_s) / 4 + r.kernel_overhead_s;
+  // A quarter of the queries against all keys: a quarter of the FLOPs, on 2,048-token chunks
+  // instead of 8,192-token sequences, plus the steps.
+  const double chunk = AttentionLengthFactor(8192) / AttentionLengthFactor(2048);
+  EXPECT_NEAR(chunk, 1.14, 0.005);
+  const double kernel = (a.fwd_attn - r.kernel_overhead_s) / 4 * chunk + r.kernel_overhead_s;
   EXPECT_NEAR(b.fwd_attn, kernel + 3 * (r.kernel_overhead_s + MemoryBoundSeconds(r, 3 * out, 2)),
               1e-12);
-  const double bwd_kernel = (a.bwd_attn - r.kernel_overhead_s) / 4 + r.kernel_overhead_s;
+  const double bwd_kernel = (a.bwd_attn - r.kernel_overhead_s) / 4 * chunk + r.kernel_overhead_s;
   EXPECT_NEAR(b.bwd_attn,
               bwd_kernel + 3 * r.kernel_overhead_s + 4 * MemoryBoundSeconds(r, 3 * grads, 2),
               1e-12);
