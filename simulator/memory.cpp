@@ -220,10 +220,22 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // 16-bit gradients beside the main gradients (framework.h, ddp_bucket_bytes_per_param).
     mb.grads_bytes += TraitsOf(tr.framework).ddp_bucket_bytes_per_param * shard.trainable;
   }
+  const double layers = std::max(1.0, static_cast<double>(StageLayers(job, stage)));
   if (zero >= 3) {
     // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
-    const double layers = static_cast<double>(StageLayers(job, stage));
-    mb.weights_bytes += 2.0 * gathered_bytes * shard.Total() / std::max(1.0, layers);
+    mb.weights_bytes += 2.0 * gathered_bytes * shard.Total() / layers;
+  }
+  if (zero >= 2 && dp_shards > 1) {
+    // Sharded gradients are reduce-scattered one layer (wrap unit, bucket) at a time during
+    // backward, so two unsharded layer gradients are live: the one whose reduce-scatter runs, in
+    // the reduction's dtype (MainGradBytesPerParam), and the next one that backward is
+    // producing, in the compute dtype. PyTorch FSDP _post_backward_hook casts the unsharded
+    // gradient to reduce_dtype and reduce-scatters it on its own stream while the next unit's
+    // backward runs; DeepSpeed ZeRO-2 and Megatron-FSDP reduce bucket by bucket the same way.
+    const double compute_bytes =
+        (tr.precision == Precision::kFp32 || tr.precision == Precision::kTf32) ? 4.0 : 2.0;
+    mb.grads_bytes +=
+        (MainGradBytesPerParam(tr.precision) + compute_bytes) * shard.trainable / layers;
   }
   // Full recomputation re-materialises one layer at a time during backward.
   const double recompute_working =

@@ -416,8 +416,8 @@ TEST(Golden, AttentionRateFollowsTheSequenceLength) {
   }
   EXPECT_DOUBLE_EQ(AttentionLengthFactor(kAttentionReferenceTokens), 1.0);
   // Half the asymptotic rate at s0 tokens.
-  const double asymptote = (kAttentionReferenceTokens + kAttentionHalfRateTokens) /
-                           kAttentionReferenceTokens;
+  const double asymptote =
+      (kAttentionReferenceTokens + kAttentionHalfRateTokens) / kAttentionReferenceTokens;
   EXPECT_NEAR(AttentionLengthFactor(kAttentionHalfRateTokens), asymptote / 2, 1e-12);
 }
 }  // namespace

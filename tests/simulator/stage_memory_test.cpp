@@ -115,6 +115,32 @@ TEST(StageMemory, UnevenSplitCountsEachStagesLayers) {
   EXPECT_EQ(EstimateMemory(job, GpuOf(job)).peak_stage, EveryStage(job).peak_stage);
 }
 
+// Sharded gradients (ZeRO-2, ZeRO-3/FSDP) are reduce-scattered layer by layer during backward:
+// two unsharded layer gradients are live, the one being reduced in fp32 (4 B, bf16 training)
+// and the one backward is producing in bf16 (2 B) (PyTorch FSDP _post_backward_hook, DeepSpeed
+// ZeRO-2 buckets). ZeRO-1 keeps the full fp32 gradient buffer and nothing more.
+TEST(StageMemory, ShardedGradientsKeepTwoLayersUnshardedDuringBackward) {
+  nlohmann::json spec = {{"model", "llama3-8b"},
+                         {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
+                         {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
+                         {"parallelism", {{"zero_stage", 1}}}};
+  const JobSpec one = ParseTestJob(spec);
+  const ShardParams p = ParamsPerGpu(one, 0);
+  const double layers = static_cast<double>(StageLayers(one, 0));
+  EXPECT_DOUBLE_EQ(StageMemory(one, GpuOf(one), 0).grads_bytes, 4.0 * p.trainable);
+  for (int zero : {2, 3}) {
+    spec["parallelism"]["zero_stage"] = zero;
+    const JobSpec job = ParseTestJob(spec);
+    EXPECT_DOUBLE_EQ(StageMemory(job, GpuOf(job), 0).grads_bytes,
+                     4.0 * p.trainable / 16 + (4.0 + 2.0) * p.trainable / layers)
+        << zero;
+  }
+  // Without data parallelism nothing is sharded or reduced.
+  spec["cluster"]["num_gpus"] = 1;
+  const JobSpec single = ParseTestJob(spec);
+  EXPECT_DOUBLE_EQ(StageMemory(single, GpuOf(single), 0).grads_bytes, 4.0 * p.trainable);
+}
+
 TEST(StageMemory, SkippedStagesNeverHoldMore) {
   // Identical middle stages are evaluated once; check the shortcut against every stage for
   // each schedule, with and without slots and with dense layers before MoE layers.
