@@ -56,8 +56,8 @@ inline constexpr double kFusedAttentionRelativeEfficiency = 0.40;
 /// the blocks on the causal diagonal. FITTED: least squares in log rate on the FlashAttention-3
 /// paper's H100 benchmark (Shah et al. 2024, "Attention forward speed, head dim 128 (H100 80GB
 /// SXM5)", causal, 512-16,384 tokens) for FlashAttention-2 and cuDNN, the kernels Megatron-LM
-/// (Transformer Engine) and nanotron run: s0 = 396 tokens, RMS error 1.8% (FlashAttention-3
-/// alone: 604). Golden test Golden.AttentionRateFollowsTheSequenceLength.
+/// (Transformer Engine) and nanotron run: s0 = 396 tokens (rounded to 400), RMS error 1.8%
+/// (FlashAttention-3 alone: 604). Golden test Golden.AttentionRateFollowsTheSequenceLength.
 inline constexpr double kAttentionHalfRateTokens = 400;
 
 /// Sequence length at which the fused-attention rate is matmul x

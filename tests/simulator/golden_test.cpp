@@ -401,6 +401,7 @@ TEST(Golden, TransformerEngineTpOverlap) {
               1e-12);
   EXPECT_DOUBLE_EQ(TpOverlapUserBufferBytes(T, h, e), 12 * T * h * e);
 }
+
 // FlashAttention-3 paper (Shah et al. 2024), "Attention forward speed, head dim 128 (H100 80GB
 // SXM5)", causal, 16k tokens per launch: TFLOP/s at 512 ... 16,384 tokens. The length factor
 // follows FlashAttention-2 and cuDNN, the kernels it was fitted on, within 4% of their rate
