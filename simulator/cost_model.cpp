@@ -64,6 +64,12 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
                           : mix.dense * dense.bwd + mix.moe * moe.bwd;
   };
 
+  // FSDP / ZeRO-3: one layer's parameters per GPU, the unit it gathers and reduces (the same on
+  // every stage).
+  const bool fully_sharded = zero >= 3 && sharded_dp;
+  const ShardParams dense_layer = fully_sharded ? LayerParamsPerGpu(job, false) : ShardParams{};
+  const ShardParams moe_layer = fully_sharded ? LayerParamsPerGpu(job, true) : ShardParams{};
+
   // Per micro-batch, per stage: layer kernels and exposed TP/CP/EP (and sharded-DP) communication.
   auto stage_time = [&](int64_t stage) {
     const StageLayerMix mix = StageLayerCounts(job, stage);
@@ -87,10 +93,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
     // Each layer is its own unit with its own collectives, so the latency is paid per layer;
     // the stage's other parameters (embedding, LM head) form one more unit.
-    if (zero >= 3 && sharded_dp) {
+    if (fully_sharded) {
       const ShardParams shard = ParamsPerGpu(job, stage);
-      const ShardParams dense_layer = LayerParamsPerGpu(job, false);
-      const ShardParams moe_layer = LayerParamsPerGpu(job, true);
       const double rest = std::max(
           0.0, shard.Total() - mix.dense * dense_layer.Total() - mix.moe * moe_layer.Total());
       const double rest_trainable = std::max(

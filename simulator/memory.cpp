@@ -232,8 +232,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // producing, in the compute dtype. PyTorch FSDP _post_backward_hook casts the unsharded
     // gradient to reduce_dtype and reduce-scatters it on its own stream while the next unit's
     // backward runs; DeepSpeed ZeRO-2 and Megatron-FSDP reduce bucket by bucket the same way.
-    const double compute_bytes =
-        (tr.precision == Precision::kFp32 || tr.precision == Precision::kTf32) ? 4.0 : 2.0;
+    const double compute_bytes = IsFp32(tr.precision) ? 4.0 : 2.0;
     mb.grads_bytes +=
         (MainGradBytesPerParam(tr.precision) + compute_bytes) * shard.trainable / layers;
   }
