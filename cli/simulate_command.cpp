@@ -28,7 +28,7 @@ struct SimulateOptions {
   bool json = false;
   // Flags that fill or override the spec; empty/nullopt = not given.
   std::string model, gpu, inter_node, precision, recompute, schedule, attention, framework;
-  std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, vpp;
+  std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, etp, vpp;
   std::optional<int64_t> micro_batch, global_batch, seq_len, zero, dp_replicate;
   int64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
@@ -98,6 +98,7 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("parallelism", "dp", "--dp", Given(o.dp));
   flag("parallelism", "cp", "--cp", Given(o.cp));
   flag("parallelism", "ep", "--ep", Given(o.ep));
+  flag("parallelism", "etp", "--etp", Given(o.etp));
   flag("parallelism", "vpp", "--vpp", Given(o.vpp));
   flag("parallelism", "schedule", "--schedule", Given(o.schedule));
   flag("parallelism", "zero_stage", "--zero", Given(o.zero));
@@ -235,6 +236,8 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
                   "Data-parallel size (default: GPUs / (tp*pp*cp) unless the spec sets dp)");
   sub->add_option("--cp", o->cp, "Context-parallel size");
   sub->add_option("--ep", o->ep, "Expert-parallel size");
+  sub->add_option("--etp", o->etp,
+                  "Expert tensor-parallel size (MoE; divides tp; default: tp, as Megatron-LM)");
   sub->add_option("--vpp", o->vpp, "Virtual pipeline stages per GPU (interleaved schedule)");
   sub->add_option("--schedule", o->schedule, "gpipe | 1f1b | interleaved | zb-h1");
   sub->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");

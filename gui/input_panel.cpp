@@ -552,6 +552,19 @@ const std::vector<Field>& Fields() {
        .set_int = [](Session* s, int64_t v) { s->job.parallel.ep = v; },
        .enabled = IsMoe},
       {.section = "Parallelism",
+       .key = "etp",
+       .label = "Expert TP",
+       .tooltip = "Expert tensor parallelism (MoE only): each routed expert split over this many "
+                  "GPUs of the TP group; dispatched tokens all-gathered over them. Equal to TP "
+                  "unless set (Megatron's default); 1 keeps experts whole.",
+       .kind = Kind::kInt,
+       .lo = 1,
+       .hi = 64,
+       .get_int = [](const Session& s) { return s.job.parallel.ExpertTp(); },
+       .set_int = [](Session* s,
+                     int64_t v) { s->job.parallel.etp = v == s->job.parallel.tp ? 0 : v; },
+       .enabled = IsMoe},
+      {.section = "Parallelism",
        .key = "micro_batch",
        .label = "Micro-batch",
        .tooltip = "Sequences per micro-batch per replica; global batch / (micro-batch x DP) "

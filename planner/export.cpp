@@ -48,6 +48,7 @@ std::string PlanLabel(const Plan& plan) {
        std::to_string(p.dp);
   if (p.cp > 1) s += " cp " + std::to_string(p.cp);
   if (p.ep > 1) s += " ep " + std::to_string(p.ep);
+  if (p.ExpertTp() != p.tp) s += " etp " + std::to_string(p.ExpertTp());
   if (p.vpp > 1) s += " vpp " + std::to_string(p.vpp);
   return s;
 }

@@ -54,6 +54,11 @@ Status CheckExpressible(const JobSpec& job) {
                                ": Accelerate's config has no expert parallelism; export "
                                "'megatron' or 'torchrun-fsdp' instead");
   }
+  if (p.ExpertTp() != p.tp) {
+    return Refuse(kFormat, "etp " + std::to_string(p.ExpertTp()) +
+                               ": Accelerate's config has no expert tensor parallelism; export "
+                               "'megatron' or 'torchrun-fsdp' instead");
+  }
   if ((p.tp > 1 || p.cp > 1) && p.dp > 1 && !Sharded(p)) {
     return Refuse(kFormat,
                   "zero 0 with tp or cp: Accelerate's ParallelismConfig rejects pure data "

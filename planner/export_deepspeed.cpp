@@ -35,6 +35,11 @@ Status CheckExpressible(const JobSpec& job) {
                                ": DeepSpeed expert parallelism needs MoE layers built in code; "
                                "export 'megatron' or 'torchrun-fsdp' instead");
   }
+  if (p.ExpertTp() != p.tp) {
+    return Refuse(kFormat, "etp " + std::to_string(p.ExpertTp()) +
+                               ": the config JSON has no expert tensor parallelism; export "
+                               "'megatron' or 'torchrun-fsdp' instead");
+  }
   if (job.training.precision == Precision::kFp8) {
     return Refuse(kFormat,
                   "fp8: the config JSON has no FP8 switch (FP8 comes from Transformer Engine "

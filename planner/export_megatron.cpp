@@ -123,6 +123,8 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
     a.Add("--expert-model-parallel-size", p.ep);
     a.Add("--moe-token-dispatcher-type", "alltoall");
   }
+  // Megatron's default expert TP is --tensor-model-parallel-size.
+  if (p.ExpertTp() != p.tp) a.Add("--expert-tensor-parallel-size", p.ExpertTp());
   const std::string_view fsdp = FsdpStrategy(p);
   if (!fsdp.empty()) {
     a.Flag("--use-megatron-fsdp");

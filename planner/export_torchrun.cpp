@@ -59,13 +59,25 @@ Status CheckExpressible(const JobSpec& job) {
                   "fp16: torchtitan's training.mixed_precision_param accepts bfloat16 or "
                   "float32 only; export 'megatron' or 'deepspeed' instead");
   }
+  const int64_t etp = p.ExpertTp();
+  if (job.model.is_moe() && p.tp > 1 && etp != 1 && etp != p.tp) {
+    return Refuse(kFormat, "etp " + std::to_string(etp) +
+                               ": torchtitan runs expert tensor parallelism of 1 or tp only "
+                               "(parallel_dims.py); export 'megatron' instead");
+  }
+  // torchtitan's EP borrows all CP ranks and some FSDP ranks, and with etp = 1 all TP ranks too
+  // (parallel_dims.py).
   const int64_t shard = Sharded(p) ? p.dp : 1;
-  if (p.ep > 1 && (p.ep < p.cp || p.ep % p.cp != 0 || (shard * p.cp) % p.ep != 0)) {
+  const int64_t borrowed = p.cp * (etp == 1 ? p.tp : 1);
+  if (p.ep > 1 && (p.ep % borrowed != 0 || (shard * borrowed) % p.ep != 0)) {
     return Refuse(kFormat, "ep " + std::to_string(p.ep) +
                                ": torchtitan borrows expert-parallel ranks from the FSDP and "
-                               "context-parallel ranks and needs cp <= ep <= dp_shard x cp "
-                               "with ep dividing dp_shard x cp (here dp_shard " +
-                               std::to_string(shard) + ", cp " + std::to_string(p.cp) + ")");
+                               "context-parallel ranks (and the TP ranks when etp = 1) and "
+                               "needs ep to be a multiple of cp" +
+                               std::string(etp == 1 ? " x tp" : "") + " dividing dp_shard x cp" +
+                               std::string(etp == 1 ? " x tp" : "") + " (here dp_shard " +
+                               std::to_string(shard) + ", cp " + std::to_string(p.cp) + ", tp " +
+                               std::to_string(p.tp) + ")");
   }
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty()) {
     return Refuse(kFormat,
@@ -173,6 +185,10 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
   }
   o.push_back("--parallelism.context_parallel_degree " + std::to_string(p.cp));
   o.push_back("--parallelism.expert_parallel_degree " + std::to_string(p.ep));
+  if (job.model.is_moe()) {
+    // torchtitan's default expert TP is 1, Megatron's (and the plan's default) tp.
+    o.push_back("--parallelism.expert_tensor_parallel_degree " + std::to_string(p.ExpertTp()));
+  }
   switch (t.recompute) {
     case Recompute::kNone:
       o.push_back("--activation_checkpoint.mode none");

@@ -25,6 +25,7 @@ enum Setting : unsigned {
   kEp = 1u << 7,
   kMicroBatch = 1u << 8,
   kPrecision = 1u << 9,
+  kEtp = 1u << 10,
 };
 
 // One part of the job's GPU time: its name, GPU-seconds per token, the settings that change it
@@ -47,12 +48,13 @@ std::array<Part, 9> GpuSecondsPerToken(const Plan& p) {
   const double per_step =
       total > 0 ? p.step.step_time_s / total * p.econ.steps * gpus / p.econ.tokens : 0;
   return {
-      {{"compute", b.compute * per_step, kRecompute | kPrecision, kTp | kPp | kCp | kMicroBatch},
-       {"tensor-parallel communication", b.tp_comm * per_step, kTp, 0},
+      {{"compute", b.compute * per_step, kRecompute | kPrecision,
+        kTp | kPp | kCp | kMicroBatch | kEtp},
+       {"tensor-parallel communication", b.tp_comm * per_step, kTp | kEtp, 0},
        {"context-parallel communication", b.cp_comm * per_step, kCp, 0},
        {"pipeline sends", b.pp_comm * per_step, kPp | kVpp | kMicroBatch, 0},
        {"data-parallel communication", b.dp_comm * per_step, kZero, kTp | kPp},
-       {"expert all-to-all", b.ep_comm * per_step, kEp, 0},
+       {"expert all-to-all", b.ep_comm * per_step, kEp, kTp | kEtp},
        {"the pipeline bubble", b.bubble * per_step, kPp | kVpp | kMicroBatch, 0},
        {"the optimizer step and offload transfers", b.optimizer * per_step, kOffload | kZero, 0},
        {"checkpoints, lost work and restarts",
@@ -86,6 +88,7 @@ std::string Changes(const JobSpec& a, const JobSpec& b, unsigned which) {
   add(kVpp, "VPP ", std::to_string(pa.vpp), std::to_string(pb.vpp));
   add(kCp, "CP ", std::to_string(pa.cp), std::to_string(pb.cp));
   add(kEp, "EP ", std::to_string(pa.ep), std::to_string(pb.ep));
+  add(kEtp, "expert TP ", std::to_string(pa.ExpertTp()), std::to_string(pb.ExpertTp()));
   add(kMicroBatch, "micro-batch ", std::to_string(a.training.micro_batch_size),
       std::to_string(b.training.micro_batch_size));
   add(kPrecision, "", std::string(PrecisionName(a.training.precision)),

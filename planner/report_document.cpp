@@ -264,6 +264,7 @@ std::string LayoutSummary(const JobSpec& job) {
   out += " DP" + Str(p.dp);
   if (p.cp > 1) out += " CP" + Str(p.cp);
   if (p.ep > 1) out += " EP" + Str(p.ep);
+  if (p.ExpertTp() != p.tp) out += " ETP" + Str(p.ExpertTp());
   out += " mb" + Str(job.training.micro_batch_size);
   if (job.training.recompute == Recompute::kSelective) out += " selective";
   if (job.training.recompute == Recompute::kFull) out += " full-recompute";

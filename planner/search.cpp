@@ -121,11 +121,19 @@ class PointSearch {
       SearchBatching();
       return;
     }
-    for (int64_t ep : Divisors(m.moe_num_experts)) {
-      if ((par.dp * par.cp) % ep != 0) continue;
-      par.ep = ep;
-      SearchBatching();
+    // Expert TP: every power of two dividing tp (MoE Parallel Folding; Megatron's default
+    // etp = tp among them); EP over the stage's tp x cp x dp ranks that etp leaves. Megatron-Core
+    // needs sequence parallelism with tp > 1 and ep > 1, which SearchModelParallel sets.
+    for (int64_t etp = 1; etp <= par.tp; etp *= 2) {
+      if (par.tp % etp != 0 || m.ExpertFfn() % etp != 0) continue;
+      par.etp = etp == par.tp ? 0 : etp;  // 0: follows tp, as a spec without etp
+      for (int64_t ep : Divisors(m.moe_num_experts)) {
+        if ((par.tp * par.cp * par.dp) % (etp * ep) != 0) continue;
+        par.ep = ep;
+        SearchBatching();
+      }
     }
+    par.etp = 0;
   }
 
   // Micro-batch size and virtual pipeline stages.
@@ -179,7 +187,7 @@ class PointSearch {
         if (par.dp % r != 0) break;
         par.dp_replicate = r;
         if (r > 1 && (par.tp * par.ShardRanks() < job_.cluster.gpus_per_node ||
-                      par.ShardRanks() % par.ep != 0)) {
+                      (par.tp * par.ShardRanks()) % (par.ExpertTp() * par.ep) != 0)) {
           break;
         }
         int first_fit = 3;

@@ -2,6 +2,7 @@
 // `gpuplan simulate --spec` reads (docs/JOB_SPEC.md) and what the cost model evaluates.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,6 +75,11 @@ struct TrainingSpec {
 
 struct ParallelSpec {
   int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
+  /// Expert tensor parallelism: the ranks that split each routed expert's matrices (Megatron-LM
+  /// --expert-tensor-parallel-size, MoE Parallel Folding, Liu et al. 2025). 0: the same as tp,
+  /// Megatron's default. Divides tp: expert layers regroup each stage's tp x cp x dp ranks as
+  /// etp x ep x expert-dp, etp fastest.
+  int64_t etp = 0;
   bool sequence_parallel = false;
   int zero_stage = 0;  ///< 0..3 (DeepSpeed ZeRO / Megatron distributed optimizer = 1)
   bool fsdp = false;   ///< PyTorch FSDP FULL_SHARD (same traffic as ZeRO-3)
@@ -111,6 +117,10 @@ struct ParallelSpec {
   int64_t DpShard() const { return dp / dp_replicate; }
   /// Ranks that shard the model state (ZeRO >= 1): DpShard() x cp.
   int64_t ShardRanks() const { return DpShard() * cp; }
+  /// Expert tensor-parallel ranks: etp, or tp when it is not set.
+  int64_t ExpertTp() const { return etp > 0 ? etp : tp; }
+  /// Expert-data-parallel ranks, which hold the same experts: tp x cp x dp / (etp x ep).
+  int64_t ExpertDp() const { return std::max<int64_t>(1, tp * cp * dp / (ExpertTp() * ep)); }
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).

@@ -354,14 +354,31 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
                      const FieldNames& names, ParallelSpec* p) {
   static const nlohmann::json kEmpty = nlohmann::json::object();
   JsonObjectReader r(j != nullptr ? *j : kEmpty, origin + ": parallelism");
-  r.RejectUnknownFields({"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero_stage",
-                         "fsdp", "dp_replicate", "cpu_offload", "schedule", "dp_overlap",
-                         "tp_overlap", kEmbeddingSlot, kLossSlot, kFirstStageLayers,
-                         kLastStageLayers, kStageLayers});
+  r.RejectUnknownFields({"tp",
+                         "pp",
+                         "dp",
+                         "cp",
+                         "ep",
+                         "etp",
+                         "vpp",
+                         "sequence_parallel",
+                         "zero_stage",
+                         "fsdp",
+                         "dp_replicate",
+                         "cpu_offload",
+                         "schedule",
+                         "dp_overlap",
+                         "tp_overlap",
+                         kEmbeddingSlot,
+                         kLossSlot,
+                         kFirstStageLayers,
+                         kLastStageLayers,
+                         kStageLayers});
   p->tp = r.OptionalPositiveInt("tp", 1);
   p->pp = r.OptionalPositiveInt("pp", 1);
   p->cp = r.OptionalPositiveInt("cp", 1);
   p->ep = r.OptionalPositiveInt("ep", 1);
+  p->etp = r.OptionalPositiveInt("etp", 0);  // 0: follows tp (ParallelSpec::ExpertTp)
   p->vpp = r.OptionalPositiveInt("vpp", 1);
   GPUPLAN_RETURN_IF_ERROR(r.status());
   // Checked before dp defaults to num_gpus/(tp*pp*cp): a wrapped product would divide by 0.
@@ -810,9 +827,39 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
       return Fail("parallelism", "ep",
                   Str(p.ep) + " does not divide model.moe_num_experts = " + Str(m.moe_num_experts));
     }
-    if ((p.dp * p.cp) % p.ep != 0) {
-      return Fail("parallelism", "ep", Str(p.ep) + " does not divide dp*cp = " + Str(p.dp * p.cp));
+  }
+  const int64_t etp = p.ExpertTp();
+  if (etp != p.tp) {
+    if (!m.is_moe()) {
+      return Fail("parallelism", "etp",
+                  Str(etp) + " differs from tp = " + Str(p.tp) +
+                      " and needs a mixture-of-experts model (expert tensor parallelism)");
     }
+    if (p.tp % etp != 0) {
+      return Fail("parallelism", "etp",
+                  Str(etp) + " does not divide tp = " + Str(p.tp) +
+                      " (gpuplan keeps the expert TP group inside the attention's TP group)");
+    }
+  }
+  if (m.is_moe() && m.ExpertFfn() % etp != 0) {
+    return Fail("parallelism", "etp",
+                Str(etp) + " does not divide the expert FFN width " + Str(m.ExpertFfn()));
+  }
+  // Megatron-Core's expert grid: each stage's tp x cp x dp ranks regrouped as etp x ep x
+  // expert-dp (megatron/core/parallel_state.py).
+  if ((p.tp * p.cp * p.dp) % (etp * p.ep) != 0) {
+    return Fail("parallelism", "ep",
+                "etp*ep = " + Str(etp) + "*" + Str(p.ep) +
+                    " does not divide tp*cp*dp = " + Str(p.tp * p.cp * p.dp) +
+                    " (expert layers regroup each stage's tp x cp x dp ranks as etp x ep x "
+                    "expert-dp)");
+  }
+  // Megatron-Core: "When using MoE with expert parallelism and tensor parallelism, sequence
+  // parallelism must be enabled"; the dispatcher starts from each TP rank's own tokens.
+  if (m.is_moe() && p.tp > 1 && (p.ep > 1 || etp != p.tp) && !p.sequence_parallel) {
+    return Fail("parallelism", "sequence_parallel",
+                "must be true with tp > 1 and ep > 1 or etp != tp (Megatron-Core's MoE token "
+                "dispatcher starts from each TP rank's share of the sequence)");
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) {
     return Fail("parallelism", "zero_stage", "must be 0, 1, 2 or 3, got " + Str(p.zero_stage));
@@ -835,10 +882,11 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
       return Fail("parallelism", "dp_replicate",
                   Str(p.dp_replicate) + " does not divide dp = " + Str(p.dp));
     }
-    if (p.ShardRanks() % p.ep != 0) {
+    if ((p.tp * p.ShardRanks()) % (etp * p.ep) != 0) {
       return Fail("parallelism", "dp_replicate",
-                  Str(p.dp_replicate) + " leaves a shard group of dp/dp_replicate*cp = " +
-                      Str(p.ShardRanks()) + " ranks, which ep = " + Str(p.ep) + " does not divide");
+                  Str(p.dp_replicate) + " leaves a shard group of tp*dp/dp_replicate*cp = " +
+                      Str(p.tp * p.ShardRanks()) + " ranks, which etp*ep = " + Str(etp * p.ep) +
+                      " does not divide");
     }
   }
   // Transformer Engine's userbuffers (tp_overlap.h) split sequence parallelism's all-gather and
@@ -948,6 +996,9 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   if (p.last_stage_layers > 0) out["parallelism"][kLastStageLayers] = p.last_stage_layers;
   if (!p.stage_layers.empty()) out["parallelism"][kStageLayers] = p.stage_layers;
   if (p.dp_replicate > 1) out["parallelism"]["dp_replicate"] = p.dp_replicate;
+  // Written only where it differs from tp, so that a spec whose tp is later changed keeps
+  // Megatron's default etp = tp.
+  if (p.ExpertTp() != p.tp) out["parallelism"]["etp"] = p.ExpertTp();
   return out;
 }
 

@@ -96,15 +96,19 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // MLP intermediates: GELU keeps its input and FC2's input (2sbf each); SwiGLU keeps gate, up
   // and the product (2sbf each); the FC2 input only for FC2's weight gradient. MoE: every
   // token's top-k experts (+ shared) keep theirs, plus the dispatched copy of the token (2sbh
-  // each, the experts' FC1 input).
+  // each, the experts' FC1 input). Expert TP gathers the routed copies of its etp ranks
+  // (Megatron-Core's dispatcher: all-to-all over EP, then all-gather over expert TP), so a rank
+  // keeps etp/t of them at full width: etp x 2sbh per copy before the split by t below.
   // An eager SwiGLU (act(gate) * up as two ops) also keeps SiLU's output (2sbf).
   const double per_mlp =
       (swiglu ? (stack.eager_elementwise ? 6.0 : 4.0) : 2.0) + (input_kept(kLoraDown) ? 2.0 : 0.0);
   const double mlp_copies =
       moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
-    split += mlp_copies * (per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
-                           (fc1_input_kept ? 2.0 * sb * h : 0.0));
+    const double gathered = static_cast<double>(m.moe_top_k) * static_cast<double>(par.ExpertTp()) +
+                            static_cast<double>(m.moe_shared_experts);
+    split += mlp_copies * per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
+             (fc1_input_kept ? gathered * 2.0 * sb * h : 0.0);
   } else {
     split += per_mlp * sb * static_cast<double>(m.ffn_hidden_size);
   }
@@ -192,7 +196,10 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const ParallelSpec& par = job.parallel;
   const TrainingSpec& tr = job.training;
   const double dp_shards = static_cast<double>(par.ShardRanks());  // HSDP: one shard group
-  const double expert_shards = std::max(1.0, dp_shards / static_cast<double>(par.ep));
+  // Expert states shard over the expert-DP ranks of the shard group (tp x shard ranks regrouped
+  // as etp x ep x expert-dp).
+  const double expert_shards = std::max(
+      1.0, dp_shards * static_cast<double>(par.tp) / static_cast<double>(par.ep * par.ExpertTp()));
   const int zero = par.fsdp ? 3 : par.zero_stage;
   const ShardParams shard = ParamsPerGpu(job, stage);
   MemoryBreakdown mb;

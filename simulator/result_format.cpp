@@ -129,7 +129,9 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
          ")\n";
   out += "  tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
          " dp=" + std::to_string(p.dp) + " cp=" + std::to_string(p.cp) +
-         " ep=" + std::to_string(p.ep) + " vpp=" + std::to_string(p.vpp) +
+         " ep=" + std::to_string(p.ep) +
+         (p.ExpertTp() != p.tp ? " etp=" + std::to_string(p.ExpertTp()) : "") +
+         " vpp=" + std::to_string(p.vpp) +
          (p.dp_replicate > 1 ? " dp_replicate=" + std::to_string(p.dp_replicate) : "") +
          "  micro-batch=" + std::to_string(job.training.micro_batch_size) + " x " +
          std::to_string(r.microbatches) + " per step, seq " + std::to_string(job.training.seq_len) +

@@ -168,7 +168,7 @@ ShardParams LayerParams(const JobSpec& job, const ParameterCounts& c, bool moe_l
   if (moe_layer) {
     s.dense += c.router_per_layer + static_cast<double>(m.moe_shared_experts) * c.expert_mlp / tp;
     s.expert = static_cast<double>(m.moe_num_experts) * c.expert_mlp /
-               (static_cast<double>(job.parallel.ep) * tp);
+               static_cast<double>(job.parallel.ep * job.parallel.ExpertTp());
   } else {
     s.dense += c.dense_mlp_per_layer / tp;
   }

@@ -111,7 +111,7 @@ ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer);
 /// Parameters of one GPU of pipeline stage `stage` (0-based, < pp). The first stage also holds
 /// the embedding, the last the LM head. TP splits
 /// every weight matrix (Megatron column/row parallel; the vocabulary-parallel embedding too);
-/// experts split over ep and, inside an expert, over tp (Megatron's default expert TP = TP).
+/// experts split over ep and, inside an expert, over etp (ParallelSpec::ExpertTp).
 /// Layers per stage follow StageLayers (uneven with embedding/loss slots or first/last stage
 /// layers).
 /// With tied embeddings and pp > 1 the last stage keeps its own copy of the embedding for the

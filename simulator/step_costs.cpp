@@ -27,7 +27,8 @@ constexpr double kCpMergeKernels = 2;
 struct Ctx {
   const JobSpec& job;
   const DeviceRates& r;
-  GroupLink tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link, shard_link, replicate_link;
+  GroupLink tp_link, etp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link, shard_link,
+      replicate_link;
   double tokens = 0;     // tokens per micro-batch on one rank (b*s/cp)
   double act_bytes = 2;  // bytes per activation element
 };
@@ -72,19 +73,38 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // inputs, over t ranks (Shoeybi et al. 2019, Sec. 3).
   double gemm = GemmSeconds(r, T, (q + 2.0 * kv) / t, h) + GemmSeconds(r, T, h, q / t);
   double gemm_flops = 2.0 * T * h * (q + 2.0 * kv + q) / t;
+  // Sequence parallelism leaves each TP rank T/t of the tokens outside the TP regions.
+  const bool sp = par.sequence_parallel && par.tp > 1;
+  const double local_tokens = sp ? T / t : T;
   double mlp_active = 1.0;
   double f = static_cast<double>(m.ffn_hidden_size);
+  // Routed-expert GEMMs: `routed` of them per token, each `routed_rows` tall and split over e.
+  double routed = 0.0;
+  double routed_rows = T;
+  const double e = static_cast<double>(par.ExpertTp());
   if (moe) {
     // Each token visits top_k routed experts (+ shared ones). With balanced routing a rank
     // computes T*top_k token-expert rows over its local experts (Lepikhin et al. 2020).
+    // Megatron-Core's dispatcher sends each rank's local tokens over EP, then gathers the
+    // e ranks of the expert TP group: a rank runs e/t x T rows per routed copy at width f/e
+    // (token_dispatcher.py: permute -> A2A(EP) -> AG(ETP)); the same FLOPs as f/t on T rows.
+    // Shared experts follow the dense TP. The router scores the rank's local tokens.
     f = static_cast<double>(m.ExpertFfn());
-    mlp_active = static_cast<double>(m.moe_top_k + m.moe_shared_experts);
-    gemm += GemmSeconds(r, T, static_cast<double>(m.moe_num_experts), h);  // router
-    gemm_flops += 2.0 * T * h * static_cast<double>(m.moe_num_experts);
+    routed = static_cast<double>(m.moe_top_k);
+    routed_rows = T * e / t;
+    mlp_active = static_cast<double>(m.moe_shared_experts);
+    const double experts = static_cast<double>(m.moe_num_experts);
+    gemm += GemmSeconds(r, local_tokens, experts, h);  // router
+    gemm_flops += 2.0 * local_tokens * h * experts;
   }
-  const double up_width = (swiglu ? 2.0 : 1.0) * f / t;  // gate and up fused
+  const double gate_up = swiglu ? 2.0 : 1.0;  // gate and up fused
+  const double up_width = gate_up * f / t;
   gemm += mlp_active * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
   gemm_flops += mlp_active * 2.0 * T * h * (up_width + f / t);
+  gemm += routed *
+          (GemmSeconds(r, routed_rows, gate_up * f / e, h) + GemmSeconds(r, routed_rows, h, f / e));
+  gemm_flops += routed * 2.0 * routed_rows * h * (gate_up * f / e + f / e);
+  mlp_active += routed;
   lt.fwd_gemm = gemm;
 
   // Core attention over the full sequence (CP: each rank's queries against all keys).
@@ -132,7 +152,6 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // (read 2h, write h; with dropout also a mask and the dropout itself), the activation (GELU
   // read f write f; SwiGLU read 2f write f), rotary embedding on q and k for SwiGLU-family
   // models. Norms and residuals run on all T tokens unless sequence parallelism splits them.
-  const bool sp = par.sequence_parallel && par.tp > 1;
   const double replicated = (4.0 + 6.0 + (dropout ? 3.0 : 0.0)) * h * (sp ? T / t : T);
   const double activation = mlp_active * (swiglu ? 3.0 : 2.0) * f / t * T;
   const double rope = swiglu ? 2.0 * (q + kv) / t * T : 0.0;
@@ -186,14 +205,25 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // TP: per layer two all-reduces forward and two backward of the T x h activation (without SP)
   // or the same bytes as all-gather + reduce-scatter pairs (with SP; Korthikanti Sec. 4.2.2).
   // With tp_overlap (SP required, job_spec_json.cpp) Transformer Engine pipelines them with the
-  // GEMMs (tp_overlap.h): a layer pays what the overlapped GEMMs take beyond the GEMMs alone;
-  // the expert GEMMs of a MoE layer are not overlapped and keep their all-gather and
-  // reduce-scatter.
+  // GEMMs (tp_overlap.h): a layer pays what the overlapped GEMMs take beyond the GEMMs alone.
+  // A MoE layer's MLP part is not overlapped: its shared experts keep the dense pair, and its
+  // routed experts all-gather the dispatched copies over the expert TP group after the EP
+  // all-to-all and reduce-scatter them before the combine (token_dispatcher.py), e x T/t x
+  // top_k rows of h (the pair runs in reverse backward).
   if (par.tp > 1) {
     const double bytes = T * h * c.act_bytes;
     const double one = sp ? CollectiveSeconds(Collective::kAllGather, bytes, c.tp_link) +
                                 CollectiveSeconds(Collective::kReduceScatter, bytes, c.tp_link)
                           : CollectiveSeconds(Collective::kAllReduce, bytes, c.tp_link);
+    double mlp = one;
+    if (moe && sp) {
+      const double routed_bytes = e * local_tokens * routed * h * c.act_bytes;
+      mlp = (m.moe_shared_experts > 0 ? one : 0.0) +
+            (par.ExpertTp() > 1
+                 ? CollectiveSeconds(Collective::kAllGather, routed_bytes, c.etp_link) +
+                       CollectiveSeconds(Collective::kReduceScatter, routed_bytes, c.etp_link)
+                 : 0.0);
+    }
     if (par.tp_overlap) {
       TpOverlapGemms g;
       g.tokens = T;
@@ -202,12 +232,12 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       g.attn_width = q / t;
       g.fc1_width = moe ? 0.0 : up_width;
       g.fc2_width = moe ? 0.0 : f / t;
-      const double mlp = moe ? one : 0.0;
-      lt.tp_fwd = TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra() + mlp;
-      lt.tp_bwd = TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + mlp;
+      const double moe_mlp = moe ? mlp : 0.0;
+      lt.tp_fwd = TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp;
+      lt.tp_bwd = TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp;
     } else {
-      lt.tp_fwd = 2.0 * one;
-      lt.tp_bwd = 2.0 * one;
+      lt.tp_fwd = one + mlp;
+      lt.tp_bwd = one + mlp;
     }
     lt.tp_comm = (tr.recompute == Recompute::kFull ? 2.0 : 1.0) * lt.tp_fwd + lt.tp_bwd;
     lt.tp_bytes = bytes;
@@ -220,9 +250,10 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     lt.cp_comm = 3.0 * hops * CollectiveSeconds(Collective::kSendRecv, chunk, c.cp_link);
     lt.cp_bytes = chunk;
   }
-  // EP: dispatch and combine all-to-all of the routed tokens, forward and backward.
+  // EP: dispatch and combine all-to-all of the routed copies of the rank's local tokens (T/t
+  // under SP), forward and backward.
   if (moe && par.ep > 1) {
-    const double bytes = T * static_cast<double>(m.moe_top_k) * h * c.act_bytes;
+    const double bytes = local_tokens * routed * h * c.act_bytes;
     lt.ep_comm = 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
     lt.ep_bytes = bytes;
   }
@@ -258,16 +289,18 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   const ClusterLinks links =
       ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured, job.cluster.num_gpus);
 
-  Ctx c{job, rates, {}, {}, {}, {}, {}, {}, {}, {}};
+  Ctx c{job, rates, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);
   c.act_bytes = rates.activation_bytes;
-  // Megatron rank order: tp fastest, then cp, then dp (ep inside dp), then pp.
+  // Megatron rank order: tp fastest, then cp, then dp, then pp. Expert layers regroup the
+  // tp x cp x dp ranks of a stage as etp fastest, then ep, then expert-dp (parallel_state.py).
+  const int64_t etp = par.ExpertTp();
   c.tp_link = PlaceGroup(links, par.tp, 1);
+  c.etp_link = PlaceGroup(links, etp, 1);
   c.cp_link = PlaceGroup(links, par.cp, par.tp);
-  c.ep_link = PlaceGroup(links, par.ep, par.tp * par.cp);
+  c.ep_link = PlaceGroup(links, par.ep, etp);
   c.dp_link = PlaceGroup(links, par.dp * par.cp, par.tp);
-  c.expert_dp_link =
-      PlaceGroup(links, std::max<int64_t>(1, par.dp * par.cp / par.ep), par.tp * par.ep);
+  c.expert_dp_link = PlaceGroup(links, par.ExpertDp(), etp * par.ep);
   c.pp_link = PlaceGroup(links, par.pp, par.tp * par.cp * par.dp);
   // HSDP: a shard group is the dp/dp_replicate x cp ranks next to each other in that order,
   // the replicas of a rank are one shard group apart.

@@ -91,7 +91,8 @@ bool Shown(const JobSpec& job, const RankLayout& layout, GroupKind kind) {
 
 Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::string& origin,
                                         const std::string& base_dir, const HardwareDb& db) {
-  if (doc.is_object() && doc.contains("recommendation")) {
+  const bool plan = doc.is_object() && doc.contains("recommendation");
+  if (plan) {
     const nlohmann::json& rec = doc["recommendation"];
     if (!rec.is_object() || !rec.contains("job")) {
       return Status::Invalid(
@@ -99,9 +100,19 @@ Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::st
           ": field 'recommendation': has no 'job' (write the plan with "
           "`gpuplan plan --json`; a plan that found nothing cannot be validated)");
     }
-    return ParseJobSpec(rec["job"], origin + ": recommendation.job", base_dir, db);
   }
-  return ParseJobSpec(doc, origin, base_dir, db);
+  const std::string context = plan ? origin + ": recommendation.job" : origin;
+  Expected<JobSpec> job =
+      ParseJobSpec(plan ? doc["recommendation"]["job"] : doc, context, base_dir, db);
+  if (!job.ok()) return job;
+  const ParallelSpec& p = job->parallel;
+  if (p.ExpertTp() != p.tp) {
+    return Status::Invalid(StrFormat(
+        "%s: parallelism: field 'etp': %lld differs from tp = %lld; the validator runs expert "
+        "tensor parallelism over the TP group only (etp = tp)",
+        context.c_str(), static_cast<long long>(p.ExpertTp()), static_cast<long long>(p.tp)));
+  }
+  return job;
 }
 
 Expected<JobSpec> ReadValidationJob(const std::string& path, const HardwareDb& db) {

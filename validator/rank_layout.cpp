@@ -20,10 +20,10 @@ int64_t GroupKey(GroupKind kind, const RankCoord& c, const ParallelSpec& p) {
       return c.tp + p.tp * c.pp;
     case GroupKind::kPp:  // spans pp
       return c.tp + p.tp * (c.cp + p.cp * c.dp);
-    case GroupKind::kEp:  // spans ep inside one block of dp
-      return c.tp + p.tp * (c.cp + p.cp * (c.expert_dp + (p.dp / p.ep) * c.pp));
-    case GroupKind::kExpertDp:  // spans expert_dp (and cp) at one ep position
-      return c.tp + p.tp * (c.ep + p.ep * c.pp);
+    case GroupKind::kEp:  // spans ep at one expert TP and expert-DP position
+      return c.expert_tp + p.ExpertTp() * (c.expert_dp + p.ExpertDp() * c.pp);
+    case GroupKind::kExpertDp:  // spans expert_dp at one expert TP and ep position
+      return c.expert_tp + p.ExpertTp() * (c.ep + p.ep * c.pp);
     case GroupKind::kCount:
       break;
   }
@@ -58,8 +58,11 @@ RankLayout MakeRankLayout(const JobSpec& job) {
     c.cp = (r / p.tp) % p.cp;
     c.dp = (r / (p.tp * p.cp)) % p.dp;
     c.pp = r / (p.tp * p.cp * p.dp);
-    c.ep = c.dp % p.ep;
-    c.expert_dp = c.dp / p.ep;
+    // Expert layers regroup the stage's tp x cp x dp ranks as etp x ep x expert-dp.
+    const int64_t in_stage = r % (p.tp * p.cp * p.dp);
+    c.expert_tp = in_stage % p.ExpertTp();
+    c.ep = (in_stage / p.ExpertTp()) % p.ep;
+    c.expert_dp = in_stage / (p.ExpertTp() * p.ep);
   }
   l.groups.resize(kGroupKindCount);
   for (int k = 0; k < kGroupKindCount; ++k) {

@@ -19,13 +19,15 @@ inline constexpr int kGroupKindCount = static_cast<int>(GroupKind::kCount);
 std::string_view GroupKindName(GroupKind kind);
 
 /// One rank's place. Ranks are ordered as Megatron-LM orders them (parallel_state.py
-/// RankGenerator with order "tp-cp-ep-dp-pp"): tp varies fastest, then cp, then dp, then pp;
-/// ep splits dp into consecutive blocks (ep = dp % EP, expert_dp = dp / EP).
+/// RankGenerator with order "tp-cp-ep-dp-pp"): tp varies fastest, then cp, then dp, then pp.
+/// Expert layers regroup each stage's tp x cp x dp ranks as etp x ep x expert-dp, etp fastest
+/// (the expert RankGenerator of MoE Parallel Folding).
 struct RankCoord {
   int64_t rank = 0;
   int64_t node = 0;       ///< rank / gpus_per_node
   int64_t local_gpu = 0;  ///< rank % gpus_per_node (CUDA device index on its node)
   int64_t tp = 0, cp = 0, dp = 0, pp = 0;
+  int64_t expert_tp = 0;  ///< position in its expert tensor-parallel group
   int64_t ep = 0;         ///< position in its expert-parallel group
   int64_t expert_dp = 0;  ///< position in its expert-data-parallel group
 };
@@ -47,7 +49,7 @@ struct RankLayout {
   int64_t GroupOf(GroupKind kind, int64_t rank) const;
 };
 
-/// The layout of `job` (validated: tp*cp*dp*pp = num_gpus, ep divides dp).
+/// The layout of `job` (validated: tp*cp*dp*pp = num_gpus, etp*ep divides tp*cp*dp).
 RankLayout MakeRankLayout(const JobSpec& job);
 
 }  // namespace gpuplan

@@ -18,6 +18,8 @@ struct Dims {
   bool sp, swiglu, moe, split_w;
   double f, rows;  // MLP width and rows (tokens x active experts for MoE)
   double experts;
+  double routed_rows;  // routed copies of the rank's local tokens (T/t under SP) x top_k
+  bool shared;         // shared experts: the dense TP pair around the MLP
 };
 
 Dims LayerDims(const JobSpec& job, bool moe) {
@@ -42,6 +44,8 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.f = static_cast<double>(moe ? m.ExpertFfn() : m.ffn_hidden_size);
   d.rows = moe ? d.T * static_cast<double>(m.moe_top_k + m.moe_shared_experts) : d.T;
   d.experts = static_cast<double>(m.moe_num_experts);
+  d.routed_rows = (d.sp ? d.T / d.t : d.T) * static_cast<double>(m.moe_top_k);
+  d.shared = m.moe_shared_experts > 0;
   return d;
 }
 
@@ -81,6 +85,26 @@ void TpGather(const Dims& d, std::vector<RankOp>* ops) {
   if (d.sp) ops->push_back(Coll("all_gather", GroupKind::kTp, d.T * d.h * d.act_bytes));
 }
 
+// A MoE layer under sequence parallelism (or without TP) runs Megatron-Core's all-to-all
+// dispatcher: the rank's local tokens go over EP, then the expert TP group (here the TP group:
+// the executor runs etp = tp) gathers them; the combine runs the reverse (token_dispatcher.py:
+// permute -> A2A(EP) -> AG(ETP), RS(ETP) -> A2A(EP) -> unpermute). Without SP, TP > 1 keeps
+// the dense all-reduce (no EP then, job_spec_json.cpp).
+bool MoeDispatches(const Dims& d) { return d.moe && (d.sp || d.t == 1); }
+
+// The two collectives of a dispatch (first, second in the order given): the all-to-all of the
+// routed rows over EP when ep > 1, and the gather or scatter of them over the expert TP group.
+void MoeExchange(const JobSpec& job, const Dims& d, const char* first, const char* second,
+                 std::vector<RankOp>* ops) {
+  const double a2a = d.routed_rows * d.h * d.act_bytes;
+  for (const char* name : {first, second}) {
+    const std::string_view n(name);
+    const bool all_to_all = n.starts_with("alltoall");
+    if (all_to_all && job.parallel.ep > 1) ops->push_back(Coll(name, GroupKind::kEp, a2a));
+    if (!all_to_all && d.sp) ops->push_back(Coll(name, GroupKind::kTp, d.t * a2a));
+  }
+}
+
 void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
   const double cp = static_cast<double>(job.parallel.cp);
@@ -98,19 +122,24 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   ops->push_back(Compute("gemm o", Gemm(d.T, d.h, d.q / d.t)));
   TpReduce(d, ops);
   ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
-  TpGather(d, ops);
+  if (!MoeDispatches(d)) TpGather(d, ops);
   if (d.moe) {
-    ops->push_back(Compute("gemm router", Gemm(d.T, d.experts, d.h)));
-    if (job.parallel.ep > 1)
-      ops->push_back(Coll("alltoall dispatch", GroupKind::kEp, d.rows * d.h * d.act_bytes));
+    ops->push_back(Compute("gemm router", Gemm(norm_rows, d.experts, d.h)));
+    if (MoeDispatches(d)) {
+      if (d.shared) TpGather(d, ops);
+      MoeExchange(job, d, "alltoall dispatch", "all_gather routed", ops);
+    }
   }
   const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
   ops->push_back(Compute("gemm fc1", Gemm(d.rows, up, d.h)));
   ops->push_back(Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(d.rows, d.f / d.t)));
   ops->push_back(Compute("gemm fc2", Gemm(d.rows, d.h, d.f / d.t)));
-  if (d.moe && job.parallel.ep > 1)
-    ops->push_back(Coll("alltoall combine", GroupKind::kEp, d.rows * d.h * d.act_bytes));
-  TpReduce(d, ops);
+  if (MoeDispatches(d)) {
+    MoeExchange(job, d, "reduce_scatter routed", "alltoall combine", ops);
+    if (d.shared) TpReduce(d, ops);
+  } else {
+    TpReduce(d, ops);
+  }
 }
 
 // Weight-gradient GEMM of a weight [out x in]: dW = dY^T X over the T rows.
@@ -131,17 +160,23 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
   const bool wgrad = !d.split_w && !job.training.lora.enabled;
   // MLP block, last op first.
-  TpGather(d, ops);  // backward of the reduce-scatter after FC2
-  if (d.moe && job.parallel.ep > 1)
-    ops->push_back(Coll("alltoall combine (grad)", GroupKind::kEp, d.rows * d.h * d.act_bytes));
+  if (MoeDispatches(d)) {
+    if (d.shared) TpGather(d, ops);
+    MoeExchange(job, d, "alltoall combine (grad)", "all_gather routed (grad)", ops);
+  } else {
+    TpGather(d, ops);  // backward of the reduce-scatter after FC2
+  }
   ops->push_back(Compute("gemm fc2 dgrad", Gemm(d.rows, d.f / d.t, d.h)));
   if (wgrad) ops->push_back(Wgrad("fc2", d.rows, d.h, d.f / d.t));
   ops->push_back(Compute(d.swiglu ? "swiglu_bwd" : "gelu_bwd", Rows(d.rows, d.f / d.t)));
   ops->push_back(Compute("gemm fc1 dgrad", Gemm(d.rows, d.h, up)));
   if (wgrad) ops->push_back(Wgrad("fc1", d.rows, up, d.h));
-  if (d.moe && job.parallel.ep > 1)
-    ops->push_back(Coll("alltoall dispatch (grad)", GroupKind::kEp, d.rows * d.h * d.act_bytes));
-  TpReduce(d, ops);  // backward of the identity before FC1 (Megatron's f)
+  if (MoeDispatches(d)) {
+    MoeExchange(job, d, "reduce_scatter routed (grad)", "alltoall dispatch (grad)", ops);
+    if (d.shared) TpReduce(d, ops);
+  } else {
+    TpReduce(d, ops);  // backward of the identity before FC1 (Megatron's f)
+  }
   ops->push_back(Compute(NormName(d, "_bwd"), Rows(norm_rows, d.h)));
   // Attention block.
   TpGather(d, ops);
@@ -293,7 +328,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
                             GroupKind::kDp, dense_trainable * grad_bytes / static_cast<double>(n),
                             n));
   }
-  const int64_t expert_dp_ranks = dp_ranks / p.ep;
+  const int64_t expert_dp_ranks = p.ExpertDp();
   if (!sharded && expert_dp_ranks > 1 && expert_trainable > 0) {
     const int64_t n = buckets(expert_trainable);
     sync.ops.push_back(

@@ -725,6 +725,37 @@ TEST(JobSpecInvalid, ExpertParallelism) {
                        "model.moe_num_experts = 8"));
 }
 
+TEST(JobSpecInvalid, ExpertTensorParallelism) {
+  nlohmann::json spec = BaseSpec();  // llama, tp 4, dp 32
+  spec["parallelism"]["etp"] = 2;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "parallelism: field 'etp': 2 differs from tp = 4 and needs a "
+                       "mixture-of-experts model"));
+  spec["model"] = "mixtral-8x7b";
+  spec["parallelism"]["etp"] = 3;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'etp': 3 does not divide tp = 4"));
+  // Megatron-Core's expert grid: etp x ep regroups the tp x cp x dp ranks.
+  spec["parallelism"]["etp"] = 1;
+  spec["parallelism"]["ep"] = 8;
+  spec["parallelism"]["dp"] = 2;
+  spec["cluster"]["num_gpus"] = 8;
+  spec["training"]["global_batch_size"] = 8;
+  spec["parallelism"]["sequence_parallel"] = true;
+  const Expected<JobSpec> folded = Parse(spec);  // ep 8 over tp 4 x dp 2 at etp 1
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  EXPECT_EQ(folded->parallel.ExpertTp(), 1);
+  EXPECT_EQ(folded->parallel.ExpertDp(), 1);
+  EXPECT_EQ(JobSpecToJson(*folded)["parallelism"]["etp"], 1);
+  spec["parallelism"]["etp"] = 2;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "parallelism: field 'ep': etp*ep = 2*8 does not divide tp*cp*dp = 8"));
+  spec["parallelism"]["etp"] = 1;
+  spec["parallelism"]["sequence_parallel"] = false;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "parallelism: field 'sequence_parallel': must be true with tp > 1 and "
+                       "ep > 1 or etp != tp"));
+}
+
 TEST(JobSpecInvalid, HybridSharding) {
   nlohmann::json spec = BaseSpec();  // tp 4, dp 32, ZeRO-1
   spec["parallelism"]["dp_replicate"] = 4;

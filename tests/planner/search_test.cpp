@@ -105,8 +105,9 @@ TEST_F(SearchTest, SmallestFootprintIsTrackedWhenNothingFits) {
   EXPECT_GT(r.smallest.step.memory.peak_bytes, db_.FindGpu("rtx-4090")->memory_bytes);
 }
 
-// Brute force over a sub-space of the search's space (vpp <= 4) without the dominance pruning:
-// the search must find a layout at least as fast as the best one that fits there.
+// Brute force over a sub-space of the search's space (vpp <= 4; MoE: every expert TP) without
+// the dominance pruning: the search must find a layout at least as fast as the best one that
+// fits there.
 TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
   for (const auto& [model, gpus] :
        {std::pair<std::string, int64_t>{"llama3-8b", 8}, {"gpt-7.5b", 16}, {"mixtral-8x7b", 16}}) {
@@ -119,54 +120,58 @@ TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
       for (int64_t cp = 1; cp <= 4; cp *= 2)
         for (int64_t pp = 1; pp <= job.model.num_layers; ++pp)
           for (int64_t ep = 1; ep <= 8; ep *= 2)
-            for (int64_t mb = 1; mb <= 64; mb *= 2)
-              for (int64_t vpp = 1; vpp <= 4; ++vpp)
-                for (int zero = 0; zero <= 3; ++zero)
-                  for (int64_t rep = 1; rep <= 8; rep *= 2)
-                    for (int rec = 0; rec < 3; ++rec)
-                      for (bool off : {false, true}) {
-                        if (rep > 1 && zero != 3) continue;
-                        if (tp * cp * pp > gpus || gpus % (tp * cp * pp) != 0) continue;
-                        // Uneven pipelines: the planner's split, with vpp = 1.
-                        const std::optional<StageSplit> split =
-                            SuggestStageSplit(job.model.num_layers, pp);
-                        if (job.model.num_layers % (pp * vpp) != 0 && !(split && vpp == 1)) {
-                          continue;
+            for (int64_t etp = 1; etp <= tp; etp *= 2)
+              for (int64_t mb = 1; mb <= 64; mb *= 2)
+                for (int64_t vpp = 1; vpp <= 4; ++vpp)
+                  for (int zero = 0; zero <= 3; ++zero)
+                    for (int64_t rep = 1; rep <= 8; rep *= 2)
+                      for (int rec = 0; rec < 3; ++rec)
+                        for (bool off : {false, true}) {
+                          if (rep > 1 && zero != 3) continue;
+                          if (tp * cp * pp > gpus || gpus % (tp * cp * pp) != 0) continue;
+                          // Uneven pipelines: the planner's split, with vpp = 1.
+                          const std::optional<StageSplit> split =
+                              SuggestStageSplit(job.model.num_layers, pp);
+                          if (job.model.num_layers % (pp * vpp) != 0 && !(split && vpp == 1)) {
+                            continue;
+                          }
+                          if (64 % (mb * (gpus / (tp * cp * pp))) != 0) continue;
+                          if ((ep > 1 || etp != tp) && !job.model.is_moe()) continue;
+                          job.parallel = ParallelSpec{};
+                          job.parallel.etp = etp;
+                          job.parallel.tp = tp;
+                          job.parallel.cp = cp;
+                          job.parallel.pp = pp;
+                          job.parallel.dp = gpus / (tp * cp * pp);
+                          job.parallel.ep = ep;
+                          job.parallel.vpp = vpp;
+                          if (split) {
+                            job.parallel.first_stage_layers = split->first;
+                            job.parallel.last_stage_layers = split->last;
+                          }
+                          job.parallel.schedule =
+                              vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
+                          job.parallel.sequence_parallel = tp > 1;
+                          job.parallel.zero_stage = zero;
+                          job.parallel.dp_replicate = rep;
+                          job.parallel.cpu_offload = off;
+                          job.training.micro_batch_size = mb;
+                          job.training.recompute = static_cast<Recompute>(rec);
+                          if (!ValidateJob(job, db_).ok()) continue;
+                          // HSDP shard groups that fill at least a node (docs/PLANNER.md).
+                          if (rep > 1 &&
+                              tp * job.parallel.ShardRanks() < job.cluster.gpus_per_node) {
+                            continue;
+                          }
+                          const int64_t micro = 64 / (mb * job.parallel.dp);
+                          if (vpp > 1 && micro % pp != 0) continue;
+                          if (cp > 1 && 4096 / cp < kMinContextParallelChunkTokens) continue;
+                          if (!FitsWithMargin(EstimateMemory(job, *point.gpu), req.memory_margin)) {
+                            continue;
+                          }
+                          const StepResult s = EvaluateStep(job, *point.gpu, *point.network);
+                          brute = std::min(brute, s.step_time_s);
                         }
-                        if (64 % (mb * (gpus / (tp * cp * pp))) != 0) continue;
-                        if (ep > 1 && !job.model.is_moe()) continue;
-                        job.parallel = ParallelSpec{};
-                        job.parallel.tp = tp;
-                        job.parallel.cp = cp;
-                        job.parallel.pp = pp;
-                        job.parallel.dp = gpus / (tp * cp * pp);
-                        job.parallel.ep = ep;
-                        job.parallel.vpp = vpp;
-                        if (split) {
-                          job.parallel.first_stage_layers = split->first;
-                          job.parallel.last_stage_layers = split->last;
-                        }
-                        job.parallel.schedule = vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
-                        job.parallel.sequence_parallel = tp > 1;
-                        job.parallel.zero_stage = zero;
-                        job.parallel.dp_replicate = rep;
-                        job.parallel.cpu_offload = off;
-                        job.training.micro_batch_size = mb;
-                        job.training.recompute = static_cast<Recompute>(rec);
-                        if (!ValidateJob(job, db_).ok()) continue;
-                        // HSDP shard groups that fill at least a node (docs/PLANNER.md).
-                        if (rep > 1 && tp * job.parallel.ShardRanks() < job.cluster.gpus_per_node) {
-                          continue;
-                        }
-                        const int64_t micro = 64 / (mb * job.parallel.dp);
-                        if (vpp > 1 && micro % pp != 0) continue;
-                        if (cp > 1 && 4096 / cp < kMinContextParallelChunkTokens) continue;
-                        if (!FitsWithMargin(EstimateMemory(job, *point.gpu), req.memory_margin)) {
-                          continue;
-                        }
-                        const StepResult s = EvaluateStep(job, *point.gpu, *point.network);
-                        brute = std::min(brute, s.step_time_s);
-                      }
     ASSERT_FALSE(r.best.empty()) << model;
     EXPECT_LE(r.best.front().step.step_time_s, brute * (1 + 1e-12)) << model;
   }

@@ -344,6 +344,45 @@ TEST_F(CostModelTest, MixtureOfExpertsUsesAllToAll) {
   EXPECT_TRUE(r.memory.fits);
 }
 
+// Megatron-Core's all-to-all dispatcher (token_dispatcher.py: permute -> A2A(EP) -> AG(ETP),
+// RS(ETP) -> A2A(EP) -> unpermute): each rank sends the top_k copies of its T/t local tokens over
+// EP, and the expert TP group gathers them; the expert GEMMs keep the FLOPs of f/t on T rows.
+TEST_F(CostModelTest, MoeDispatcherSendsLocalTokensAndGathersOverExpertTp) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const JobSpec folded_spec = [&] {
+    nlohmann::json s = spec;
+    s["parallelism"]["etp"] = 1;
+    return Parse(s);
+  }();
+  const JobSpec job = Parse(spec);  // etp = tp = 2
+  const StepCosts c = Costs(job);
+  const StepCosts folded = Costs(folded_spec);
+  const double T = 2048, h = 4096, k = 2, t = 2;
+  const double routed = T / t * k * h * 2.0;  // bf16 copies of the local tokens
+  EXPECT_DOUBLE_EQ(c.moe.ep_bytes, routed);
+  EXPECT_DOUBLE_EQ(c.moe.ep_comm,
+                   4.0 * CollectiveSeconds(Collective::kAllToAll, routed, c.ep_link));
+  // EP strides the expert TP group: etp = 2 places the 8 ranks 2 apart, etp = 1 next to each
+  // other; both inside one 8-GPU node here only for etp = 1.
+  EXPECT_DOUBLE_EQ(c.ep_link.ranks, 8.0);
+  EXPECT_GT(c.ep_link.nodes(), 1.0);
+  EXPECT_DOUBLE_EQ(folded.ep_link.nodes(), 1.0);
+  // TP: the attention pair of T x h, then the routed pair of etp x T/t x k rows over the expert
+  // TP group (Mixtral has no shared experts, so no dense MLP pair).
+  const double pair = CollectiveSeconds(Collective::kAllGather, T * h * 2.0, c.tp_link) +
+                      CollectiveSeconds(Collective::kReduceScatter, T * h * 2.0, c.tp_link);
+  const double routed_pair = CollectiveSeconds(Collective::kAllGather, t * routed, c.tp_link) +
+                             CollectiveSeconds(Collective::kReduceScatter, t * routed, c.tp_link);
+  EXPECT_DOUBLE_EQ(c.moe.tp_fwd, pair + routed_pair);
+  EXPECT_DOUBLE_EQ(folded.moe.tp_fwd, pair);
+  // The same FLOPs either way: e/t x T rows at width f/e.
+  EXPECT_DOUBLE_EQ(c.moe.fwd_flops, folded.moe.fwd_flops);
+  // Expert weights split over ep x etp.
+  EXPECT_DOUBLE_EQ(LayerParamsPerGpu(folded_spec, true).expert,
+                   2.0 * LayerParamsPerGpu(job, true).expert);
+}
+
 TEST_F(CostModelTest, MeasuredRatesReplaceDatasheet) {
   const JobSpec job = Parse(Spec("gpt2-xl", "a100-sxm4-80gb", 1));
   const GpuSpec& gpu = *db_->FindGpu("a100-sxm4-80gb");

@@ -184,9 +184,11 @@ TEST(LoraActivations, SwiGluAndMoeTerms) {
   const double moe =
       x.norms + x.qkv_in + x.qkv + x.out_in + x.core * 2 / 5 + 2 * (4 * x.sb * 512) / x.t;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(job, true, Recompute::kNone), moe + 4 * x.adapter);
+  // Up targeted: each expert keeps its dispatched copy too, gathered over the expert TP group
+  // (etp = tp): 2sbh per copy on every rank.
   job.training.lora.targets = kLoraAttention | kLoraUp;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(job, true, Recompute::kNone),
-                   moe + x.fc1_in + 2 * (2 * x.sb * x.h) / x.t + (4 + 2) * x.adapter);
+                   moe + x.fc1_in + 2 * (2 * x.sb * x.h) + (4 + 2) * x.adapter);
 }
 
 // Frozen weights get no weight-gradient GEMM: the backward runs the data-gradient GEMMs (1x the

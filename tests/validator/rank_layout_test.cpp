@@ -26,8 +26,14 @@ TEST(RankLayout, MegatronOrderTpFastestThenCpDpPp) {
 }
 
 TEST(RankLayout, EveryRankIsInExactlyOneGroupOfEachKindOfTheRightSize) {
-  const JobSpec job = TestJob(
-      {.tp = 2, .cp = 2, .dp = 8, .pp = 2, .ep = 4, .model = "mixtral-8x7b", .seq_len = 4096});
+  const JobSpec job = TestJob({.tp = 2,
+                               .cp = 2,
+                               .dp = 8,
+                               .pp = 2,
+                               .ep = 4,
+                               .model = "mixtral-8x7b",
+                               .seq_len = 4096,
+                               .sequence_parallel = true});
   const RankLayout l = MakeRankLayout(job);
   const int64_t sizes[kGroupKindCount] = {2, 2, 16, 2, 4, 4};  // tp cp dp(x cp) pp ep expert_dp
   for (int k = 0; k < kGroupKindCount; ++k) {
@@ -40,9 +46,11 @@ TEST(RankLayout, EveryRankIsInExactlyOneGroupOfEachKindOfTheRightSize) {
     EXPECT_EQ(static_cast<int64_t>(seen.size()), l.world_size) << GroupKindName(kind);
     for (int64_t r = 0; r < l.world_size; ++r) EXPECT_EQ(seen.count(r), 1u) << GroupKindName(kind);
   }
-  // Expert parallelism takes consecutive data-parallel ranks (stride tp*cp), as the simulator
-  // places ep groups (topology.h PlaceGroup(ep, tp*cp)).
-  EXPECT_EQ(l.Groups(GroupKind::kEp).front(), (std::vector<int64_t>{0, 4, 8, 12}));
+  // Expert layers regroup a stage's tp x cp x dp ranks as etp x ep x expert-dp, etp (= tp)
+  // fastest: an ep group takes every etp-th rank (stride 2), across cp and then dp, as the
+  // simulator places it (step_costs.cpp PlaceGroup(ep, etp)); expert-dp strides etp x ep.
+  EXPECT_EQ(l.Groups(GroupKind::kEp).front(), (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(l.Groups(GroupKind::kExpertDp).front(), (std::vector<int64_t>{0, 8, 16, 24}));
   // TP stays inside a node.
   for (const auto& g : l.Groups(GroupKind::kTp)) {
     EXPECT_EQ(l.ranks[static_cast<size_t>(g.front())].node,

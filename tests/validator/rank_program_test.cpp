@@ -94,6 +94,41 @@ TEST(RankProgram, TensorParallelCollectivesPerLayer) {
   }
 }
 
+// A MoE layer runs Megatron-Core's all-to-all dispatcher as the cost model prices it: the top_k
+// copies of the rank's T/t local tokens over EP, gathered over the expert TP group (= TP), and
+// the reverse for the combine (token_dispatcher.py).
+TEST(RankProgram, MoeLayerDispatchesLocalTokens) {
+  const JobSpec job = TestJob({.tp = 2,
+                               .dp = 8,
+                               .ep = 8,
+                               .model = "mixtral-8x7b",
+                               .seq_len = 4096,
+                               .sequence_parallel = true});
+  const std::vector<RankOp> fwd = LayerProgram(job, PassKind::kForward, true);
+  const double routed = 4096.0 / 2 * 2 * 4096 * 2;  // T/t x top_k rows of h, bf16
+  std::vector<std::pair<std::string, double>> moe_ops;
+  for (const RankOp& op : fwd) {
+    if (op.kind == RankOpKind::kCollective && op.name.find("routed") != std::string::npos) {
+      moe_ops.emplace_back(op.name, op.bytes);
+    }
+    if (op.name.starts_with("alltoall")) moe_ops.emplace_back(op.name, op.bytes);
+  }
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"alltoall dispatch", routed},
+      {"all_gather routed", 2 * routed},
+      {"reduce_scatter routed", 2 * routed},
+      {"alltoall combine", routed}};
+  EXPECT_EQ(moe_ops, expected);
+  // Mixtral has no shared experts: only attention's pair runs over TP in full T x h.
+  EXPECT_EQ(Count(fwd, "all_gather"), 1);
+  EXPECT_EQ(Count(fwd, "reduce_scatter"), 1);
+  const std::vector<RankOp> bwd = LayerProgram(job, PassKind::kBackward, true);
+  EXPECT_EQ(Count(bwd, "alltoall combine (grad)"), 1);
+  EXPECT_EQ(Count(bwd, "all_gather routed (grad)"), 1);
+  EXPECT_EQ(Count(bwd, "reduce_scatter routed (grad)"), 1);
+  EXPECT_EQ(Count(bwd, "alltoall dispatch (grad)"), 1);
+}
+
 TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
   JobSpec job = Job(1, 8, 1);
   const RankLayout l = MakeRankLayout(job);

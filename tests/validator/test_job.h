@@ -16,6 +16,7 @@ struct TestLayout {
   Schedule schedule = Schedule::k1F1B;
   const char* model = "llama3-8b";
   int64_t seq_len = 2048;
+  bool sequence_parallel = false;
 };
 
 /// 8 GPUs per node (fewer when the job is smaller), micro-batch 1, 8 micro-batches per DP rank.
@@ -36,6 +37,7 @@ inline JobSpec TestJob(const TestLayout& l) {
   job.parallel.pp = l.pp;
   job.parallel.ep = l.ep;
   job.parallel.vpp = l.vpp;
+  job.parallel.sequence_parallel = l.sequence_parallel;
   job.parallel.schedule = l.schedule;
   const Status st = ValidateJob(job, BuiltinDb());
   EXPECT_TRUE(st.ok()) << st.message();
