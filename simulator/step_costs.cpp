@@ -76,7 +76,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // Sequence parallelism leaves each TP rank T/t of the tokens outside the TP regions.
   const bool sp = par.sequence_parallel && par.tp > 1;
   const double local_tokens = sp ? T / t : T;
-  double mlp_active = 1.0;
+  double tp_mlps = 1.0;  // MLPs split over t: the dense one, or a MoE layer's shared experts
   double f = static_cast<double>(m.ffn_hidden_size);
   // Routed-expert GEMMs: `routed` of them per token, each `routed_rows` tall and split over e.
   double routed = 0.0;
@@ -92,19 +92,21 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     f = static_cast<double>(m.ExpertFfn());
     routed = static_cast<double>(m.moe_top_k);
     routed_rows = T * e / t;
-    mlp_active = static_cast<double>(m.moe_shared_experts);
+    tp_mlps = static_cast<double>(m.moe_shared_experts);
     const double experts = static_cast<double>(m.moe_num_experts);
     gemm += GemmSeconds(r, local_tokens, experts, h);  // router
     gemm_flops += 2.0 * local_tokens * h * experts;
   }
   const double gate_up = swiglu ? 2.0 : 1.0;  // gate and up fused
   const double up_width = gate_up * f / t;
-  gemm += mlp_active * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
-  gemm_flops += mlp_active * 2.0 * T * h * (up_width + f / t);
-  gemm += routed *
-          (GemmSeconds(r, routed_rows, gate_up * f / e, h) + GemmSeconds(r, routed_rows, h, f / e));
-  gemm_flops += routed * 2.0 * routed_rows * h * (gate_up * f / e + f / e);
-  mlp_active += routed;
+  gemm += tp_mlps * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
+  gemm_flops += tp_mlps * 2.0 * T * h * (up_width + f / t);
+  if (moe) {
+    gemm += routed * (GemmSeconds(r, routed_rows, gate_up * f / e, h) +
+                      GemmSeconds(r, routed_rows, h, f / e));
+    gemm_flops += routed * 2.0 * routed_rows * h * (gate_up * f / e + f / e);
+  }
+  const double mlp_active = tp_mlps + routed;
   lt.fwd_gemm = gemm;
 
   // Core attention over the full sequence (CP: each rank's queries against all keys).

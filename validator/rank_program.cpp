@@ -92,17 +92,15 @@ void TpGather(const Dims& d, std::vector<RankOp>* ops) {
 // the dense all-reduce (no EP then, job_spec_json.cpp).
 bool MoeDispatches(const Dims& d) { return d.moe && (d.sp || d.t == 1); }
 
-// The two collectives of a dispatch (first, second in the order given): the all-to-all of the
-// routed rows over EP when ep > 1, and the gather or scatter of them over the expert TP group.
-void MoeExchange(const JobSpec& job, const Dims& d, const char* first, const char* second,
-                 std::vector<RankOp>* ops) {
-  const double a2a = d.routed_rows * d.h * d.act_bytes;
-  for (const char* name : {first, second}) {
-    const std::string_view n(name);
-    const bool all_to_all = n.starts_with("alltoall");
-    if (all_to_all && job.parallel.ep > 1) ops->push_back(Coll(name, GroupKind::kEp, a2a));
-    if (!all_to_all && d.sp) ops->push_back(Coll(name, GroupKind::kTp, d.t * a2a));
+// The all-to-all of the routed rows over EP (when ep > 1).
+void ExpertAllToAll(const JobSpec& job, const Dims& d, const char* name, std::vector<RankOp>* ops) {
+  if (job.parallel.ep > 1) {
+    ops->push_back(Coll(name, GroupKind::kEp, d.routed_rows * d.h * d.act_bytes));
   }
+}
+// The all-gather or reduce-scatter of the routed rows of the expert TP group (under SP).
+void ExpertTpCollective(const Dims& d, const char* name, std::vector<RankOp>* ops) {
+  if (d.sp) ops->push_back(Coll(name, GroupKind::kTp, d.t * d.routed_rows * d.h * d.act_bytes));
 }
 
 void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
@@ -127,7 +125,8 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
     ops->push_back(Compute("gemm router", Gemm(norm_rows, d.experts, d.h)));
     if (MoeDispatches(d)) {
       if (d.shared) TpGather(d, ops);
-      MoeExchange(job, d, "alltoall dispatch", "all_gather routed", ops);
+      ExpertAllToAll(job, d, "alltoall dispatch", ops);
+      ExpertTpCollective(d, "all_gather routed", ops);
     }
   }
   const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
@@ -135,7 +134,8 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   ops->push_back(Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(d.rows, d.f / d.t)));
   ops->push_back(Compute("gemm fc2", Gemm(d.rows, d.h, d.f / d.t)));
   if (MoeDispatches(d)) {
-    MoeExchange(job, d, "reduce_scatter routed", "alltoall combine", ops);
+    ExpertTpCollective(d, "reduce_scatter routed", ops);
+    ExpertAllToAll(job, d, "alltoall combine", ops);
     if (d.shared) TpReduce(d, ops);
   } else {
     TpReduce(d, ops);
@@ -162,7 +162,8 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   // MLP block, last op first.
   if (MoeDispatches(d)) {
     if (d.shared) TpGather(d, ops);
-    MoeExchange(job, d, "alltoall combine (grad)", "all_gather routed (grad)", ops);
+    ExpertAllToAll(job, d, "alltoall combine (grad)", ops);
+    ExpertTpCollective(d, "all_gather routed (grad)", ops);
   } else {
     TpGather(d, ops);  // backward of the reduce-scatter after FC2
   }
@@ -172,7 +173,8 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   ops->push_back(Compute("gemm fc1 dgrad", Gemm(d.rows, d.h, up)));
   if (wgrad) ops->push_back(Wgrad("fc1", d.rows, up, d.h));
   if (MoeDispatches(d)) {
-    MoeExchange(job, d, "reduce_scatter routed (grad)", "alltoall dispatch (grad)", ops);
+    ExpertTpCollective(d, "reduce_scatter routed (grad)", ops);
+    ExpertAllToAll(job, d, "alltoall dispatch (grad)", ops);
     if (d.shared) TpReduce(d, ops);
   } else {
     TpReduce(d, ops);  // backward of the identity before FC1 (Megatron's f)
