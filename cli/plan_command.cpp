@@ -45,6 +45,8 @@ struct PlanOptions {
   std::vector<std::string> lora_targets;
   std::string lora_base;
   std::string attention;
+  std::string moe_dispatcher;
+  std::optional<double> moe_load_imbalance;
   std::vector<std::string> gpus, nodes, providers, prices;
   std::string profile_path;
   int64_t min_gpus = 1, max_gpus = 1024;
@@ -206,6 +208,30 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
     }
   }
   req.dropout = req.model.HasLinearBiases();
+  if (!o.moe_dispatcher.empty() || o.moe_load_imbalance) {
+    if (!req.model.is_moe()) {
+      return Invalid(!o.moe_dispatcher.empty() ? "--moe-dispatcher" : "--moe-load-imbalance",
+                     "needs a mixture-of-experts model; " + req.model.name + " is dense");
+    }
+  }
+  if (!o.moe_dispatcher.empty()) {
+    if (o.moe_dispatcher == "alltoall") {
+      req.moe_dispatcher = MoeDispatcher::kAllToAll;
+    } else if (o.moe_dispatcher == "deepep") {
+      req.moe_dispatcher = MoeDispatcher::kDeepEp;
+    } else {
+      return Invalid("--moe-dispatcher", "'" + o.moe_dispatcher + "' (allowed: alltoall, deepep)");
+    }
+  }
+  if (o.moe_load_imbalance) {
+    const double v = *o.moe_load_imbalance;
+    if (!(v >= 1.0 && v <= kMaxMoeLoadImbalance)) {
+      return Invalid("--moe-load-imbalance",
+                     StrFormat("must be in [1, %g] (busiest rank over the mean), got %g",
+                               kMaxMoeLoadImbalance, v));
+    }
+    req.moe_load_imbalance = v;
+  }
 
   // Hardware.
   if (o.gpus.empty() || (o.gpus.size() == 1 && o.gpus[0] == "all")) {
@@ -378,6 +404,12 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--lora-base", o->lora_base,
                   "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
+  sub->add_option("--moe-dispatcher", o->moe_dispatcher,
+                  "MoE token dispatch: alltoall (NCCL, default) | deepep (Megatron flex "
+                  "dispatcher; searched with etp 1)");
+  sub->add_option("--moe-load-imbalance", o->moe_load_imbalance,
+                  "MoE: busiest expert-parallel rank's routed tokens over the mean (>= 1; "
+                  "default 1, balanced)");
   sub->add_option("--profile", o->profile_path,
                   "Measured profile (gpuplan profile) of one of the GPUs: its figures replace "
                   "the datasheet ones for that GPU");

@@ -18,7 +18,9 @@ inline constexpr int64_t kMaxHiddenSize = 1LL << 20;  ///< hidden, FFN and head 
 inline constexpr int64_t kMaxHeads = 1LL << 16;       ///< attention and KV heads
 inline constexpr int64_t kMaxVocab = 1LL << 24;       ///< vocabulary entries
 inline constexpr int64_t kMaxExperts = 1LL << 16;     ///< MoE experts
-inline constexpr int64_t kMaxSeqLen = 1LL << 24;      ///< tokens per sequence (16.8M)
+/// Busiest expert-parallel rank's routed tokens over the mean: at most all of them on one rank.
+inline constexpr double kMaxMoeLoadImbalance = static_cast<double>(kMaxExperts);
+inline constexpr int64_t kMaxSeqLen = 1LL << 24;  ///< tokens per sequence (16.8M)
 /// Micro-batches one pipeline runs per optimizer step: global_batch / (micro_batch x dp).
 inline constexpr int64_t kMaxMicroBatchesPerStep = 100'000;
 /// Tokens per optimizer step: global_batch x seq_len (2^40, about 1.1T).

@@ -86,6 +86,10 @@ ArgArray ModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
       a.Add("--moe-shared-expert-intermediate-size", m.moe_shared_experts * m.ExpertFfn());
     }
     if (m.moe_first_dense_layers > 0) a.Add("--moe-layer-freq", MoeLayerPattern(m));
+    if (m.moe_router_groups > 0) {
+      a.Add("--moe-router-num-groups", m.moe_router_groups);
+      a.Add("--moe-router-group-topk", m.moe_router_group_topk);
+    }
   }
   if (!job.training.dropout) {
     a.Add("--attention-dropout", "0.0");
@@ -121,7 +125,12 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   }
   if (p.ep > 1) {
     a.Add("--expert-model-parallel-size", p.ep);
-    a.Add("--moe-token-dispatcher-type", "alltoall");
+    if (job.training.moe_dispatcher == MoeDispatcher::kDeepEp) {
+      a.Add("--moe-token-dispatcher-type", "flex");
+      a.Add("--moe-flex-dispatcher-backend", "deepep");
+    } else {
+      a.Add("--moe-token-dispatcher-type", "alltoall");
+    }
   }
   // Megatron's default expert TP is --tensor-model-parallel-size.
   if (p.ExpertTp() != p.tp) a.Add("--expert-tensor-parallel-size", p.ExpertTp());

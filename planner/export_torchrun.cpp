@@ -185,6 +185,9 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
   }
   o.push_back("--parallelism.context_parallel_degree " + std::to_string(p.cp));
   o.push_back("--parallelism.expert_parallel_degree " + std::to_string(p.ep));
+  if (p.ep > 1 && job.training.moe_dispatcher == MoeDispatcher::kDeepEp) {
+    o.push_back("--parallelism.expert_parallel_comm_backend deepep");
+  }
   if (job.model.is_moe()) {
     // torchtitan's default expert TP is 1, Megatron's (and the plan's default) tp.
     o.push_back("--parallelism.expert_tensor_parallel_degree " + std::to_string(p.ExpertTp()));

@@ -55,6 +55,8 @@ struct PlanRequest {
   LoraSpec lora;  ///< enabled = fine-tune adapters only
   AttentionImpl attention = AttentionImpl::kFlash;
   bool dropout = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  ///< TrainingSpec::moe_dispatcher
+  double moe_load_imbalance = 1.0;                          ///< TrainingSpec::moe_load_imbalance
   OverheadSpec overhead;
   /// Share of each GPU's memory a plan must leave free (FitsWithMargin); in [0, kMaxMemoryMargin].
   double memory_margin = kDefaultMemoryMargin;

@@ -12,6 +12,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
+#include "simulator/moe_dispatch.h"
 #include "simulator/shard.h"
 #include "simulator/tp_overlap.h"
 
@@ -48,6 +49,8 @@ class PointSearch {
     job.training.attention = req.attention;
     job.training.dropout = req.dropout;
     job.training.lora = req.lora;
+    job.training.moe_dispatcher = req.moe_dispatcher;
+    job.training.moe_load_imbalance = req.moe_load_imbalance;
     job.overhead = req.overhead;
   }
 
@@ -126,9 +129,15 @@ class PointSearch {
     // needs sequence parallelism with tp > 1 and ep > 1, which SearchModelParallel sets.
     for (int64_t etp = 1; etp <= par.tp; etp *= 2) {
       if (par.tp % etp != 0 || m.ExpertFfn() % etp != 0) continue;
+      // gpuplan models DeepEP without expert TP (job_spec_json.cpp).
+      if (job_.training.moe_dispatcher == MoeDispatcher::kDeepEp && etp != 1) continue;
       par.etp = etp == par.tp ? 0 : etp;  // 0: follows tp, as a spec without etp
       for (int64_t ep : Divisors(m.moe_num_experts)) {
         if ((par.tp * par.cp * par.dp) % (etp * ep) != 0) continue;
+        if (ep > 1 && job_.training.moe_dispatcher == MoeDispatcher::kDeepEp &&
+            !DeepEpRuns(*point_.gpu, job_.cluster.gpus_per_node)) {
+          continue;
+        }
         par.ep = ep;
         SearchBatching();
       }

@@ -158,6 +158,11 @@ Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::strin
     m.moe_ffn_hidden_size = r.OptionalPositiveInt("moe_intermediate_size", 0);
     m.moe_shared_experts = r.OptionalNonNegativeInt("n_shared_experts", 0);
     m.moe_first_dense_layers = r.OptionalNonNegativeInt("first_k_dense_replace", 0);
+    // DeepSeek-V2/V3 group-limited routing; n_group 1 (DeepSeek-V2-Lite) means no limit.
+    if (r.OptionalPositiveInt("n_group", 1) > 1) {
+      m.moe_router_groups = r.OptionalPositiveInt("n_group", 1);
+      m.moe_router_group_topk = r.PositiveInt("topk_group");
+    }
     const int64_t shared_width = r.OptionalNonNegativeInt("shared_expert_intermediate_size", 0);
     if (!r.status().ok()) return r.status();
     if (shared_width > 0) {

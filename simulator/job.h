@@ -25,6 +25,12 @@ enum class AttentionImpl { kFlash, kUnfused };
 /// fp8_model_init creates them); kNf4: 4-bit NormalFloat with double
 /// quantisation (QLoRA, Dettmers et al. 2023, Sec. 3).
 enum class BaseWeights { kSame, kBf16, kFp16, kFp8, kNf4 };
+/// How a MoE layer moves token copies to their experts over the expert-parallel ranks
+/// (simulator/moe_dispatch.h). kAllToAll: NCCL all-to-all of every routed copy (Megatron-Core
+/// --moe-token-dispatcher-type alltoall). kDeepEp: DeepEP's normal kernels (Megatron-Core
+/// --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep), which send a token
+/// once per destination node over the network and forward it over NVLink inside the node.
+enum class MoeDispatcher { kAllToAll, kDeepEp };
 
 struct ClusterSpec {
   std::string gpu;  ///< GpuSpec id
@@ -71,6 +77,12 @@ struct TrainingSpec {
   LoraSpec lora;
   /// The training stack (simulator/framework.h): what it keeps in memory beyond the model.
   Framework framework = Framework::kMegatronCore;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  /// Routed token copies of the busiest expert-parallel rank over the mean (>= 1). The slowest
+  /// rank paces the layer: its expert GEMMs, its share of the dispatch and its activations
+  /// grow by this factor when ep > 1. 1: balanced, as Megatron-Core's performance runs force
+  /// (--moe-router-force-load-balancing); a router's per-expert token counts give the real one.
+  double moe_load_imbalance = 1.0;
 };
 
 struct ParallelSpec {

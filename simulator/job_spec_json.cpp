@@ -11,8 +11,10 @@
 #include "common/checked_math.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
+#include "common/str_format.h"
 #include "simulator/framework.h"
 #include "simulator/hf_config.h"
+#include "simulator/moe_dispatch.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
 #include "simulator/shard.h"
@@ -139,11 +141,27 @@ constexpr LoraTargetName kLoraTargets[] = {
 
 Expected<ModelSpec> ParseModelDimensions(const nlohmann::json& j, const std::string& context) {
   JsonObjectReader r(j, context);
-  r.RejectUnknownFields({"name", "num_layers", "hidden_size", "ffn_hidden_size",
-                         "num_attention_heads", "num_kv_heads", "head_dim", "vocab_size", "mlp",
-                         "tied_embeddings", "max_position_embeddings_learned", "linear_biases",
-                         "qkv_bias", "moe_num_experts", "moe_top_k", "moe_ffn_hidden_size",
-                         "moe_shared_experts", "moe_first_dense_layers", "approximation_note"});
+  r.RejectUnknownFields({"name",
+                         "num_layers",
+                         "hidden_size",
+                         "ffn_hidden_size",
+                         "num_attention_heads",
+                         "num_kv_heads",
+                         "head_dim",
+                         "vocab_size",
+                         "mlp",
+                         "tied_embeddings",
+                         "max_position_embeddings_learned",
+                         "linear_biases",
+                         "qkv_bias",
+                         "moe_num_experts",
+                         "moe_top_k",
+                         "moe_ffn_hidden_size",
+                         "moe_shared_experts",
+                         "moe_first_dense_layers",
+                         "moe_router_groups",
+                         "moe_router_group_topk",
+                         "approximation_note"});
   ModelSpec m;
   m.name = r.OptionalString("name", "custom");
   m.num_layers = r.PositiveInt("num_layers");
@@ -164,6 +182,8 @@ Expected<ModelSpec> ParseModelDimensions(const nlohmann::json& j, const std::str
   m.moe_ffn_hidden_size = r.OptionalNonNegativeInt("moe_ffn_hidden_size", 0);
   m.moe_shared_experts = r.OptionalNonNegativeInt("moe_shared_experts", 0);
   m.moe_first_dense_layers = r.OptionalNonNegativeInt("moe_first_dense_layers", 0);
+  m.moe_router_groups = r.OptionalNonNegativeInt("moe_router_groups", 0);
+  m.moe_router_group_topk = r.OptionalNonNegativeInt("moe_router_group_topk", 0);
   m.approximation_note = r.OptionalString("approximation_note", "");
   if (!r.status().ok()) return r.status();
   return m;
@@ -317,7 +337,8 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   const std::string context = origin + ": training";
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
-                         "recompute", "attention", "dropout", "lora", "framework"});
+                         "recompute", "attention", "dropout", "lora", "framework", "moe_dispatcher",
+                         "moe_load_imbalance"});
   t->seq_len = r.OptionalPositiveInt("seq_len", kDefaultSeqLen);
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
@@ -339,6 +360,12 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   std::vector<std::string_view> frameworks;
   for (const FrameworkTraits& f : Frameworks()) frameworks.push_back(f.name);
   ParseFramework(r.OptionalEnum("framework", Frameworks()[0].name, frameworks), &t->framework);
+  t->moe_dispatcher =
+      r.OptionalEnum("moe_dispatcher", "alltoall", {"alltoall", "deepep"}) == "deepep"
+          ? MoeDispatcher::kDeepEp
+          : MoeDispatcher::kAllToAll;
+  t->moe_load_imbalance =
+      r.OptionalNumberInRange("moe_load_imbalance", 1.0, 1.0, kMaxMoeLoadImbalance);
   const nlohmann::json* lora = r.OptionalObject("lora");
   GPUPLAN_RETURN_IF_ERROR(r.status());
   t->lora = LoraSpec{};
@@ -861,6 +888,31 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 "must be true with tp > 1 and ep > 1 or etp != tp (Megatron-Core's MoE token "
                 "dispatcher starts from each TP rank's share of the sequence)");
   }
+  if (!m.is_moe() && t.moe_dispatcher != MoeDispatcher::kAllToAll) {
+    return Fail("training", "moe_dispatcher", "deepep needs a mixture-of-experts model");
+  }
+  if (!m.is_moe() && t.moe_load_imbalance != 1.0) {
+    return Fail("training", "moe_load_imbalance",
+                StrFormat("%g needs a mixture-of-experts model (dense layers route nothing)",
+                          t.moe_load_imbalance));
+  }
+  if (!(t.moe_load_imbalance >= 1.0 && t.moe_load_imbalance <= kMaxMoeLoadImbalance)) {
+    return Fail("training", "moe_load_imbalance",
+                StrFormat("must be in [1, %g] (busiest rank over the mean), got %g",
+                          kMaxMoeLoadImbalance, t.moe_load_imbalance));
+  }
+  if (t.moe_dispatcher == MoeDispatcher::kDeepEp && p.ep > 1 &&
+      !DeepEpRuns(*gpu, c.gpus_per_node)) {
+    return Fail("training", "moe_dispatcher",
+                "deepep needs an NVSwitch node (NVLink between every pair of a node's GPUs); " +
+                    c.gpu + " has scale-up '" + gpu->scaleup_kind + "'; use alltoall");
+  }
+  if (t.moe_dispatcher == MoeDispatcher::kDeepEp && etp != 1) {
+    return Fail("training", "moe_dispatcher",
+                "deepep is modelled without expert tensor parallelism: set parallelism.etp = 1 "
+                "(got " +
+                    Str(etp) + "), or use alltoall");
+  }
   if (p.zero_stage < 0 || p.zero_stage > 3) {
     return Fail("parallelism", "zero_stage", "must be 0, 1, 2 or 3, got " + Str(p.zero_stage));
   }
@@ -938,6 +990,10 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
     if (m.moe_ffn_hidden_size > 0) model["moe_ffn_hidden_size"] = m.moe_ffn_hidden_size;
     if (m.moe_shared_experts > 0) model["moe_shared_experts"] = m.moe_shared_experts;
     if (m.moe_first_dense_layers > 0) model["moe_first_dense_layers"] = m.moe_first_dense_layers;
+    if (m.moe_router_groups > 0) {
+      model["moe_router_groups"] = m.moe_router_groups;
+      model["moe_router_group_topk"] = m.moe_router_group_topk;
+    }
   }
   if (!m.approximation_note.empty()) model["approximation_note"] = m.approximation_note;
 
@@ -952,6 +1008,10 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"dropout", t.dropout},
       {"framework", TraitsOf(t.framework).name},
   };
+  if (job.model.is_moe()) {
+    training["moe_dispatcher"] = t.moe_dispatcher == MoeDispatcher::kDeepEp ? "deepep" : "alltoall";
+    training["moe_load_imbalance"] = t.moe_load_imbalance;
+  }
   if (t.lora.enabled) {
     nlohmann::json targets = nlohmann::json::array();
     for (const LoraTargetName& n : kLoraTargets) {

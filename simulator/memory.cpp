@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "simulator/moe_dispatch.h"
 #include "simulator/pipeline.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/shard.h"
@@ -105,9 +106,11 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   const double mlp_copies =
       moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
-    const double gathered = static_cast<double>(m.moe_top_k) * static_cast<double>(par.ExpertTp()) +
-                            static_cast<double>(m.moe_shared_experts);
-    split += mlp_copies * per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
+    // The busiest EP rank keeps MoeRankImbalance x the mean routed copies.
+    const double routed = static_cast<double>(m.moe_top_k) * MoeRankImbalance(job);
+    const double shared = static_cast<double>(m.moe_shared_experts);
+    const double gathered = routed * static_cast<double>(par.ExpertTp()) + shared;
+    split += (routed + shared) * per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
              (fc1_input_kept ? gathered * 2.0 * sb * h : 0.0);
   } else {
     split += per_mlp * sb * static_cast<double>(m.ffn_hidden_size);

@@ -108,6 +108,9 @@ Status ValidateModel(const ModelSpec& m, const std::string& context) {
   GPUPLAN_RETURN_IF_ERROR(in_range("moe_shared_experts", m.moe_shared_experts, 0, kMaxExperts));
   GPUPLAN_RETURN_IF_ERROR(
       in_range("moe_first_dense_layers", m.moe_first_dense_layers, 0, kMaxLayers));
+  GPUPLAN_RETURN_IF_ERROR(in_range("moe_router_groups", m.moe_router_groups, 0, kMaxExperts));
+  GPUPLAN_RETURN_IF_ERROR(
+      in_range("moe_router_group_topk", m.moe_router_group_topk, 0, kMaxExperts));
 
   if (m.head_dim == 0 && m.hidden_size % m.num_attention_heads != 0) {
     return fail("num_attention_heads",
@@ -130,11 +133,36 @@ Status ValidateModel(const ModelSpec& m, const std::string& context) {
                                                 " must be less than num_layers " +
                                                 std::to_string(m.num_layers));
     }
+    if ((m.moe_router_groups > 0) != (m.moe_router_group_topk > 0)) {
+      return fail(m.moe_router_groups > 0 ? "moe_router_group_topk" : "moe_router_groups",
+                  "group-limited routing needs both moe_router_groups and moe_router_group_topk");
+    }
+    if (m.moe_router_groups > 0) {
+      if (m.moe_num_experts % m.moe_router_groups != 0) {
+        return fail("moe_router_groups", std::to_string(m.moe_router_groups) +
+                                             " does not divide moe_num_experts " +
+                                             std::to_string(m.moe_num_experts));
+      }
+      if (m.moe_router_group_topk > m.moe_router_groups) {
+        return fail("moe_router_group_topk", std::to_string(m.moe_router_group_topk) +
+                                                 " exceeds moe_router_groups " +
+                                                 std::to_string(m.moe_router_groups));
+      }
+      const int64_t pool = m.moe_router_group_topk * (m.moe_num_experts / m.moe_router_groups);
+      if (pool < m.moe_top_k) {
+        return fail("moe_router_group_topk", std::to_string(m.moe_router_group_topk) +
+                                                 " groups hold " + std::to_string(pool) +
+                                                 " experts, fewer than moe_top_k " +
+                                                 std::to_string(m.moe_top_k));
+      }
+    }
   } else {
     const char* stray = m.moe_top_k > 0                ? "moe_top_k"
                         : m.moe_shared_experts > 0     ? "moe_shared_experts"
                         : m.moe_ffn_hidden_size > 0    ? "moe_ffn_hidden_size"
                         : m.moe_first_dense_layers > 0 ? "moe_first_dense_layers"
+                        : m.moe_router_groups > 0      ? "moe_router_groups"
+                        : m.moe_router_group_topk > 0  ? "moe_router_group_topk"
                                                        : nullptr;
     if (stray != nullptr) return fail(stray, "is set but moe_num_experts is 0 (dense model)");
   }

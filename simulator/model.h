@@ -40,6 +40,12 @@ struct ModelSpec {
   int64_t moe_ffn_hidden_size = 0;     ///< per expert; 0 means ffn_hidden_size
   int64_t moe_shared_experts = 0;      ///< always-active experts of moe_ffn_hidden_size each
   int64_t moe_first_dense_layers = 0;  ///< leading layers that keep a dense MLP (DeepSeek-V3: 3)
+  /// Group-limited routing (DeepSeek-V3's node-limited routing; HF n_group / topk_group,
+  /// Megatron-LM --moe-router-num-groups / --moe-router-group-topk): the experts form
+  /// moe_router_groups equal groups of consecutive experts, and each token picks its top_k
+  /// experts inside its moe_router_group_topk best groups. 0: no groups (any top_k experts).
+  int64_t moe_router_groups = 0;
+  int64_t moe_router_group_topk = 0;
 
   /// Free-text note on approximations made for this model (e.g. how MLA is represented).
   std::string approximation_note;

@@ -94,6 +94,8 @@ ModelSpec DeepSeekV3() {
   m.moe_shared_experts = 1;
   m.moe_ffn_hidden_size = 2048;
   m.moe_first_dense_layers = 3;
+  m.moe_router_groups = 8;  // node-limited routing: at most 4 nodes per token (Sec. 2.1.2)
+  m.moe_router_group_topk = 4;
   m.approximation_note =
       "MLA approximated as GQA with 128 query heads, 8 KV heads, head_dim 96: the Q/K/V/O "
       "projections then hold h*96*(2*128 + 2*8) = 187,170,816 parameters per layer vs MLA's "

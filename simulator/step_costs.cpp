@@ -4,6 +4,7 @@
 
 #include "simulator/framework.h"
 #include "simulator/memory.h"
+#include "simulator/moe_dispatch.h"
 #include "simulator/topology.h"
 #include "simulator/tp_overlap.h"
 
@@ -79,6 +80,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   double tp_mlps = 1.0;  // MLPs split over t: the dense one, or a MoE layer's shared experts
   double f = static_cast<double>(m.ffn_hidden_size);
   // Routed-expert GEMMs: `routed` of them per token, each `routed_rows` tall and split over e.
+  const double imbalance = MoeRankImbalance(job);
   double routed = 0.0;
   double routed_rows = T;
   const double e = static_cast<double>(par.ExpertTp());
@@ -89,9 +91,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     // e ranks of the expert TP group: a rank runs e/t x T rows per routed copy at width f/e
     // (token_dispatcher.py: permute -> A2A(EP) -> AG(ETP)); the same FLOPs as f/t on T rows.
     // Shared experts follow the dense TP. The router scores the rank's local tokens.
+    // The busiest EP rank holds moe_load_imbalance x the mean copies (at most all of them) and
+    // paces the layer.
     f = static_cast<double>(m.ExpertFfn());
     routed = static_cast<double>(m.moe_top_k);
-    routed_rows = T * e / t;
+    routed_rows = T * e / t * imbalance;
     tp_mlps = static_cast<double>(m.moe_shared_experts);
     const double experts = static_cast<double>(m.moe_num_experts);
     gemm += GemmSeconds(r, local_tokens, experts, h);  // router
@@ -155,7 +159,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // read f write f; SwiGLU read 2f write f), rotary embedding on q and k for SwiGLU-family
   // models. Norms and residuals run on all T tokens unless sequence parallelism splits them.
   const double replicated = (4.0 + 6.0 + (dropout ? 3.0 : 0.0)) * h * (sp ? T / t : T);
-  const double activation = mlp_active * (swiglu ? 3.0 : 2.0) * f / t * T;
+  const double activation = (tp_mlps + routed * imbalance) * (swiglu ? 3.0 : 2.0) * f / t * T;
   const double rope = swiglu ? 2.0 * (q + kv) / t * T : 0.0;
   const double other_bytes = c.act_bytes * (replicated + activation + rope);
   lt.fwd_other = MemoryBoundSeconds(r, other_bytes, dropout ? 8 : 6);
@@ -219,7 +223,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
                           : CollectiveSeconds(Collective::kAllReduce, bytes, c.tp_link);
     double mlp = one;
     if (moe && sp) {
-      const double routed_bytes = e * local_tokens * routed * h * c.act_bytes;
+      const double routed_bytes = e * local_tokens * routed * imbalance * h * c.act_bytes;
       mlp = (m.moe_shared_experts > 0 ? one : 0.0) +
             (par.ExpertTp() > 1
                  ? CollectiveSeconds(Collective::kAllGather, routed_bytes, c.etp_link) +
@@ -252,11 +256,15 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     lt.cp_comm = 3.0 * hops * CollectiveSeconds(Collective::kSendRecv, chunk, c.cp_link);
     lt.cp_bytes = chunk;
   }
-  // EP: dispatch and combine all-to-all of the routed copies of the rank's local tokens (T/t
-  // under SP), forward and backward.
+  // EP: dispatch and combine of the routed copies of the rank's local tokens (T/t under SP),
+  // forward and backward; the busiest rank receives `imbalance` x the mean. NCCL's all-to-all
+  // moves every copy; DeepEP one per reached node across nodes (moe_dispatch.h).
   if (moe && par.ep > 1) {
-    const double bytes = local_tokens * routed * h * c.act_bytes;
-    lt.ep_comm = 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
+    const double bytes = local_tokens * routed * imbalance * h * c.act_bytes;
+    lt.ep_comm =
+        tr.moe_dispatcher == MoeDispatcher::kDeepEp
+            ? 4.0 * DeepEpSeconds(RoutingOf(m), local_tokens, h * c.act_bytes, imbalance, c.ep_link)
+            : 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
     lt.ep_bytes = bytes;
   }
   // Host-bound layers: an eager stack's CPU issues a layer's kernels and collectives no faster

@@ -112,6 +112,18 @@ Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::st
         "tensor parallelism over the TP group only (etp = tp)",
         context.c_str(), static_cast<long long>(p.ExpertTp()), static_cast<long long>(p.tp)));
   }
+  const TrainingSpec& t = job->training;
+  if (p.ep > 1 && t.moe_dispatcher == MoeDispatcher::kDeepEp) {
+    return Status::Invalid(context +
+                           ": training: field 'moe_dispatcher': deepep; the validator dispatches "
+                           "with all-to-all collectives only (alltoall)");
+  }
+  if (t.moe_load_imbalance != 1.0) {
+    return Status::Invalid(StrFormat(
+        "%s: training: field 'moe_load_imbalance': %g; the validator routes every rank the "
+        "same tokens, so it checks balanced routing only (1)",
+        context.c_str(), t.moe_load_imbalance));
+  }
   return job;
 }
 

@@ -756,6 +756,60 @@ TEST(JobSpecInvalid, ExpertTensorParallelism) {
                        "ep > 1 or etp != tp"));
 }
 
+TEST(JobSpecInvalid, MoeDispatchAndRouting) {
+  nlohmann::json spec = BaseSpec();  // llama, tp 4, dp 32
+  spec["training"]["moe_dispatcher"] = "deepep";
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'moe_dispatcher': deepep needs a "
+                       "mixture-of-experts model"));
+  spec["training"].erase("moe_dispatcher");
+  spec["training"]["moe_load_imbalance"] = 1.2;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'moe_load_imbalance': 1.2 needs a "
+                       "mixture-of-experts model"));
+  spec["model"] = "mixtral-8x7b";
+  spec["training"]["moe_load_imbalance"] = 0.9;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "field 'moe_load_imbalance'"));
+  spec["training"]["moe_load_imbalance"] = 1.25;
+  spec["training"]["moe_dispatcher"] = "deepep";
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'moe_dispatcher': deepep is modelled "
+                       "without expert tensor parallelism: set parallelism.etp = 1"));
+  spec["training"]["moe_dispatcher"] = "nccl";
+  EXPECT_TRUE(Contains(ErrorOf(spec), "moe_dispatcher"));
+  spec["training"]["moe_dispatcher"] = "deepep";
+  spec["parallelism"]["etp"] = 1;
+  spec["parallelism"]["ep"] = 8;
+  spec["parallelism"]["sequence_parallel"] = true;
+  const Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->training.moe_dispatcher, MoeDispatcher::kDeepEp);
+  EXPECT_DOUBLE_EQ(job->training.moe_load_imbalance, 1.25);
+  const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["training"]["moe_dispatcher"], "deepep");
+  EXPECT_EQ(written["training"]["moe_load_imbalance"], 1.25);
+
+  // Group-limited routing: both fields, groups dividing the experts, enough experts.
+  nlohmann::json model = {
+      {"num_layers", 2},          {"hidden_size", 64}, {"ffn_hidden_size", 128},
+      {"num_attention_heads", 4}, {"vocab_size", 100}, {"mlp", "swiglu"},
+      {"moe_num_experts", 16},    {"moe_top_k", 4},    {"moe_router_groups", 4}};
+  spec = BaseSpec();
+  spec["model"] = model;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "field 'moe_router_group_topk': group-limited routing "
+                       "needs both"));
+  spec["model"]["moe_router_groups"] = 3;
+  spec["model"]["moe_router_group_topk"] = 1;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "field 'moe_router_groups': 3 does not divide "
+                       "moe_num_experts 16"));
+  spec["model"]["moe_router_groups"] = 8;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "field 'moe_router_group_topk': 1 groups hold 2 experts, "
+                       "fewer than moe_top_k 4"));
+}
+
 TEST(JobSpecInvalid, HybridSharding) {
   nlohmann::json spec = BaseSpec();  // tp 4, dp 32, ZeRO-1
   spec["parallelism"]["dp_replicate"] = 4;

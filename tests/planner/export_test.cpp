@@ -115,6 +115,10 @@ const std::set<std::string> kMegatronFlags = {
     "--moe-router-load-balancing-type",
     "--moe-aux-loss-coeff",
     "--moe-token-dispatcher-type",
+    // The flex dispatcher's backend and group-limited routing (megatron/training/arguments.py).
+    "--moe-flex-dispatcher-backend",
+    "--moe-router-num-groups",
+    "--moe-router-group-topk",
     "--seq-length",
     "--data-path",
     "--split",
@@ -184,6 +188,7 @@ const std::set<std::string> kTorchtitanOptions = {
     "parallelism.context_parallel_degree",
     "parallelism.context_parallel_rotate_method",
     "parallelism.expert_parallel_degree",
+    "parallelism.expert_parallel_comm_backend",
     "checkpoint.enable_checkpoint",
     "checkpoint.interval",
     "activation_checkpoint.mode",
@@ -627,6 +632,20 @@ TEST(ExportMegatron, DeepSeekSharedExpertsAndDenseLayers) {
   EXPECT_TRUE(Contains(s, "--moe-layer-freq \"([0]*3+[1]*58)\"\n"));
   EXPECT_TRUE(Contains(s, "--kv-channels 96\n"));
   EXPECT_TRUE(Contains(s, "# note: model note: MLA approximated"));
+}
+
+TEST(Export, DeepEpDispatcherAndGroupLimitedRouting) {
+  const Plan plan =
+      MakePlan(Spec("deepseek-v3", 64, {{"tp", 1}, {"dp", 64}, {"ep", 64}, {"zero_stage", 1}},
+                    {{"moe_dispatcher", "deepep"}}));
+  const std::string megatron = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(megatron);
+  EXPECT_TRUE(Contains(megatron, "--moe-token-dispatcher-type flex\n"));
+  EXPECT_TRUE(Contains(megatron, "--moe-flex-dispatcher-backend deepep\n"));
+  EXPECT_TRUE(Contains(megatron, "--moe-router-num-groups 8\n"));
+  EXPECT_TRUE(Contains(megatron, "--moe-router-group-topk 4\n"));
+  EXPECT_TRUE(
+      Contains(Export(plan, "torchrun-fsdp"), "--parallelism.expert_parallel_comm_backend deepep"));
 }
 
 TEST(ExportMegatron, RefusesLoraAndPointsToAccelerate) {

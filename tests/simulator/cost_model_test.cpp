@@ -8,6 +8,7 @@
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/model.h"
+#include "simulator/moe_dispatch.h"
 #include "simulator/pipeline.h"
 #include "simulator/shard.h"
 #include "simulator/step_costs.h"
@@ -381,6 +382,36 @@ TEST_F(CostModelTest, MoeDispatcherSendsLocalTokensAndGathersOverExpertTp) {
   // Expert weights split over ep x etp.
   EXPECT_DOUBLE_EQ(LayerParamsPerGpu(folded_spec, true).expert,
                    2.0 * LayerParamsPerGpu(job, true).expert);
+}
+
+TEST_F(CostModelTest, MoeLoadImbalanceAndDeepEpDispatch) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"tp", 1}, {"ep", 8}, {"zero_stage", 1}};
+  const JobSpec balanced = Parse(spec);
+  spec["training"]["moe_load_imbalance"] = 1.5;
+  const JobSpec skewed = Parse(spec);
+  const StepCosts b = Costs(balanced);
+  const StepCosts s = Costs(skewed);
+  // The busiest rank runs 1.5x the routed rows and receives 1.5x the copies.
+  EXPECT_DOUBLE_EQ(s.moe.ep_bytes, 1.5 * b.moe.ep_bytes);
+  EXPECT_DOUBLE_EQ(s.moe.ep_comm,
+                   4.0 * CollectiveSeconds(Collective::kAllToAll, s.moe.ep_bytes, s.ep_link));
+  EXPECT_GT(s.moe.fwd_gemm, b.moe.fwd_gemm);
+  EXPECT_DOUBLE_EQ(s.moe.fwd_flops - b.moe.fwd_flops,
+                   0.5 * 2.0 * 2048 * 2.0 * 4096 * 3.0 * 14336);  // k x rows x h x 3f
+  EXPECT_GT(EvaluateStep(skewed, *db_->FindGpu("h100-sxm5-80gb"),
+                         *db_->FindNetwork(skewed.cluster.inter_node))
+                .memory.activations_bytes,
+            EvaluateStep(balanced, *db_->FindGpu("h100-sxm5-80gb"),
+                         *db_->FindNetwork(balanced.cluster.inter_node))
+                .memory.activations_bytes);
+  // DeepEP: EP 8 inside one node moves each token once per other rank it reaches.
+  spec["training"]["moe_load_imbalance"] = 1.0;
+  spec["training"]["moe_dispatcher"] = "deepep";
+  const StepCosts d = Costs(Parse(spec));
+  EXPECT_DOUBLE_EQ(d.moe.ep_comm, 4.0 * DeepEpSeconds(RoutingOf(balanced.model), 2048, 4096 * 2.0,
+                                                      1.0, d.ep_link));
+  EXPECT_EQ(d.moe.ep_bytes, b.moe.ep_bytes);
 }
 
 TEST_F(CostModelTest, MeasuredRatesReplaceDatasheet) {

@@ -1,0 +1,61 @@
+// Where a MoE layer's token copies go, and what DeepEP's dispatch costs: the expected number of
+// distinct ranks and nodes one token's top_k copies reach under (group-limited) routing, and the
+// time of DeepEP's normal dispatch/combine kernels, which send a token once per destination node
+// over the network and forward it over NVLink inside the node (deepseek-ai/DeepEP,
+// csrc/kernels/internode.cu; DeepSeek-AI 2024, arXiv:2412.19437 Sec. 3.2.2).
+#pragma once
+
+#include "simulator/collective.h"
+#include "simulator/job.h"
+#include "simulator/model.h"
+
+namespace gpuplan {
+
+/// DeepEP's NVLink forwarding bandwidth as a fraction of the link's collective busbw
+/// (GroupLink::intra_bytes_per_s). CALIBRATED on the one intranode row of DeepEP's published
+/// table (docs/legacy.md, "Normal kernels with NVLink and RDMA forwarding": EP8 dispatch 153 GB/s
+/// on H800, whose NVLink gives 200 GB/s x 0.812 = 162 GB/s busbw here): 0.83. The internode rows
+/// (EP16, 32, 64) check it (moe_dispatch_test.cc).
+inline constexpr double kDeepEpNvlinkEfficiency = 0.83;
+
+/// The router's choice as the dispatch sees it: each token picks `group_topk` of `groups` equal
+/// groups of consecutive experts, then its `top_k` experts among the experts of those groups
+/// (groups = group_topk = 1 without group-limited routing). Uniformly at random: the expectation
+/// of a balanced router.
+struct ExpertRouting {
+  double experts = 0;
+  double top_k = 0;
+  double groups = 1;
+  double group_topk = 1;
+};
+
+/// The factor by which the busiest expert-parallel rank's routed token copies exceed the mean:
+/// TrainingSpec::moe_load_imbalance, at most ep (all copies on one rank); 1 for dense models and
+/// ep = 1 (every rank then computes every expert's share).
+double MoeRankImbalance(const JobSpec& job);
+
+/// Whether DeepEP runs on nodes of `gpus_per_node` GPUs of type `gpu`: it needs "NVLink with
+/// full directed CUDA peer access between every pair of participating intranode GPUs"
+/// (deepseek-ai/DeepEP README, Requirements), an NVSwitch domain spanning the node.
+bool DeepEpRuns(const GpuSpec& gpu, int64_t gpus_per_node);
+
+/// The routing of model `m` (a MoE model).
+ExpertRouting RoutingOf(const ModelSpec& m);
+
+/// Expected number of distinct units one token's top_k copies reach, where the experts are split
+/// into experts / unit_experts units of unit_experts consecutive experts each (an EP rank holds
+/// experts / ep; a node the experts of its EP ranks). Precondition: unit_experts divides experts.
+/// Exact under ExpertRouting's uniform choice, for any alignment of units and groups.
+double ExpectedUnitsReached(const ExpertRouting& routing, double unit_experts);
+
+/// Seconds of one DeepEP normal dispatch (or combine: the same bytes backwards) for one rank of
+/// the EP group `ep`: `tokens` local tokens of `bytes_per_token` each, routed by `routing`, the
+/// busiest rank receiving `load_imbalance` times the mean. Within one node every token goes once
+/// to each other rank it reaches over NVLink; across nodes once to each other node it reaches
+/// over the network (at GroupLink::inter_bytes_per_s), then from that node's receiving GPU over
+/// NVLink to its ranks (at kDeepEpNvlinkEfficiency x intra_bytes_per_s); the two stages
+/// pipeline, so the slower one sets the time, plus one network (or NVLink) latency.
+double DeepEpSeconds(const ExpertRouting& routing, double tokens, double bytes_per_token,
+                     double load_imbalance, const GroupLink& ep);
+
+}  // namespace gpuplan
