@@ -24,6 +24,7 @@
 #include "planner/report.h"
 #include "simulator/hf_config.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/moe_dispatch.h"
 #include "simulator/presets.h"
 
 namespace gpuplan {
@@ -214,23 +215,13 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
                      "needs a mixture-of-experts model; " + req.model.name + " is dense");
     }
   }
-  if (!o.moe_dispatcher.empty()) {
-    if (o.moe_dispatcher == "alltoall") {
-      req.moe_dispatcher = MoeDispatcher::kAllToAll;
-    } else if (o.moe_dispatcher == "deepep") {
-      req.moe_dispatcher = MoeDispatcher::kDeepEp;
-    } else {
-      return Invalid("--moe-dispatcher", "'" + o.moe_dispatcher + "' (allowed: alltoall, deepep)");
-    }
+  if (!o.moe_dispatcher.empty() && !ParseMoeDispatcher(o.moe_dispatcher, &req.moe_dispatcher)) {
+    return Invalid("--moe-dispatcher", "'" + o.moe_dispatcher + "' (allowed: alltoall, deepep)");
   }
   if (o.moe_load_imbalance) {
-    const double v = *o.moe_load_imbalance;
-    if (!(v >= 1.0 && v <= kMaxMoeLoadImbalance)) {
-      return Invalid("--moe-load-imbalance",
-                     StrFormat("must be in [1, %g] (busiest rank over the mean), got %g",
-                               kMaxMoeLoadImbalance, v));
-    }
-    req.moe_load_imbalance = v;
+    const std::string problem = MoeLoadImbalanceProblem(*o.moe_load_imbalance);
+    if (!problem.empty()) return Invalid("--moe-load-imbalance", problem);
+    req.moe_load_imbalance = *o.moe_load_imbalance;
   }
 
   // Hardware.

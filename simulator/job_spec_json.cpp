@@ -360,10 +360,10 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   std::vector<std::string_view> frameworks;
   for (const FrameworkTraits& f : Frameworks()) frameworks.push_back(f.name);
   ParseFramework(r.OptionalEnum("framework", Frameworks()[0].name, frameworks), &t->framework);
-  t->moe_dispatcher =
-      r.OptionalEnum("moe_dispatcher", "alltoall", {"alltoall", "deepep"}) == "deepep"
-          ? MoeDispatcher::kDeepEp
-          : MoeDispatcher::kAllToAll;
+  std::vector<std::string_view> dispatchers;
+  for (const MoeDispatcherName& d : kMoeDispatchers) dispatchers.push_back(d.name);
+  ParseMoeDispatcher(r.OptionalEnum("moe_dispatcher", kMoeDispatchers[0].name, dispatchers),
+                     &t->moe_dispatcher);
   t->moe_load_imbalance =
       r.OptionalNumberInRange("moe_load_imbalance", 1.0, 1.0, kMaxMoeLoadImbalance);
   const nlohmann::json* lora = r.OptionalObject("lora");
@@ -896,10 +896,8 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 StrFormat("%g needs a mixture-of-experts model (dense layers route nothing)",
                           t.moe_load_imbalance));
   }
-  if (!(t.moe_load_imbalance >= 1.0 && t.moe_load_imbalance <= kMaxMoeLoadImbalance)) {
-    return Fail("training", "moe_load_imbalance",
-                StrFormat("must be in [1, %g] (busiest rank over the mean), got %g",
-                          kMaxMoeLoadImbalance, t.moe_load_imbalance));
+  if (const std::string problem = MoeLoadImbalanceProblem(t.moe_load_imbalance); !problem.empty()) {
+    return Fail("training", "moe_load_imbalance", problem);
   }
   if (t.moe_dispatcher == MoeDispatcher::kDeepEp && p.ep > 1 &&
       !DeepEpRuns(*gpu, c.gpus_per_node)) {
@@ -1009,7 +1007,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"framework", TraitsOf(t.framework).name},
   };
   if (job.model.is_moe()) {
-    training["moe_dispatcher"] = t.moe_dispatcher == MoeDispatcher::kDeepEp ? "deepep" : "alltoall";
+    training["moe_dispatcher"] = NameOf(t.moe_dispatcher);
     training["moe_load_imbalance"] = t.moe_load_imbalance;
   }
   if (t.lora.enabled) {

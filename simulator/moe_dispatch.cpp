@@ -5,6 +5,9 @@
 #include <numeric>
 #include <vector>
 
+#include "common/limits.h"
+#include "common/str_format.h"
+
 namespace gpuplan {
 namespace {
 
@@ -67,6 +70,29 @@ double MissProbability(const ExpertRouting& r, double start, double len) {
 }
 
 }  // namespace
+
+const char* NameOf(MoeDispatcher d) {
+  for (const MoeDispatcherName& n : kMoeDispatchers) {
+    if (n.id == d) return n.name;
+  }
+  return kMoeDispatchers[0].name;
+}
+
+bool ParseMoeDispatcher(std::string_view name, MoeDispatcher* out) {
+  for (const MoeDispatcherName& n : kMoeDispatchers) {
+    if (name == n.name) {
+      *out = n.id;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string MoeLoadImbalanceProblem(double load_imbalance) {
+  if (load_imbalance >= 1.0 && load_imbalance <= kMaxMoeLoadImbalance) return "";
+  return StrFormat("must be in [1, %g] (busiest rank over the mean), got %g", kMaxMoeLoadImbalance,
+                   load_imbalance);
+}
 
 double MoeRankImbalance(const JobSpec& job) {
   const auto ep = static_cast<double>(job.parallel.ep);

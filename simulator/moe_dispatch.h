@@ -5,6 +5,9 @@
 // csrc/kernels/internode.cu; DeepSeek-AI 2024, arXiv:2412.19437 Sec. 3.2.2).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "simulator/collective.h"
 #include "simulator/job.h"
 #include "simulator/model.h"
@@ -28,6 +31,22 @@ struct ExpertRouting {
   double groups = 1;
   double group_topk = 1;
 };
+
+/// The dispatchers by spec and CLI name, in a fixed order (the first is the default).
+struct MoeDispatcherName {
+  MoeDispatcher id;
+  const char* name;
+};
+inline constexpr MoeDispatcherName kMoeDispatchers[] = {{MoeDispatcher::kAllToAll, "alltoall"},
+                                                        {MoeDispatcher::kDeepEp, "deepep"}};
+/// The name of `d` (kMoeDispatchers).
+const char* NameOf(MoeDispatcher d);
+/// The dispatcher called `name`; false if there is none.
+bool ParseMoeDispatcher(std::string_view name, MoeDispatcher* out);
+
+/// Empty when `load_imbalance` is an allowed TrainingSpec::moe_load_imbalance, else what is
+/// wrong with it (for an error naming the field or flag).
+std::string MoeLoadImbalanceProblem(double load_imbalance);
 
 /// The factor by which the busiest expert-parallel rank's routed token copies exceed the mean:
 /// TrainingSpec::moe_load_imbalance, at most ep (all copies on one rank); 1 for dense models and
