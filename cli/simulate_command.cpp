@@ -37,6 +37,7 @@ struct SimulateOptions {
   std::string lora_base;
   std::string profile_path;
   bool fsdp = false, sequence_parallel = false, cpu_offload = false, tp_overlap = false;
+  bool ep_overlap = false;
   bool no_dp_overlap = false;
   bool event = false;      // also run the event-driven simulator
   std::string trace_path;  // Chrome-trace / Perfetto JSON of the simulated step
@@ -114,6 +115,7 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("parallelism", "sequence_parallel", "--sequence-parallel", Given(o.sequence_parallel, true));
   flag("parallelism", "cpu_offload", "--cpu-offload", Given(o.cpu_offload, true));
   flag("parallelism", "tp_overlap", "--tp-overlap", Given(o.tp_overlap, true));
+  flag("parallelism", "ep_overlap", "--ep-overlap", Given(o.ep_overlap, true));
   flag("parallelism", "dp_overlap", "--no-dp-overlap", Given(o.no_dp_overlap, false));
   flag("parallelism", "account_for_embedding_in_pipeline_split", "--embedding-slot",
        Given(o.embedding_slot, true));
@@ -271,6 +273,9 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
   sub->add_flag("--cpu-offload", o->cpu_offload, "Optimizer state in host memory");
   sub->add_flag("--tp-overlap", o->tp_overlap, "Overlap TP communication with GEMMs");
+  sub->add_flag("--ep-overlap", o->ep_overlap,
+                "MoE: overlap the expert all-to-all with another micro-batch's computation "
+                "(Megatron --overlap-moe-expert-parallel-comm)");
   sub->add_flag("--no-dp-overlap", o->no_dp_overlap, "Do not overlap gradient reduction");
   sub->add_flag("--embedding-slot", o->embedding_slot,
                 "The embedding takes one layer slot of the first stage (Megatron "

@@ -666,6 +666,15 @@ const std::vector<Field>& Fields() {
        .get_bool = [](const Session& s) { return s.job.parallel.tp_overlap; },
        .set_bool = [](Session* s, bool v) { s->job.parallel.tp_overlap = v; }},
       {.section = "Parallelism",
+       .key = "ep_overlap",
+       .label = "EP overlap",
+       .tooltip = "MoE: overlap the expert all-to-all with another micro-batch's computation "
+                  "(Megatron --overlap-moe-expert-parallel-comm); needs ep > 1, no full "
+                  "recomputation, and the interleaved schedule when pp > 1.",
+       .kind = Kind::kBool,
+       .get_bool = [](const Session& s) { return s.job.parallel.ep_overlap; },
+       .set_bool = [](Session* s, bool v) { s->job.parallel.ep_overlap = v; }},
+      {.section = "Parallelism",
        .key = "dp_overlap",
        .label = "DP overlap",
        .tooltip = "Overlap the gradient reduction with backward, in buckets (PyTorch DDP, "

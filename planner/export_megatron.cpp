@@ -131,6 +131,10 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
     } else {
       a.Add("--moe-token-dispatcher-type", "alltoall");
     }
+    if (p.ep_overlap) {
+      a.Flag("--overlap-moe-expert-parallel-comm");
+      a.Flag("--delay-wgrad-compute");
+    }
   }
   // Megatron's default expert TP is --tensor-model-parallel-size.
   if (p.ExpertTp() != p.tp) a.Add("--expert-tensor-parallel-size", p.ExpertTp());

@@ -59,6 +59,11 @@ Status CheckExpressible(const JobSpec& job) {
                   "fp16: torchtitan's training.mixed_precision_param accepts bfloat16 or "
                   "float32 only; export 'megatron' or 'deepspeed' instead");
   }
+  if (p.ep_overlap) {
+    return Refuse(kFormat,
+                  "ep_overlap: torchtitan runs each micro-batch's forward and backward on their "
+                  "own (no combined 1F1B schedule); export 'megatron' instead");
+  }
   const int64_t etp = p.ExpertTp();
   if (job.model.is_moe() && p.tp > 1 && etp != 1 && etp != p.tp) {
     return Refuse(kFormat, "etp " + std::to_string(etp) +

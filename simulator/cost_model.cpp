@@ -86,7 +86,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double attn_window = sum(&LayerCosts::fwd_attn) * (1.0 + kFlashBackwardRatio);
       st.cp = Exposed(sum(&LayerCosts::cp_comm), attn_window);
     }
-    st.ep = sum(&LayerCosts::ep_comm);
+    st.ep = sum(&LayerCosts::ep_exposed);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for
     // backward, and reduce-scatters gradients (with HSDP also all-reduces them across the
     // replicas); prefetching hides them behind that micro-batch's computation except for the

@@ -357,7 +357,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_fwd, mb, li, c.tp_bytes);
       }
       if (IsMoe(l) && par_.ep > 1) {
-        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_comm / 2.0, mb, li,
+        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_exposed / 2.0, mb, li,
                  c.ep_bytes);
       }
     }
@@ -395,7 +395,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_bwd, mb, li, c.tp_bytes);
       }
       if (IsMoe(l) && par_.ep > 1) {
-        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_comm / 2.0, mb, li,
+        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_exposed / 2.0, mb, li,
                  c.ep_bytes);
       }
       if (fsdp) {

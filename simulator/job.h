@@ -107,6 +107,13 @@ struct ParallelSpec {
   Schedule schedule = Schedule::k1F1B;
   bool dp_overlap = true;   ///< gradient reduction overlapped with backward in buckets
   bool tp_overlap = false;  ///< TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  /// Expert-parallel dispatch and combine of one micro-batch overlapped with another
+  /// micro-batch's computation: Megatron-Core's combined 1F1B schedule runs each layer's forward
+  /// of micro-batch N beside its backward of micro-batch N-1 on two streams
+  /// (--overlap-moe-expert-parallel-comm --delay-wgrad-compute; simulator/ep_overlap.h).
+  /// Needs a MoE model with ep > 1, no full recomputation, and the interleaved schedule when
+  /// pp > 1.
+  bool ep_overlap = false;
   /// The embedding takes one layer slot of the first pipeline stage, and the LM head with the
   /// loss one slot of the last (Megatron-LM --account-for-embedding-in-pipeline-split and
   /// --account-for-loss-in-pipeline-split; Llama 3 405B ran 126 layers on 16 stages this way,

@@ -12,6 +12,7 @@
 #include "common/json_reader.h"
 #include "common/limits.h"
 #include "common/str_format.h"
+#include "simulator/ep_overlap.h"
 #include "simulator/framework.h"
 #include "simulator/hf_config.h"
 #include "simulator/moe_dispatch.h"
@@ -396,6 +397,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
                          "schedule",
                          "dp_overlap",
                          "tp_overlap",
+                         "ep_overlap",
                          kEmbeddingSlot,
                          kLossSlot,
                          kFirstStageLayers,
@@ -454,6 +456,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->schedule = ParseScheduleName(schedule).value_or(Schedule::k1F1B);
   p->dp_overlap = r.OptionalBool("dp_overlap", true);
   p->tp_overlap = r.OptionalBool("tp_overlap", false);
+  p->ep_overlap = r.OptionalBool("ep_overlap", false);
   p->embedding_slot = r.OptionalBool(kEmbeddingSlot, false);
   p->loss_slot = r.OptionalBool(kLossSlot, false);
   p->first_stage_layers = r.OptionalPositiveInt(kFirstStageLayers, 0);
@@ -958,6 +961,11 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                            : "tp = " + Str(p.tp) + " exceeds " + Str(domain) + " GPUs"));
     }
   }
+  if (p.ep_overlap) {
+    if (const std::optional<std::string> problem = EpOverlapProblem(job)) {
+      return Fail("parallelism", "ep_overlap", *problem);
+    }
+  }
   return Status::Ok();
 }
 
@@ -1057,6 +1065,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   // Written only where it differs from tp, so that a spec whose tp is later changed keeps
   // Megatron's default etp = tp.
   if (p.ExpertTp() != p.tp) out["parallelism"]["etp"] = p.ExpertTp();
+  if (p.ep_overlap) out["parallelism"]["ep_overlap"] = true;
   return out;
 }
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "simulator/ep_overlap.h"
 #include "simulator/framework.h"
 #include "simulator/memory.h"
 #include "simulator/moe_dispatch.h"
+#include "simulator/shard.h"
 #include "simulator/topology.h"
 #include "simulator/tp_overlap.h"
 
@@ -103,15 +105,15 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   }
   const double gate_up = swiglu ? 2.0 : 1.0;  // gate and up fused
   const double up_width = gate_up * f / t;
-  gemm += tp_mlps * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
+  double mlp_gemm = tp_mlps * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
   gemm_flops += tp_mlps * 2.0 * T * h * (up_width + f / t);
   if (moe) {
-    gemm += routed * (GemmSeconds(r, routed_rows, gate_up * f / e, h) +
-                      GemmSeconds(r, routed_rows, h, f / e));
+    mlp_gemm += routed * (GemmSeconds(r, routed_rows, gate_up * f / e, h) +
+                          GemmSeconds(r, routed_rows, h, f / e));
     gemm_flops += routed * 2.0 * routed_rows * h * (gate_up * f / e + f / e);
   }
   const double mlp_active = tp_mlps + routed;
-  lt.fwd_gemm = gemm;
+  lt.fwd_gemm = gemm + mlp_gemm;
 
   // Core attention over the full sequence (CP: each rank's queries against all keys).
   const double heads_local = a / t;
@@ -163,6 +165,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   const double rope = swiglu ? 2.0 * (q + kv) / t * T : 0.0;
   const double other_bytes = c.act_bytes * (replicated + activation + rope);
   lt.fwd_other = MemoryBoundSeconds(r, other_bytes, dropout ? 8 : 6);
+  // The MLP's share: its GEMMs and its activation's bytes of the memory-bound kernels.
+  const double mlp_other = lt.fwd_other * activation / (replicated + activation + rope);
+  lt.mlp_fwd = mlp_gemm + mlp_other;
+  lt.mlp_wgrad = lora ? 0.0 : mlp_gemm;
+  lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + 2.0 * mlp_other;
 
   // Backward: data gradients and weight gradients, each a GEMM as large as the forward one
   // (2x forward). Frozen (LoRA) weights need data gradients only.
@@ -267,6 +274,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
             : 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
     lt.ep_bytes = bytes;
   }
+  lt.ep_exposed = lt.ep_comm;
   // Host-bound layers: an eager stack's CPU issues a layer's kernels and collectives no faster
   // than FrameworkTraits::host_seconds_per_layer per micro-batch; when the GPU work of a pass
   // (kernels and the blocking TP and EP collectives) is shorter, the GPU waits for the host.
@@ -285,6 +293,20 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     if (tr.recompute == Recompute::kFull) {
       lt.recompute += std::max(0.0, host_fwd - (lt.recompute + lt.tp_fwd));
     }
+  }
+  // EP overlap (ep_overlap.h): the paired passes leave exposed what the two-stream schedule
+  // does not hide; the passes that run alone (warm-up, cool-down) pay the all-to-alls in full.
+  if (moe && par.ep > 1 && par.ep_overlap) {
+    EpOverlapLayer pair;
+    pair.mlp_fwd = lt.mlp_fwd;
+    pair.mlp_wgrad = lt.mlp_wgrad;
+    pair.mlp_bwd = lt.mlp_bwd - lt.mlp_wgrad;
+    pair.attn_fwd = lt.Forward() - lt.mlp_fwd + lt.tp_fwd;
+    pair.attn_wgrad = lt.wgrad - lt.mlp_wgrad;
+    pair.attn_bwd = lt.bwd - lt.mlp_bwd - pair.attn_wgrad + lt.recompute + lt.tp_bwd;
+    pair.a2a = lt.ep_comm / 4.0;
+    const double paired = EpOverlapPairedFraction(par, MicrobatchesPerStep(job));
+    lt.ep_exposed = paired * EpOverlapExposedSeconds(pair) + (1.0 - paired) * lt.ep_comm;
   }
   lt.fwd_flops = gemm_flops;
   return lt;

@@ -47,6 +47,12 @@ struct LayerCosts {
   double tp_bwd = 0;     ///< its backward part
   double cp_comm = 0;    ///< CP ring exchange, forward + backward (1/3 forward, 2/3 backward)
   double ep_comm = 0;    ///< expert all-to-all, forward + backward (half each)
+  /// What a micro-batch waits for of ep_comm: all of it, or with parallelism.ep_overlap the
+  /// part the paired passes leave exposed (ep_overlap.h), averaged over the step's passes.
+  double ep_exposed = 0;
+  double mlp_fwd = 0;    ///< the MLP's part of Forward(): its GEMMs and activation
+  double mlp_bwd = 0;    ///< the MLP's part of bwd (with its weight gradients)
+  double mlp_wgrad = 0;  ///< the MLP's part of wgrad
   double fwd_flops = 0;  ///< FLOPs of the forward kernels (trace annotation)
   double tp_bytes = 0;   ///< nccl-tests size of one TP collective
   double cp_bytes = 0;   ///< one K/V chunk of the ring

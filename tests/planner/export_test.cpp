@@ -119,6 +119,10 @@ const std::set<std::string> kMegatronFlags = {
     "--moe-flex-dispatcher-backend",
     "--moe-router-num-groups",
     "--moe-router-group-topk",
+    // The combined 1F1B schedule's EP overlap (megatron/training/arguments.py; asserted together
+    // in transformer_config.py).
+    "--overlap-moe-expert-parallel-comm",
+    "--delay-wgrad-compute",
     "--seq-length",
     "--data-path",
     "--split",
@@ -646,6 +650,21 @@ TEST(Export, DeepEpDispatcherAndGroupLimitedRouting) {
   EXPECT_TRUE(Contains(megatron, "--moe-router-group-topk 4\n"));
   EXPECT_TRUE(
       Contains(Export(plan, "torchrun-fsdp"), "--parallelism.expert_parallel_comm_backend deepep"));
+  EXPECT_FALSE(Contains(megatron, "--overlap-moe-expert-parallel-comm"));
+}
+
+TEST(Export, EpOverlapIsMegatronsCombinedSchedule) {
+  const Plan plan =
+      MakePlan(Spec("deepseek-v3", 64,
+                    {{"tp", 1}, {"dp", 64}, {"ep", 64}, {"zero_stage", 1}, {"ep_overlap", true}},
+                    {{"moe_dispatcher", "deepep"}}));
+  const std::string megatron = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(megatron);
+  EXPECT_TRUE(Contains(megatron, "--overlap-moe-expert-parallel-comm"));
+  EXPECT_TRUE(Contains(megatron, "--delay-wgrad-compute"));
+  const std::string error = ErrorOf(plan, "torchrun-fsdp");
+  EXPECT_TRUE(Contains(error, "ep_overlap")) << error;
+  EXPECT_TRUE(Contains(error, "'megatron'")) << error;
 }
 
 TEST(ExportMegatron, RefusesLoraAndPointsToAccelerate) {

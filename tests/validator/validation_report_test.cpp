@@ -9,6 +9,7 @@
 #include "tests/builtin_db.h"
 #include "tests/model/contains.h"
 #include "validator/calibrate.h"
+#include "validator/dry_run.h"
 
 namespace gpuplan {
 namespace {
@@ -110,6 +111,31 @@ TEST(Calibrate, RejectsReportsFromAnotherGpu) {
   Expected<CalibrationResult> c = CalibrateWithReports(*profile, reports, names, BuiltinDb());
   ASSERT_FALSE(c.ok());
   EXPECT_TRUE(Contains(c.status().message(), "a100.json: ran on a100-sxm4-80gb"));
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// What the ranks cannot run is refused with the field, not validated as something else.
+TEST(ValidationJob, RefusesMoeFeaturesTheRanksDoNotRun) {
+  const nlohmann::json base = {
+      {"model", "mixtral-8x7b"},
+      {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
+      {"training", {{"seq_len", 4096}, {"global_batch_size", 32}}},
+      {"parallelism", {{"tp", 1}, {"dp", 16}, {"ep", 8}, {"zero_stage", 1}}}};
+  ASSERT_TRUE(ValidationJobFromJson(base, "j.json", ".", BuiltinDb()).ok());
+  auto error = [&](const char* section, const char* field, const nlohmann::json& value) {
+    nlohmann::json doc = base;
+    doc[section][field] = value;
+    const Expected<JobSpec> job = ValidationJobFromJson(doc, "j.json", ".", BuiltinDb());
+    return job.ok() ? std::string() : job.status().message();
+  };
+  EXPECT_TRUE(Contains(error("parallelism", "ep_overlap", true), "field 'ep_overlap'"));
+  EXPECT_TRUE(Contains(error("training", "moe_dispatcher", "deepep"), "field 'moe_dispatcher'"));
+  EXPECT_TRUE(Contains(error("training", "moe_load_imbalance", 1.2), "field 'moe_load_imbalance'"));
 }
 
 }  // namespace
