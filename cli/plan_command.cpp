@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_option.h"
+#include "cli/moe_options.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
 #include "common/checked_math.h"
@@ -46,8 +47,7 @@ struct PlanOptions {
   std::vector<std::string> lora_targets;
   std::string lora_base;
   std::string attention;
-  std::string moe_dispatcher;
-  std::optional<double> moe_load_imbalance;
+  MoeOptions moe;
   std::vector<std::string> gpus, nodes, providers, prices;
   std::string profile_path;
   int64_t min_gpus = 1, max_gpus = 1024;
@@ -209,19 +209,19 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
     }
   }
   req.dropout = req.model.HasLinearBiases();
-  if (!o.moe_dispatcher.empty() || o.moe_load_imbalance) {
+  if (!o.moe.dispatcher.empty() || o.moe.load_imbalance) {
     if (!req.model.is_moe()) {
-      return Invalid(!o.moe_dispatcher.empty() ? "--moe-dispatcher" : "--moe-load-imbalance",
+      return Invalid(!o.moe.dispatcher.empty() ? "--moe-dispatcher" : "--moe-load-imbalance",
                      "needs a mixture-of-experts model; " + req.model.name + " is dense");
     }
   }
-  if (!o.moe_dispatcher.empty() && !ParseMoeDispatcher(o.moe_dispatcher, &req.moe_dispatcher)) {
-    return Invalid("--moe-dispatcher", "'" + o.moe_dispatcher + "' (allowed: alltoall, deepep)");
+  if (!o.moe.dispatcher.empty() && !ParseMoeDispatcher(o.moe.dispatcher, &req.moe_dispatcher)) {
+    return Invalid("--moe-dispatcher", "'" + o.moe.dispatcher + "' (allowed: alltoall, deepep)");
   }
-  if (o.moe_load_imbalance) {
-    const std::string problem = MoeLoadImbalanceProblem(*o.moe_load_imbalance);
+  if (o.moe.load_imbalance) {
+    const std::string problem = MoeLoadImbalanceProblem(*o.moe.load_imbalance);
     if (!problem.empty()) return Invalid("--moe-load-imbalance", problem);
-    req.moe_load_imbalance = *o.moe_load_imbalance;
+    req.moe_load_imbalance = *o.moe.load_imbalance;
   }
 
   // Hardware.
@@ -395,12 +395,7 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--lora-base", o->lora_base,
                   "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
-  sub->add_option("--moe-dispatcher", o->moe_dispatcher,
-                  "MoE token dispatch: alltoall (NCCL, default) | deepep (Megatron flex "
-                  "dispatcher; searched with etp 1)");
-  sub->add_option("--moe-load-imbalance", o->moe_load_imbalance,
-                  "MoE: busiest expert-parallel rank's routed tokens over the mean (>= 1; "
-                  "default 1, balanced)");
+  AddMoeOptions(sub, &o->moe, "Megatron flex dispatcher; searched with etp 1");
   sub->add_option("--profile", o->profile_path,
                   "Measured profile (gpuplan profile) of one of the GPUs: its figures replace "
                   "the datasheet ones for that GPU");

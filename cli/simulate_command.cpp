@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/moe_options.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
 #include "common/file_write.h"
@@ -28,8 +29,7 @@ struct SimulateOptions {
   bool json = false;
   // Flags that fill or override the spec; empty/nullopt = not given.
   std::string model, gpu, inter_node, precision, recompute, schedule, attention, framework;
-  std::string moe_dispatcher;
-  std::optional<double> moe_load_imbalance;
+  MoeOptions moe;
   std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, etp, vpp;
   std::optional<int64_t> micro_batch, global_batch, seq_len, zero, dp_replicate;
   int64_t lora_rank = 0;
@@ -92,8 +92,8 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("training", "recompute", "--recompute", Given(o.recompute));
   flag("training", "attention", "--attention", Given(o.attention));
   flag("training", "framework", "--framework", Given(o.framework));
-  flag("training", "moe_dispatcher", "--moe-dispatcher", Given(o.moe_dispatcher));
-  flag("training", "moe_load_imbalance", "--moe-load-imbalance", Given(o.moe_load_imbalance));
+  flag("training", "moe_dispatcher", "--moe-dispatcher", Given(o.moe.dispatcher));
+  flag("training", "moe_load_imbalance", "--moe-load-imbalance", Given(o.moe.load_imbalance));
   std::optional<nlohmann::json> lora;
   if (o.lora_rank) {
     lora = nlohmann::json{{"rank", o.lora_rank}};
@@ -260,12 +260,7 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option(
       "--framework", o->framework,
       "Training stack: " + FrameworkNames() + " (what it keeps in memory; docs/COST_MODEL.md)");
-  sub->add_option("--moe-dispatcher", o->moe_dispatcher,
-                  "MoE token dispatch: alltoall (NCCL, default) | deepep (one copy per node "
-                  "across nodes; Megatron flex dispatcher)");
-  sub->add_option("--moe-load-imbalance", o->moe_load_imbalance,
-                  "MoE: busiest expert-parallel rank's routed tokens over the mean (>= 1; "
-                  "default 1, balanced)");
+  AddMoeOptions(sub, &o->moe, "one copy per node across nodes; Megatron flex dispatcher");
   sub->add_option("--zero", o->zero, "ZeRO stage 0-3");
   sub->add_flag("--fsdp", o->fsdp, "PyTorch FSDP full sharding");
   sub->add_option("--dp-replicate", o->dp_replicate,
