@@ -10,29 +10,38 @@
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
+#include "simulator/cross_validation.h"
 #include "simulator/layout_sweep.h"
 #include "simulator/presets.h"
 
 namespace gpuplan {
 namespace {
 
-Status RunAccuracy(const std::string& path, bool markdown, const GlobalOptions& g) {
+Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
+                   const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   Expected<nlohmann::json> doc = ReadJsonFile(path);
   if (!doc.ok()) return doc.status();
-  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, *db);
-  if (!report.ok()) return report.status();
+  Expected<std::vector<PublishedRun>> runs = ParsePublishedRuns(*doc, path, *db);
+  if (!runs.ok()) return runs.status();
+  if (cross_validate) {
+    Expected<CrossValidationReport> cv = CrossValidatePublishedRuns(*runs);
+    if (!cv.ok()) return Status::Invalid(path + ": " + cv.status().message());
+    std::printf("%s", FormatCrossValidation(*cv, markdown).c_str());
+    return Status::Ok();
+  }
+  const AccuracyReport report = EvaluatePublishedRuns(*runs);
   if (markdown) {
-    std::printf("%s", FormatAccuracyMarkdown(*report).c_str());
+    std::printf("%s", FormatAccuracyMarkdown(report).c_str());
     return Status::Ok();
   }
   std::printf("%-24s %5s %8s %8s %8s\n", "source", "runs", "MAPE", "bias", "worst");
-  for (const SourceSummary& s : report->by_source) {
+  for (const SourceSummary& s : report.by_source) {
     std::printf("%-24.24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", s.source.c_str(), s.runs, 100 * s.mape,
                 100 * s.mean_error, 100 * s.max_abs_error);
   }
-  const SourceSummary& o = report->overall;
+  const SourceSummary& o = report.overall;
   std::printf("%-24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", "all runs", o.runs, 100 * o.mape,
               100 * o.mean_error, 100 * o.max_abs_error);
   return Status::Ok();
@@ -121,6 +130,11 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
           ->expected(0, 1)
           ->type_name("[FILE]")
           ->excludes(runs);
+  auto cross_validate = std::make_shared<bool>(false);
+  sub->add_flag("--cross-validate", *cross_validate,
+                "Leave one source out: predict each publication's runs with the calibrated "
+                "constants refitted on the other publications (docs/ACCURACY.md)")
+      ->excludes(sweep);
   sub->add_flag("--markdown", *markdown, "Tables in Markdown (docs/ACCURACY.md)");
   sub->add_option("--rows", *rows_path,
                   "With --sweep: also write every row's prediction (step time and memory by part) "
@@ -129,7 +143,7 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
       ->needs(sweep);
   sub->callback([=] {
     if (sweep->count() == 0) {
-      *run = [=] { return RunAccuracy(*path, *markdown, *global); };
+      *run = [=] { return RunAccuracy(*path, *markdown, *cross_validate, *global); };
       return;
     }
     const std::string file =

@@ -33,30 +33,56 @@ void Finish(SourceSummary* s) {
 
 }  // namespace
 
-Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& doc,
-                                                  const std::string& origin, const HardwareDb& db) {
+SourceSummary SummarizeErrors(const std::string& source, const std::vector<double>& errors) {
+  SourceSummary s{source, 0, 0, 0, 0};
+  for (double e : errors) Accumulate(&s, e);
+  Finish(&s);
+  return s;
+}
+
+Expected<std::vector<PublishedRun>> ParsePublishedRuns(const nlohmann::json& doc,
+                                                       const std::string& origin,
+                                                       const HardwareDb& db) {
   if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array()) {
     return Status::Invalid(origin + ": expected an object with a 'runs' array");
   }
+  std::vector<PublishedRun> runs;
+  for (const nlohmann::json& run : doc["runs"]) {
+    PublishedRun r;
+    r.id = run.value("id", std::string("?"));
+    if (!run.contains("spec") || !run.contains("measured")) {
+      return Status::Invalid(origin + ": run '" + r.id + "': needs 'spec' and 'measured'");
+    }
+    Expected<JobSpec> job = ParseJobSpec(run["spec"], origin + ": run '" + r.id + "'", ".", db);
+    if (!job.ok()) return job.status();
+    r.job = std::move(*job);
+    r.gpu = db.FindGpu(r.job.cluster.gpu);
+    r.net = db.FindNetwork(r.job.cluster.inter_node);
+    r.source = SourceLabel(run.value("source", std::string("?")));
+    const nlohmann::json& measured = run["measured"];
+    r.measured_tokens_per_s_per_gpu =
+        measured.is_object() ? measured.value("tokens_per_s_per_gpu", 0.0) : 0.0;
+    if (!(r.measured_tokens_per_s_per_gpu > 0)) {
+      return Status::Invalid(origin + ": run '" + r.id +
+                             "': measured.tokens_per_s_per_gpu missing or not positive");
+    }
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
+                                     const RateCalibration& calibration) {
   AccuracyReport report;
   report.overall.source = "all runs";
-  for (const nlohmann::json& run : doc["runs"]) {
-    const std::string id = run.value("id", std::string("?"));
-    if (!run.contains("spec") || !run.contains("measured")) {
-      return Status::Invalid(origin + ": run '" + id + "': needs 'spec' and 'measured'");
-    }
-    Expected<JobSpec> job = ParseJobSpec(run["spec"], origin + ": run '" + id + "'", ".", db);
-    if (!job.ok()) return job.status();
-    const GpuSpec* gpu = db.FindGpu(job->cluster.gpu);
-    const NetworkSpec* net = db.FindNetwork(job->cluster.inter_node);
-    const StepResult r = EvaluateStep(*job, *gpu, *net);
+  for (const PublishedRun& run : runs) {
+    const StepResult r =
+        EvaluateStep(run.job, *run.gpu, *run.net,
+                     DatasheetRates(*run.gpu, run.job.training.precision, calibration));
     RunComparison cmp;
-    cmp.id = id;
-    cmp.source = SourceLabel(run.value("source", std::string("?")));
-    cmp.measured = run["measured"].value("tokens_per_s_per_gpu", 0.0);
-    if (!(cmp.measured > 0)) {
-      return Status::Invalid(origin + ": run '" + id + "': measured.tokens_per_s_per_gpu missing");
-    }
+    cmp.id = run.id;
+    cmp.source = run.source;
+    cmp.measured = run.measured_tokens_per_s_per_gpu;
     cmp.predicted = r.tokens_per_s_per_gpu;
     cmp.error = (cmp.predicted - cmp.measured) / cmp.measured;
     cmp.fits = r.memory.fits;
@@ -73,6 +99,13 @@ Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& doc,
   for (SourceSummary& s : report.by_source) Finish(&s);
   Finish(&report.overall);
   return report;
+}
+
+Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& doc,
+                                                  const std::string& origin, const HardwareDb& db) {
+  Expected<std::vector<PublishedRun>> runs = ParsePublishedRuns(doc, origin, db);
+  if (!runs.ok()) return runs.status();
+  return EvaluatePublishedRuns(*runs);
 }
 
 std::string FormatAccuracyMarkdown(const AccuracyReport& report) {

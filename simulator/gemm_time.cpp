@@ -5,15 +5,15 @@
 
 namespace gpuplan {
 
-DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision) {
+DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
+                           const RateCalibration& calibration) {
   DeviceRates r;
-  r.matmul_flops_per_s = gpu.PeakFlops(precision) * gpu.gemm_efficiency * kSustainedGemmFraction;
-  r.attention_flops_per_s = r.matmul_flops_per_s * kFusedAttentionRelativeEfficiency;
+  const double sustained = gpu.gemm_efficiency * calibration.sustained_gemm_fraction;
+  r.matmul_flops_per_s = gpu.PeakFlops(precision) * sustained;
   // fp8 training keeps attention in bf16 (Transformer Engine recipes).
-  if (precision == Precision::kFp8) {
-    r.attention_flops_per_s = gpu.PeakFlops(Precision::kBf16) * gpu.gemm_efficiency *
-                              kSustainedGemmFraction * kFusedAttentionRelativeEfficiency;
-  }
+  const Precision attention = precision == Precision::kFp8 ? Precision::kBf16 : precision;
+  r.attention_flops_per_s =
+      gpu.PeakFlops(attention) * sustained * calibration.fused_attention_relative_efficiency;
   r.attention_backward_flops_per_s = r.attention_flops_per_s;
   r.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * gpu.memory_efficiency;
   r.sm_count = std::max(1, gpu.sm_count);

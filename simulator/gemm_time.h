@@ -70,8 +70,18 @@ inline constexpr double kAttentionReferenceTokens = 4096;
 /// Below 1 for shorter sequences (0.92 at 2,048, 0.62 at 512), up to 1.10 for very long ones.
 double AttentionLengthFactor(double tokens);
 
-/// Rates from datasheet peak x the database's measured efficiencies.
-DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision);
+/// The two rate constants calibrated on the published runs, as one value: the shipped ones by
+/// default; `gpuplan accuracy --cross-validate` refits them on subsets of the runs
+/// (simulator/cross_validation.h).
+struct RateCalibration {
+  double sustained_gemm_fraction = kSustainedGemmFraction;
+  double fused_attention_relative_efficiency = kFusedAttentionRelativeEfficiency;
+};
+
+/// Rates from datasheet peak x the database's measured efficiencies, with `calibration`'s
+/// sustained GEMM fraction and fused-attention efficiency (both > 0).
+DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
+                           const RateCalibration& calibration = {});
 
 /// DatasheetRates with every figure `measured` has replaced, when `measured` is not null and was
 /// taken on `gpu` (same id); otherwise the datasheet rates. The replacements (docs/PROFILE.md):
