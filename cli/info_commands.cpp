@@ -11,6 +11,7 @@
 #include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
 #include "simulator/cross_validation.h"
+#include "simulator/error_band.h"
 #include "simulator/layout_sweep.h"
 #include "simulator/presets.h"
 
@@ -18,7 +19,7 @@ namespace gpuplan {
 namespace {
 
 Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
-                   const GlobalOptions& g) {
+                   const std::string& residuals_path, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   Expected<nlohmann::json> doc = ReadJsonFile(path);
@@ -28,7 +29,14 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
   if (cross_validate) {
     Expected<CrossValidationReport> cv = CrossValidatePublishedRuns(*runs);
     if (!cv.ok()) return Status::Invalid(path + ": " + cv.status().message());
-    std::printf("%s", FormatCrossValidation(*cv, markdown).c_str());
+    const std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
+    if (!residuals_path.empty()) {
+      const Status written =
+          WriteFileAtomically(residuals_path, FormatBandResidualsJson(residuals));
+      if (!written.ok()) return written;
+    }
+    std::printf("%s\n%s", FormatCrossValidation(*cv, markdown).c_str(),
+                FormatBandCoverage(CrossValidatedBandCoverage(residuals), markdown).c_str());
     return Status::Ok();
   }
   const AccuracyReport report = EvaluatePublishedRuns(*runs);
@@ -131,10 +139,17 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
           ->type_name("[FILE]")
           ->excludes(runs);
   auto cross_validate = std::make_shared<bool>(false);
-  sub->add_flag("--cross-validate", *cross_validate,
-                "Leave one source out: predict each publication's runs with the calibrated "
-                "constants refitted on the other publications (docs/ACCURACY.md)")
-      ->excludes(sweep);
+  CLI::Option* cross_validate_flag =
+      sub->add_flag("--cross-validate", *cross_validate,
+                    "Leave one source out: predict each publication's runs with the calibrated "
+                    "constants refitted on the other publications (docs/ACCURACY.md)")
+          ->excludes(sweep);
+  auto residuals_path = std::make_shared<std::string>();
+  sub->add_option("--residuals", *residuals_path,
+                  "With --cross-validate: also write every run's cross-validated residual as JSON "
+                  "to FILE (the error bands' data, hardware-db/calibration/cv_residuals.json)")
+      ->type_name("FILE")
+      ->needs(cross_validate_flag);
   sub->add_flag("--markdown", *markdown, "Tables in Markdown (docs/ACCURACY.md)");
   sub->add_option("--rows", *rows_path,
                   "With --sweep: also write every row's prediction (step time and memory by part) "
@@ -143,7 +158,9 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
       ->needs(sweep);
   sub->callback([=] {
     if (sweep->count() == 0) {
-      *run = [=] { return RunAccuracy(*path, *markdown, *cross_validate, *global); };
+      *run = [=] {
+        return RunAccuracy(*path, *markdown, *cross_validate, *residuals_path, *global);
+      };
       return;
     }
     const std::string file =

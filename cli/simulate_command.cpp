@@ -16,6 +16,7 @@
 #include "planner/report_document.h"
 #include "planner/timeline_svg.h"
 #include "simulator/cost_model.h"
+#include "simulator/error_band.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/result_format.h"
@@ -190,8 +191,13 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
       GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.svg_path, TimelineSvg(sim->timeline, gantt)));
     }
   }
+  Expected<std::vector<BandResidual>> residuals = ReadBandResidualsFile(BuiltinBandResidualsPath());
+  if (!residuals.ok()) return residuals.status();
+  const ErrorBand band =
+      BandFor(*residuals, BandStack(*job), gpu.architecture, job->cluster.num_gpus);
   if (o.json) {
     nlohmann::json out = StepResultToJson(r);
+    out["error_band"] = ErrorBandToJson(band, r);
     out["job"] = JobSpecToJson(*job);
     if (sim) out["event_simulation"] = EventSimResultToJson(*sim, r);
     if (cal) {
@@ -209,7 +215,7 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
     }
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
-    std::printf("%s", FormatStepResult(*job, r).c_str());
+    std::printf("%s", FormatStepResult(*job, r, &band).c_str());
     if (sim) std::printf("%s", FormatEventSimResult(*sim, r).c_str());
     if (cal) {
       const double datasheet = EvaluateStep(*job, gpu, net).step_time_s;

@@ -24,6 +24,9 @@ struct GpuSpec {
   std::string id;      ///< e.g. "h100-sxm5-80gb"
   std::string name;    ///< e.g. "NVIDIA H100 SXM5 80GB"
   std::string vendor;  ///< "NVIDIA", "AMD"
+  /// GPU generation, lower case ("ampere", "hopper", "cdna3"); empty when the entry does not say.
+  /// Published runs validate the model per architecture (simulator/error_band.h).
+  std::string architecture;
   /// Dense (no structured sparsity) peak FLOP/s per precision; 0 means not supported.
   std::array<double, kPrecisionCount> peak_flops_per_s{};
   double memory_bytes = 0;                  ///< HBM/GDDR capacity

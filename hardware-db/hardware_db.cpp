@@ -149,17 +149,36 @@ Status ParseTflops(const json& object, const std::string& context, GpuSpec* g) {
   return r.status();
 }
 
+// Lower-case words ("aws", "runpod", "hopper"): provider ids, by which prices and spot rates are
+// matched, and GPU architectures, by which error bands are matched.
+bool IsLowerCaseId(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   JsonObjectReader r(entry, context);
   // Bookkeeping fields (source, notes, verified, unverified_fields) are allowed in every entry so
   // reference data can be copied with its provenance.
-  r.RejectUnknownFields({"id", "name", "vendor", "tflops_dense", "memory_gb",
+  r.RejectUnknownFields({"id", "name", "vendor", "architecture", "tflops_dense", "memory_gb",
                          "memory_bandwidth_gbps", "sm_count", "gemm_efficiency",
                          "memory_efficiency", "scaleup", "pcie_gen", "pcie_gbps_unidir", "tdp_w",
                          "default_node", "source", "notes", "verified", "unverified_fields"});
   g->id = r.String("id");
   g->name = r.String("name");
   g->vendor = r.String("vendor");
+  g->architecture = r.OptionalString("architecture", "");  // may be absent for a user GPU
+  if (r.status().ok() && entry.contains("architecture") && !IsLowerCaseId(g->architecture)) {
+    r.Fail("architecture",
+           "must be a lower-case word (a-z, 0-9, '-', '_', '.') such as "
+           "'hopper', got '" +
+               g->architecture + "'");
+  }
   const json* tflops = r.Object("tflops_dense");
   g->memory_bytes = r.ScaledNumber("memory_gb", kGiga, kMinMemoryBytes, kMaxDeviceMemoryBytes);
   g->memory_bandwidth_bytes_per_s =
@@ -291,22 +310,11 @@ Status ParseNode(const json& entry, const std::string& context, NodeTemplate* n)
   return r.status();
 }
 
-// Provider ids are lower-case words ("aws", "runpod"): prices and spot rates are matched by them.
-bool IsProviderId(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 constexpr std::string_view kProviderIdRule = "a lower-case provider id (a-z, 0-9, '-', '_', '.')";
 
 std::string ProviderId(JsonObjectReader& r, std::string_view field) {
   std::string id = r.String(field);
-  if (r.status().ok() && !IsProviderId(id)) {
+  if (r.status().ok() && !IsLowerCaseId(id)) {
     r.Fail(field, "must be " + std::string(kProviderIdRule) + ", got '" + id + "'");
     return {};
   }
@@ -406,7 +414,7 @@ Status ParseReliability(const json& object, const std::string& context, Reliabil
   if (spot != nullptr) {
     JsonObjectReader s(*spot, context + ": in 'spot_preemptions_per_instance_hour'");
     for (auto it = spot->begin(); it != spot->end() && s.status().ok(); ++it) {
-      if (!IsProviderId(it.key())) {
+      if (!IsLowerCaseId(it.key())) {
         s.Fail(it.key(), "key must be " + std::string(kProviderIdRule) + " or \"default\"");
         break;
       }
@@ -617,7 +625,7 @@ Status HardwareDb::Validate() const {
   for (size_t i = 0; i < prices_.size(); ++i) {
     const PriceEntry& p = prices_[i];
     const std::string where = price_contexts_[i] + ": field ";
-    if (!IsProviderId(p.provider)) {
+    if (!IsLowerCaseId(p.provider)) {
       return Status::Invalid(where + "'provider': must be " + std::string(kProviderIdRule) +
                              ", got '" + p.provider + "'");
     }

@@ -119,7 +119,19 @@ nlohmann::json StepResultToJson(const StepResult& r) {
   };
 }
 
-std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
+nlohmann::json ErrorBandToJson(const ErrorBand& band, const StepResult& r) {
+  return {{"share", kBandCentralShare},
+          {"step_time_s",
+           {{"low", r.step_time_s * band.low_factor}, {"high", r.step_time_s * band.high_factor}}},
+          {"tokens_per_s_per_gpu",
+           {{"low", r.tokens_per_s_per_gpu / band.high_factor},
+            {"high", r.tokens_per_s_per_gpu / band.low_factor}}},
+          {"runs", band.runs},
+          {"basis", band.basis},
+          {"validated", band.validated}};
+}
+
+std::string FormatStepResult(const JobSpec& job, const StepResult& r, const ErrorBand* band) {
   const ParallelSpec& p = job.parallel;
   const TimeBreakdown& b = r.breakdown_s;
   const MemoryBreakdown& m = r.memory;
@@ -136,12 +148,32 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r) {
          "  micro-batch=" + std::to_string(job.training.micro_batch_size) + " x " +
          std::to_string(r.microbatches) + " per step, seq " + std::to_string(job.training.seq_len) +
          "\n\n";
-  out += "  step time            " + Seconds(r.step_time_s) + "\n";
-  out += "  tokens/s             " + Fmt("%.0f", r.tokens_per_s) + "\n";
-  out += "  tokens/s per GPU     " + Fmt("%.1f", r.tokens_per_s_per_gpu) + "\n";
+  const std::string share = Fmt("%.0f%%", 100 * kBandCentralShare);
+  out += "  step time            " + Seconds(r.step_time_s);
+  if (band != nullptr) {
+    out += "  (" + share + " band " + Seconds(r.step_time_s * band->low_factor) + " - " +
+           Seconds(r.step_time_s * band->high_factor) + ")";
+  }
+  out += "\n  tokens/s             " + Fmt("%.0f", r.tokens_per_s) + "\n";
+  out += "  tokens/s per GPU     " + Fmt("%.1f", r.tokens_per_s_per_gpu);
+  if (band != nullptr) {
+    out += "  (" + share + " band " + Fmt("%.1f", r.tokens_per_s_per_gpu / band->high_factor) +
+           " - " + Fmt("%.1f", r.tokens_per_s_per_gpu / band->low_factor) + ")";
+  }
+  out += "\n";
   out += "  model TFLOP/s / GPU  " + Fmt("%.1f", r.model_tflops_per_gpu) + "\n";
   out += "  MFU / HFU            " + Fmt("%.1f%%", 100 * r.mfu) + " / " +
-         Fmt("%.1f%%", 100 * r.hfu) + "\n\n";
+         Fmt("%.1f%%", 100 * r.hfu) + "\n";
+  if (band != nullptr) {
+    out +=
+        "  error band           " +
+        (band->validated ? std::to_string(band->runs) + " published runs of " + band->basis +
+                               ", cross-validated"
+                         : "WIDE, no published run of this class: " + std::to_string(band->runs) +
+                               " " + band->basis + " runs of other classes, widened") +
+        " (docs/ACCURACY.md)\n";
+  }
+  out += "\n";
   out += FormatBreakdown(b, r.step_time_s);
   out += "\n  memory per GPU       " + Gb(m.peak_bytes) + " of " + Gb(m.capacity_bytes) +
          "  (stage " + std::to_string(m.peak_stage) + (m.fits ? ", fits)\n" : ", DOES NOT FIT)\n");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "simulator/cost_model.h"
+#include "simulator/error_band.h"
 #include "simulator/event_sim.h"
 #include "simulator/job.h"
 
@@ -15,8 +16,15 @@ namespace gpuplan {
 /// breakdown_s{...}.
 nlohmann::json StepResultToJson(const StepResult& r);
 
-/// A human-readable report: the job in one line, then time, throughput, breakdown and memory.
-std::string FormatStepResult(const JobSpec& job, const StepResult& r);
+/// A human-readable report: the job in one line, then time, throughput, breakdown and memory;
+/// with `band`, the step time and tokens/s per GPU carry their error band and a line says what
+/// the band rests on.
+std::string FormatStepResult(const JobSpec& job, const StepResult& r,
+                             const ErrorBand* band = nullptr);
+
+/// The band of `r` as JSON (docs/METRICS.md, "Error band"): share, step_time_s{low, high},
+/// tokens_per_s_per_gpu{low, high}, runs, basis, validated.
+nlohmann::json ErrorBandToJson(const ErrorBand& band, const StepResult& r);
 
 /// The breakdown table ("time per step  seconds  share") of a step of `step_time_s`.
 std::string FormatBreakdown(const TimeBreakdown& b, double step_time_s);

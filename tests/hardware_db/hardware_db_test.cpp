@@ -544,6 +544,29 @@ TEST_F(HardwareDbFilesTest, DefaultNodeIsOptional) {
   EXPECT_EQ(db->FindGpu("prototype-gpu")->default_node, "");
 }
 
+TEST_F(HardwareDbFilesTest, ArchitectureIsOptionalAndALowerCaseWord) {
+  json gpu = ValidGpu("prototype-gpu");
+  gpu.erase("default_node");
+  ASSERT_FALSE(gpu.contains("architecture"));
+  Write("gpus.json", json{{"gpus", {gpu}}});
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  EXPECT_EQ(db->FindGpu("prototype-gpu")->architecture, "");
+
+  gpu["architecture"] = "Hopper";
+  const std::string path = Write("gpus.json", json{{"gpus", {gpu}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "gpu 'prototype-gpu'"));
+  EXPECT_TRUE(Contains(err, "field 'architecture': must be a lower-case word"));
+  EXPECT_TRUE(Contains(err, "got 'Hopper'"));
+}
+
+TEST_F(BuiltinDbTest, EveryBuiltinGpuNamesItsArchitecture) {
+  for (const auto& [id, gpu] : db().gpus()) EXPECT_FALSE(gpu.architecture.empty()) << id;
+  EXPECT_EQ(db().FindGpu("h200-sxm-141gb")->architecture, "hopper");
+}
+
 TEST_F(HardwareDbFilesTest, MissingDirectoryIsAnError) {
   Expected<HardwareDb> db = LoadHardwareDb({dir() + "/does-not-exist"});
   ASSERT_FALSE(db.ok());

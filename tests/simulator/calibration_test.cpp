@@ -8,6 +8,7 @@
 #include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
 #include "simulator/cross_validation.h"
+#include "simulator/error_band.h"
 
 namespace gpuplan {
 namespace {
@@ -46,6 +47,34 @@ TEST(Calibration, LeaveOneSourceOut) {
   EXPECT_LE(cv->cross_validated.mape, 0.10) << "overall cross-validated MAPE";
   // The shipped constants are what the runs say: within half a point of the grid's best MAPE.
   EXPECT_LE(cv->in_sample.mape, cv->fitted_on_all_mape + 0.005);
+
+  // Error bands (docs/ACCURACY.md, "Error bands"): each publication's runs against bands built
+  // without it. Issue 18 asks for 75-85%; a band that holds fewer than 75% is too narrow to bet
+  // a deadline on.
+  const std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
+  const BandCoverage coverage = CrossValidatedBandCoverage(residuals);
+  std::printf("%s\n", FormatBandCoverage(coverage, true).c_str());
+  EXPECT_EQ(coverage.runs, static_cast<int>(runs->size()));
+  EXPECT_GE(coverage.covered, 0.75 * coverage.runs);
+
+  // The shipped residuals file (what simulate's bands are built from) is this computation's.
+  Expected<std::vector<BandResidual>> shipped = ReadBandResidualsFile(BuiltinBandResidualsPath());
+  ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+  ASSERT_EQ(shipped->size(), residuals.size())
+      << "regenerate: gpuplan accuracy --cross-validate --residuals "
+         "hardware-db/calibration/cv_residuals.json";
+  for (size_t i = 0; i < residuals.size(); ++i) {
+    const BandResidual& a = residuals[i];
+    const BandResidual& b = (*shipped)[i];
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.stack, b.stack) << a.id;
+    EXPECT_EQ(a.architecture, b.architecture) << a.id;
+    EXPECT_EQ(a.num_gpus, b.num_gpus) << a.id;
+    EXPECT_NEAR(a.step_time_ratio, b.step_time_ratio, 1e-4)
+        << a.id
+        << ": regenerate with gpuplan accuracy --cross-validate --residuals "
+           "hardware-db/calibration/cv_residuals.json";
+  }
 }
 
 }  // namespace

@@ -1,0 +1,250 @@
+#include "simulator/error_band.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/json_reader.h"
+#include "common/str_format.h"
+#include "hardware-db/hardware_db.h"
+#include "simulator/framework.h"
+
+namespace gpuplan {
+namespace {
+
+// Ratios are kept in the file and in BandResidual between these bounds (a run measured 100x off
+// is a data error, not a residual).
+constexpr double kMinRatio = 0.01;
+constexpr double kMaxRatio = 100;
+
+// The 0.90 quantile of Student's t with `df` >= 1 degrees of freedom, by the Cornish-Fisher
+// expansion around the normal quantile z (Abramowitz & Stegun 26.7.5, first two terms): within
+// 0.3% of the tabulated values from df = 4 (1.533) up, and 2% at df = 2 (1.886); bands need
+// df >= kMinBandRuns - 1 = 4.
+double StudentT90(double df) {
+  const double z = 1.2815515655446004;  // standard normal 0.90 quantile
+  const double z3 = z * z * z, z5 = z3 * z * z;
+  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df);
+}
+
+double Median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const size_t n = x.size();
+  return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+struct Spread {
+  double centre = 0;  ///< median of the logs
+  double sigma = 0;   ///< 1.4826 x median absolute deviation
+  int n = 0;
+};
+
+Spread SpreadOf(const std::vector<double>& logs) {
+  Spread s;
+  s.n = static_cast<int>(logs.size());
+  s.centre = Median(logs);
+  std::vector<double> deviations;
+  for (double x : logs) deviations.push_back(std::abs(x - s.centre));
+  s.sigma = 1.4826 * Median(deviations);
+  return s;
+}
+
+template <typename Pred>
+std::vector<double> LogsWhere(std::span<const BandResidual> residuals, Pred keep) {
+  std::vector<double> logs;
+  for (const BandResidual& r : residuals) {
+    if (keep(r)) logs.push_back(std::log(r.step_time_ratio));
+  }
+  return logs;
+}
+
+// Standard deviation of the median log ratio of each publication with >= kMinBandRuns runs
+// (0 when fewer than two publications have that many).
+double BetweenSourceSpread(std::span<const BandResidual> residuals) {
+  std::vector<std::string> sources;
+  for (const BandResidual& r : residuals) {
+    if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
+      sources.push_back(r.source);
+    }
+  }
+  std::vector<double> medians;
+  for (const std::string& source : sources) {
+    const std::vector<double> logs =
+        LogsWhere(residuals, [&](const BandResidual& r) { return r.source == source; });
+    if (static_cast<int>(logs.size()) >= kMinBandRuns) medians.push_back(Median(logs));
+  }
+  if (medians.size() < 2) return 0;
+  double mean = 0;
+  for (double m : medians) mean += m;
+  mean /= static_cast<double>(medians.size());
+  double ss = 0;
+  for (double m : medians) ss += (m - mean) * (m - mean);
+  return std::sqrt(ss / static_cast<double>(medians.size() - 1));
+}
+
+ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool validated) {
+  const double n = s.n;
+  const double half = StudentT90(std::max(1.0, n - 1)) *
+                      std::sqrt(s.sigma * s.sigma * (1 + 1 / n) + extra_sigma * extra_sigma);
+  ErrorBand band;
+  band.low_factor = std::exp(s.centre - half);
+  band.high_factor = std::exp(s.centre + half);
+  band.runs = s.n;
+  band.basis = std::move(basis);
+  band.validated = validated;
+  return band;
+}
+
+}  // namespace
+
+std::string ScaleBandName(int64_t num_gpus) {
+  if (num_gpus <= 64) return "<= 64 GPUs";
+  if (num_gpus <= 512) return "65-512 GPUs";
+  return "> 512 GPUs";
+}
+
+std::string BandStack(const JobSpec& job) {
+  const bool sharded = job.parallel.zero_stage == 3 || job.parallel.fsdp;
+  return std::string(TraitsOf(job.training.framework).name) + (sharded ? " FSDP/ZeRO-3" : "");
+}
+
+ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
+                  const std::string& architecture, int64_t num_gpus) {
+  const std::string scale = ScaleBandName(num_gpus);
+  const std::vector<double> fine = LogsWhere(residuals, [&](const BandResidual& r) {
+    return r.stack == stack && r.architecture == architecture && ScaleBandName(r.num_gpus) == scale;
+  });
+  if (static_cast<int>(fine.size()) >= kMinBandRuns) {
+    return Band(SpreadOf(fine), 0, stack + ", " + architecture + ", " + scale, true);
+  }
+  const std::vector<double> coarse = LogsWhere(residuals, [&](const BandResidual& r) {
+    return r.stack == stack && r.architecture == architecture;
+  });
+  if (static_cast<int>(coarse.size()) >= kMinBandRuns) {
+    return Band(SpreadOf(coarse), 0, stack + ", " + architecture + ", any scale", true);
+  }
+  std::vector<double> pool =
+      LogsWhere(residuals, [&](const BandResidual& r) { return r.stack == stack; });
+  std::string basis = stack;
+  if (pool.empty()) {
+    pool = LogsWhere(residuals, [](const BandResidual&) { return true; });
+    basis = "all stacks";
+  }
+  return Band(SpreadOf(pool), BetweenSourceSpread(residuals), std::move(basis), false);
+}
+
+std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
+                                        const std::vector<PublishedRun>& runs) {
+  std::vector<BandResidual> out;
+  for (size_t i = 0; i < runs.size() && i < report.runs.size(); ++i) {
+    BandResidual r;
+    r.id = runs[i].id;
+    r.source = runs[i].source;
+    r.stack = BandStack(runs[i].job);
+    r.architecture = runs[i].gpu->architecture;
+    r.num_gpus = runs[i].job.cluster.num_gpus;
+    r.step_time_ratio = std::clamp(1 + report.runs[i].error, kMinRatio, kMaxRatio);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals) {
+  BandCoverage c;
+  for (const BandResidual& r : residuals) {
+    auto it = std::find_if(c.by_source.begin(), c.by_source.end(),
+                           [&](const auto& s) { return s.first == r.source; });
+    if (it == c.by_source.end()) {
+      c.by_source.push_back({r.source, {0, 0}});
+      it = c.by_source.end() - 1;
+    }
+    std::vector<BandResidual> others;
+    for (const BandResidual& o : residuals) {
+      if (o.source != r.source) others.push_back(o);
+    }
+    if (others.empty()) continue;
+    const ErrorBand band = BandFor(others, r.stack, r.architecture, r.num_gpus);
+    const bool inside =
+        r.step_time_ratio >= band.low_factor && r.step_time_ratio <= band.high_factor;
+    c.runs += 1;
+    c.covered += inside ? 1 : 0;
+    it->second.second += 1;
+    it->second.first += inside ? 1 : 0;
+    if (!band.validated) {
+      c.untested_runs += 1;
+      c.untested_covered += inside ? 1 : 0;
+    }
+  }
+  return c;
+}
+
+std::string FormatBandCoverage(const BandCoverage& c, bool markdown) {
+  std::string out =
+      markdown
+          ? "| runs of | runs | inside their 80% band | coverage |\n|---|---:|---:|---:|\n"
+          : StrFormat("\n%-40s %5s %8s %9s\n", "80% bands: runs of", "runs", "inside", "coverage");
+  auto row = [&](const std::string& label, int covered, int runs) {
+    const double share = runs > 0 ? 100.0 * covered / runs : 0.0;
+    out += markdown ? StrFormat("| %s | %d | %d | %.1f%% |\n", label.c_str(), runs, covered, share)
+                    : StrFormat("%-40.40s %5d %8d %8.1f%%\n", label.c_str(), runs, covered, share);
+  };
+  for (const auto& [source, counts] : c.by_source) row(source, counts.first, counts.second);
+  row("untested classes (no class of their own)", c.untested_covered, c.untested_runs);
+  row("all runs", c.covered, c.runs);
+  out += StrFormat(
+      "\nEach publication's runs against bands built from the other publications' residuals "
+      "(simulator/error_band.h); a calibrated 80%% band holds 75-85%% of them.\n");
+  return out;
+}
+
+std::string FormatBandResidualsJson(std::span<const BandResidual> residuals) {
+  std::string out =
+      "{\n  \"about\": \"Cross-validated residuals of the published runs (published_runs.json): "
+      "each run's measured / predicted step time with the two calibrated constants refitted "
+      "without its publication. Written by gpuplan accuracy --cross-validate --residuals; the "
+      "test Calibration.ResidualsFileIsCurrent checks it against the program. Error bands are "
+      "built from it (docs/ACCURACY.md, Error bands).\",\n  \"runs\": [\n";
+  for (size_t i = 0; i < residuals.size(); ++i) {
+    const BandResidual& r = residuals[i];
+    out += StrFormat(
+        "    {\"id\": %s, \"source\": %s, \"stack\": %s, \"architecture\": %s, "
+        "\"num_gpus\": %lld, \"step_time_ratio\": %.4f}%s\n",
+        nlohmann::json(r.id).dump().c_str(), nlohmann::json(r.source).dump().c_str(),
+        nlohmann::json(r.stack).dump().c_str(), nlohmann::json(r.architecture).dump().c_str(),
+        static_cast<long long>(r.num_gpus), r.step_time_ratio, i + 1 < residuals.size() ? "," : "");
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& path) {
+  Expected<nlohmann::json> doc = ReadJsonFile(path);
+  if (!doc.ok()) return doc.status();
+  if (!doc->is_object() || !doc->contains("runs") || !(*doc)["runs"].is_array() ||
+      (*doc)["runs"].empty()) {
+    return Status::Invalid(path + ": expected an object with a non-empty 'runs' array");
+  }
+  std::vector<BandResidual> out;
+  const nlohmann::json& runs = (*doc)["runs"];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string context = path + ": runs[" + std::to_string(i) + "]";
+    if (!runs[i].is_object()) return Status::Invalid(context + ": must be an object");
+    JsonObjectReader reader(runs[i], context);
+    reader.RejectUnknownFields(
+        {"id", "source", "stack", "architecture", "num_gpus", "step_time_ratio"});
+    BandResidual r;
+    r.id = reader.String("id");
+    r.source = reader.String("source");
+    r.stack = reader.String("stack");
+    r.architecture = reader.String("architecture");
+    r.num_gpus = reader.PositiveInt("num_gpus");
+    r.step_time_ratio = reader.ScaledNumber("step_time_ratio", 1.0, kMinRatio, kMaxRatio);
+    if (!reader.status().ok()) return reader.status();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string BuiltinBandResidualsPath() { return BuiltinCalibrationDir() + "/cv_residuals.json"; }
+
+}  // namespace gpuplan

@@ -1,0 +1,97 @@
+// Error bands: the range a measured step time is expected in, from how the model did on published
+// runs it was not fitted on (the cross-validated residuals of simulator/cross_validation.h), by
+// class of job. docs/ACCURACY.md, "Error bands".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "simulator/accuracy.h"
+#include "simulator/cross_validation.h"
+
+namespace gpuplan {
+
+/// Share of measured runs a band is meant to hold: the central 80%.
+inline constexpr double kBandCentralShare = 0.80;
+/// Fewest residuals a class needs before its own band is used; a smaller class falls back to the
+/// next coarser one (docs/ACCURACY.md).
+inline constexpr int kMinBandRuns = 5;
+
+/// One published run as its cross-validation fold predicted it: what a band is built from.
+struct BandResidual {
+  std::string id;
+  std::string source;        ///< the publication (each fold held one out)
+  std::string stack;         ///< BandStack of the run's job
+  std::string architecture;  ///< the GPU's architecture (GpuSpec::architecture)
+  int64_t num_gpus = 0;
+  /// Measured / predicted step time (= predicted / measured tokens/s), > 0.
+  double step_time_ratio = 1;
+};
+
+/// The classes a job falls in, finest first: stack x architecture x scale, then stack x
+/// architecture. Scale bands of the GPU count: up to 64, 65-512, more than 512.
+std::string ScaleBandName(int64_t num_gpus);
+
+/// The stack a job's band is looked up by: its framework's name, with " FSDP/ZeRO-3" when the
+/// weights are sharded (zero_stage 3 or fsdp). Sharded data parallelism is told apart because the
+/// published runs show the model's error differs between the two styles (issue 18: FSDP layouts
+/// over-predicted, Megatron tensor-parallel ones under-predicted on H100), and the runs' specs do
+/// not name their real stack yet (llm-foundry's Composer FSDP runs are `megatron-core` + fsdp).
+std::string BandStack(const JobSpec& job);
+
+/// The band of one job: multiply its predicted step time (or divide its tokens/s) by the factors.
+struct ErrorBand {
+  double low_factor = 1;   ///< measured / predicted step time at the fast end
+  double high_factor = 1;  ///< same at the slow end
+  int runs = 0;            ///< residuals behind the band
+  /// The class the band comes from ("megatron-core, hopper, > 512 GPUs"), or, for an untested
+  /// class, what it was pooled from (the stack, or "all stacks").
+  std::string basis;
+  /// False when no class of the job has kMinBandRuns runs: the band is the pooled one widened by
+  /// the spread between publications (docs/ACCURACY.md), and reports say so.
+  bool validated = false;
+};
+
+/// The band for a job of `stack` (BandStack) on `architecture` at `num_gpus` from `residuals`.
+/// Within a class of n >= kMinBandRuns residuals with logs x: centre c = median(x), spread
+/// s = 1.4826 median|x - c| (robust to the heavy tails the runs have), half-width
+/// h = t(0.9, n-1) s sqrt(1 + 1/n) (a normal prediction interval for one new run); the factors
+/// are exp(c -/+ h). No such class: the stack's residuals (all residuals if it has none)
+/// with h = t(0.9, n-1) sqrt(s^2 (1 + 1/n) + tau^2), tau the standard deviation of the medians of
+/// the publications with >= kMinBandRuns runs: an untested class is as biased as a new
+/// publication may be. `residuals` must not be empty.
+ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
+                  const std::string& architecture, int64_t num_gpus);
+
+/// The residuals of a cross-validation, one per run, with each run's class.
+std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
+                                        const std::vector<PublishedRun>& runs);
+
+/// Coverage of the bands under cross-validation: each publication's runs against bands built
+/// from the other publications' residuals only.
+struct BandCoverage {
+  int runs = 0;
+  int covered = 0;        ///< measured inside its band
+  int untested_runs = 0;  ///< runs whose band came from no class of their own
+  int untested_covered = 0;
+  std::vector<std::pair<std::string, std::pair<int, int>>> by_source;  ///< covered, runs
+};
+BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals);
+
+/// The coverage as a table (per publication, untested classes, all runs) with the bar it is held
+/// to; `markdown` for docs/ACCURACY.md.
+std::string FormatBandCoverage(const BandCoverage& coverage, bool markdown);
+
+/// The residuals file (hardware-db/calibration/cv_residuals.json, format in
+/// hardware-db/calibration/README.md) as JSON text, and read back. Errors name the file, the
+/// entry and the field.
+std::string FormatBandResidualsJson(std::span<const BandResidual> residuals);
+Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& path);
+
+/// The shipped residuals file: BuiltinCalibrationDir() + "/cv_residuals.json".
+std::string BuiltinBandResidualsPath();
+
+}  // namespace gpuplan

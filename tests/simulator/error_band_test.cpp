@@ -1,0 +1,113 @@
+// Error bands (simulator/error_band.h): the band of a class worked by hand, the fallbacks to a
+// coarser class and to an untested one, and the residuals file's errors.
+#include "simulator/error_band.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "common/file_write.h"
+#include "tests/parse_job.h"
+#include "tests/temp_dir.h"
+
+namespace gpuplan {
+namespace {
+
+BandResidual Residual(const std::string& source, const std::string& architecture, int64_t num_gpus,
+                      double ratio) {
+  return BandResidual{source + "-" + std::to_string(num_gpus) + "-" + std::to_string(ratio),
+                      source,
+                      "megatron-core",
+                      architecture,
+                      num_gpus,
+                      ratio};
+}
+
+TEST(ErrorBand, AClassOfFiveRunsWorkedByHand) {
+  // Logs 0, +-0.1, +-0.2: median 0, median |deviation| 0.1, so s = 0.14826; t(0.9, 4) = 1.533
+  // (tabulated; the expansion gives 1.5320); h = 1.5320 x 0.14826 x sqrt(1.2) = 0.24882.
+  std::vector<BandResidual> r;
+  for (double x : {0.0, 0.1, -0.1, 0.2, -0.2}) r.push_back(Residual("A", "hopper", 8, std::exp(x)));
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 16);
+  EXPECT_TRUE(band.validated);
+  EXPECT_EQ(band.runs, 5);
+  EXPECT_EQ(band.basis, "megatron-core, hopper, <= 64 GPUs");
+  const double h = 1.5320 * 0.14826 * std::sqrt(1.2);
+  EXPECT_NEAR(std::log(band.low_factor), -h, 1e-3);
+  EXPECT_NEAR(std::log(band.high_factor), h, 1e-3);
+}
+
+TEST(ErrorBand, ASmallClassFallsBackToItsArchitectureAtAnyScale) {
+  std::vector<BandResidual> r;
+  for (double x : {1.0, 1.1, 0.9}) r.push_back(Residual("A", "hopper", 1024, x));
+  for (double x : {1.2, 1.3}) r.push_back(Residual("B", "hopper", 8, x));
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 2048);
+  EXPECT_TRUE(band.validated);
+  EXPECT_EQ(band.runs, 5);
+  EXPECT_EQ(band.basis, "megatron-core, hopper, any scale");
+  EXPECT_NEAR(band.low_factor * band.high_factor, 1.1 * 1.1, 0.02);  // centred on the median
+}
+
+TEST(ErrorBand, AnUntestedClassIsWidenedByTheSpreadBetweenPublications) {
+  // Two publications of five runs each, centred 0.2 apart in log: tau = 0.2 / sqrt(2).
+  std::vector<BandResidual> r;
+  for (double x : {0.0, 0.05, -0.05, 0.1, -0.1})
+    r.push_back(Residual("A", "ampere", 8, std::exp(x)));
+  for (double x : {0.2, 0.25, 0.15, 0.3, 0.1}) r.push_back(Residual("B", "ampere", 8, std::exp(x)));
+  const ErrorBand tested = BandFor(r, "megatron-core", "ampere", 8);
+  const ErrorBand untested = BandFor(r, "megatron-core", "blackwell", 8);
+  EXPECT_TRUE(tested.validated);
+  EXPECT_FALSE(untested.validated);
+  EXPECT_EQ(untested.runs, 10);
+  EXPECT_EQ(untested.basis, "megatron-core");
+  const double tested_half = std::log(tested.high_factor / tested.low_factor) / 2;
+  const double untested_half = std::log(untested.high_factor / untested.low_factor) / 2;
+  // Pooled: median 0.1, |deviations| median 0.1 -> s = 0.14826; t(0.9, 9) = 1.383.
+  const double s = 0.14826, tau = 0.2 / std::sqrt(2.0);
+  EXPECT_NEAR(untested_half, 1.3830 * std::sqrt(s * s * 1.1 + tau * tau), 2e-3);
+  EXPECT_GT(untested_half, tested_half);
+  // A stack no run used pools over every run.
+  EXPECT_EQ(BandFor(r, "nanotron", "ampere", 8).basis, "all stacks");
+}
+
+TEST(ErrorBand, ShardedDataParallelismIsItsOwnStack) {
+  const nlohmann::json base = {{"model", "llama3-8b"},
+                               {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 8}}},
+                               {"training", {{"seq_len", 4096}, {"global_batch_size", 8}}}};
+  nlohmann::json fsdp = base;
+  fsdp["parallelism"] = {{"dp", 8}, {"zero_stage", 3}};
+  nlohmann::json tp = base;
+  tp["parallelism"] = {{"dp", 1}, {"tp", 8}};
+  EXPECT_EQ(BandStack(ParseTestJob(fsdp)), "megatron-core FSDP/ZeRO-3");
+  EXPECT_EQ(BandStack(ParseTestJob(tp)), "megatron-core");
+}
+
+TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
+  TempDir dir("gpuplan_error_band_");
+  std::vector<BandResidual> r = {Residual("A", "hopper", 8, 0.9), Residual("B", "ampere", 64, 1.1)};
+  const std::string path = (dir.path() / "cv_residuals.json").string();
+  ASSERT_TRUE(WriteFileAtomically(path, FormatBandResidualsJson(r)).ok());
+  Expected<std::vector<BandResidual>> back = ReadBandResidualsFile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[1].architecture, "ampere");
+  EXPECT_DOUBLE_EQ((*back)[1].step_time_ratio, 1.1);
+
+  ASSERT_TRUE(WriteFileAtomically(path,
+                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
+                                     "architecture": "a", "num_gpus": 8,
+                                     "step_time_ratio": -1}]})")
+                  .ok());
+  Expected<std::vector<BandResidual>> bad = ReadBandResidualsFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(path + ": runs[0]"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("field 'step_time_ratio'"), std::string::npos)
+      << bad.status().message();
+
+  ASSERT_TRUE(WriteFileAtomically(path, R"({"runs": []})").ok());
+  EXPECT_FALSE(ReadBandResidualsFile(path).ok());
+}
+
+}  // namespace
+}  // namespace gpuplan
