@@ -23,6 +23,7 @@
 #include "planner/plan_json.h"
 #include "planner/planner.h"
 #include "planner/report.h"
+#include "simulator/error_band.h"
 #include "simulator/hf_config.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/moe_dispatch.h"
@@ -55,6 +56,7 @@ struct PlanOptions {
   std::string deadline, budget, objective = "cost";
   std::optional<double> failure_rate, restart_s, checkpoint_gbps;
   double memory_margin = kDefaultMemoryMargin;
+  std::optional<double> confidence;
   int threads = 0;
   bool json = false, quiet = false;
   std::string report_dir, export_format, export_out;
@@ -272,6 +274,18 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
                              kMaxMemoryMargin, o.memory_margin));
   }
   req.memory_margin = o.memory_margin;
+  Expected<std::vector<BandResidual>> residuals = ReadBandResidualsFile(BuiltinBandResidualsPath());
+  if (!residuals.ok()) return residuals.status();
+  req.band_residuals = std::move(residuals).value();
+  if (o.confidence) {
+    if (!(*o.confidence >= kMinConfidence && *o.confidence <= kMaxConfidence)) {
+      return Invalid("--confidence",
+                     StrFormat("must be the probability that a run finishes within what the "
+                               "plan is ranked by, in [%g, %g], got %g",
+                               kMinConfidence, kMaxConfidence, *o.confidence));
+    }
+    req.confidence = *o.confidence;
+  }
   req.reliability = db.reliability();
   if (o.failure_rate) {
     if (!(*o.failure_rate >= 0 && *o.failure_rate <= kMaxInterruptionsPerGpuHour)) {
@@ -422,6 +436,11 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
                   StrFormat("Fraction of each GPU's memory a plan leaves free for what the memory "
                             "model misses (default %g; docs/PLANNER.md)",
                             kDefaultMemoryMargin));
+  sub->add_option("--confidence", o->confidence,
+                  StrFormat("Rank plans and check --deadline and --budget at this quantile of "
+                            "each plan's error band instead of the expected value, in [%g, %g] "
+                            "(e.g. 0.9; docs/PLANNER.md)",
+                            kMinConfidence, kMaxConfidence));
   sub->add_option("--threads", o->threads, "Search threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print the result as JSON (recommendation, pareto, scaling)");
   sub->add_flag("--quiet", o->quiet, "No progress bar");

@@ -159,4 +159,11 @@ void FillSpeedups(std::vector<ScalingRow>* rows) {
   }
 }
 
+void AttachBand(const PlanRequest& req, const GpuSpec& gpu, Plan* plan) {
+  if (req.band_residuals.empty()) return;
+  plan->band = BandFor(req.band_residuals, BandStack(plan->job), gpu.architecture,
+                       plan->job.cluster.num_gpus);
+  plan->rank_factor = req.confidence > 0 ? plan->band.Factor(req.confidence) : 1.0;
+}
+
 }  // namespace gpuplan

@@ -10,6 +10,7 @@
 #include "hardware-db/hardware.h"
 #include "hardware-db/pricing.h"
 #include "simulator/cost_model.h"
+#include "simulator/error_band.h"
 #include "simulator/job.h"
 #include "simulator/model.h"
 
@@ -34,6 +35,10 @@ bool ParseObjective(std::string_view name, Objective* out);
 inline constexpr double kDefaultMemoryMargin = 0.10;
 /// Largest margin `plan --memory-margin` accepts.
 inline constexpr double kMaxMemoryMargin = 0.9;
+/// Range of `plan --confidence`: the quantile of each plan's error band the planner ranks by
+/// (0.5: the band's median; above 0.99 a band of a few runs says nothing).
+inline constexpr double kMinConfidence = 0.5;
+inline constexpr double kMaxConfidence = 0.99;
 
 /// Whether a predicted peak leaves `margin` (a fraction in [0, 1)) of the GPU's memory free:
 /// peak <= (1 - margin) x capacity.
@@ -75,6 +80,14 @@ struct PlanRequest {
   Objective objective = Objective::kCost;
 
   ReliabilitySpec reliability;  ///< from the hardware db unless the user overrides
+  /// Cross-validated residuals each plan's error band is built from (simulator/error_band.h,
+  /// hardware-db/calibration/cv_residuals.json); empty: plans carry no band.
+  std::vector<BandResidual> band_residuals;
+  /// 0: plans are ranked, and checked against the deadline and budget, by their expected wall
+  /// time and cost. In [kMinConfidence, kMaxConfidence]: by those times band.Factor(confidence),
+  /// the end of the band a run stays under with that probability (`plan --confidence`); needs
+  /// band_residuals.
+  double confidence = 0;
   /// Measured rates of one GPU type (a profile, simulator/calibration.h): used for that type,
   /// datasheet figures for the others. Not owned; nullptr = datasheet everywhere.
   const MeasuredRates* measured = nullptr;
@@ -111,7 +124,16 @@ struct Plan {
   /// The analytic step time when the event simulator re-timed this plan (a finalist); 0 when
   /// `step` is the analytic answer.
   double analytic_step_s = 0;
+  /// The error band of the plan's class (BandStack x architecture x GPU count); factors 1 and 0
+  /// runs when the request has no residuals.
+  ErrorBand band;
+  /// What expected wall time and cost are multiplied by where plans are ranked and checked
+  /// against the deadline and budget: band.Factor(request.confidence), or 1 without confidence.
+  double rank_factor = 1;
 };
+
+/// Sets plan->band and plan->rank_factor for `req` (the plan's job and GPU decide the class).
+void AttachBand(const PlanRequest& req, const GpuSpec& gpu, Plan* plan);
 
 /// One row of the scaling table: the best plan on `gpus` GPUs of one type.
 struct ScalingRow {

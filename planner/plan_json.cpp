@@ -35,7 +35,26 @@ nlohmann::json RequestToJson(const PlanRequest& q) {
       {"budget_usd", OptionalLimit(q.budget_usd)},
       {"objective", ObjectiveName(q.objective)},
       {"memory_margin", q.memory_margin},
+      {"confidence", q.confidence > 0 ? nlohmann::json(q.confidence) : nlohmann::json()},
   };
+}
+
+// The plan's error band on its expected wall time and cost (null without one), and the factor
+// the planner ranked it by.
+nlohmann::json BandToJson(const Plan& p) {
+  if (p.band.runs == 0) return nullptr;
+  const PlanEconomics& e = p.econ;
+  return {{"share", kBandCentralShare},
+          {"expected_wall_s",
+           {{"low", e.expected_wall_s * p.band.low_factor},
+            {"high", e.expected_wall_s * p.band.high_factor}}},
+          {"expected_cost_usd",
+           {{"low", e.expected_cost_usd * p.band.low_factor},
+            {"high", e.expected_cost_usd * p.band.high_factor}}},
+          {"runs", p.band.runs},
+          {"basis", p.band.basis},
+          {"validated", p.band.validated},
+          {"rank_factor", p.rank_factor}};
 }
 
 nlohmann::json EconomicsToJson(const PlanEconomics& e) {
@@ -115,7 +134,8 @@ nlohmann::json PlanToJson(const Plan& plan) {
           {"timed_by", plan.analytic_step_s > 0 ? "event-simulator" : "analytic"},
           {"analytic_step_time_s",
            plan.analytic_step_s > 0 ? plan.analytic_step_s : plan.step.step_time_s},
-          {"economics", EconomicsToJson(plan.econ)}};
+          {"economics", EconomicsToJson(plan.econ)},
+          {"band", BandToJson(plan)}};
 }
 
 nlohmann::json PlanResultToJson(const PlanResult& r) {

@@ -55,11 +55,16 @@ bool NeedsPrice(const PlanRequest& req) {
   return CostObjective(req.objective) || req.budget_usd > 0;
 }
 
+// Expected wall time and cost as the planner ranks and checks them: at the band's
+// `--confidence` end when one is asked for (Plan::rank_factor), else as expected.
+double RankedWall(const Plan& p) { return p.econ.expected_wall_s * p.rank_factor; }
+double RankedCost(const Plan& p) { return p.econ.expected_cost_usd * p.rank_factor; }
+
 bool MeetsDeadline(const PlanRequest& req, const Plan& p) {
-  return req.deadline_s <= 0 || p.econ.expected_wall_s <= req.deadline_s;
+  return req.deadline_s <= 0 || RankedWall(p) <= req.deadline_s;
 }
 bool MeetsBudget(const PlanRequest& req, const Plan& p) {
-  return req.budget_usd <= 0 || (IsPriced(p) && p.econ.expected_cost_usd <= req.budget_usd);
+  return req.budget_usd <= 0 || (IsPriced(p) && RankedCost(p) <= req.budget_usd);
 }
 bool Feasible(const PlanRequest& req, const Plan& p) {
   return MeetsDeadline(req, p) && MeetsBudget(req, p) && (!NeedsPrice(req) || IsPriced(p));
@@ -68,12 +73,10 @@ bool Feasible(const PlanRequest& req, const Plan& p) {
 // Strict order of preference under the objective; ties go to fewer GPUs.
 bool Better(const PlanRequest& req, const Plan& a, const Plan& b) {
   const auto time_key = [](const Plan& p) {
-    return std::make_tuple(p.econ.expected_wall_s, p.econ.expected_cost_usd,
-                           p.job.cluster.num_gpus);
+    return std::make_tuple(RankedWall(p), RankedCost(p), p.job.cluster.num_gpus);
   };
   const auto cost_key = [](const Plan& p) {
-    return std::make_tuple(p.econ.expected_cost_usd, p.econ.expected_wall_s,
-                           p.job.cluster.num_gpus);
+    return std::make_tuple(RankedCost(p), RankedWall(p), p.job.cluster.num_gpus);
   };
   return CostObjective(req.objective) ? cost_key(a) < cost_key(b) : time_key(a) < time_key(b);
 }
@@ -210,7 +213,12 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
                           std::to_string(feasible) + " hardware/price choices";
   if (req.deadline_s > 0) objective += " finishing within " + FormatDuration(req.deadline_s);
   if (req.budget_usd > 0) objective += " costing at most " + FormatUsd(req.budget_usd);
-  out.push_back(objective + ", each with its fastest layout.");
+  objective += ", each with its fastest layout";
+  if (req.confidence > 0) {
+    objective += "; times and costs taken at the " + FormatPercent(req.confidence) +
+                 " end of each plan's error band (--confidence), not at the expected value";
+  }
+  out.push_back(objective + ".");
 
   // What bound it.
   PlanRequest cheapest_req = req;
@@ -515,6 +523,16 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
     if (!(usd > 0)) return Status::Invalid("--price: " + g + ": $/GPU-hour must be > 0");
   }
   if (req.lora.enabled && req.lora.rank < 1) return Status::Invalid("--lora-rank: must be >= 1");
+  if (req.confidence != 0) {
+    if (!(req.confidence >= kMinConfidence && req.confidence <= kMaxConfidence)) {
+      return Status::Invalid(StrFormat("--confidence: must be in [%g, %g], got %g", kMinConfidence,
+                                       kMaxConfidence, req.confidence));
+    }
+    if (req.band_residuals.empty()) {
+      return Status::Invalid("--confidence: needs the error bands' residuals (" +
+                             BuiltinBandResidualsPath() + ")");
+    }
+  }
   const ReliabilitySpec& r = req.reliability;
   if (r.interruptions_per_gpu_hour < 0 || r.restart_s < 0 ||
       !(r.checkpoint_write_bytes_per_s_per_node > 0)) {

@@ -82,8 +82,16 @@ ReportSection Recommendation(const PlanResult& r) {
                                          FormatCount(e.steps) + " " +
                                          Noun(e.steps, "step", "steps") + ", " +
                                          FormatSiCount(e.tokens) + " tokens"});
-  s.facts.push_back({"expected wall time", FormatDuration(e.expected_wall_s) + " (goodput " +
-                                               FormatPercent(e.goodput) + ")"});
+  const bool banded = p.band.runs > 0;
+  const std::string share = StrFormat("%.0f%%", 100 * kBandCentralShare);
+  s.facts.push_back(
+      {"expected wall time",
+       FormatDuration(e.expected_wall_s) + " (goodput " + FormatPercent(e.goodput) +
+           (banded
+                ? "; " + share + " band " + FormatDuration(e.expected_wall_s * p.band.low_factor) +
+                      " - " + FormatDuration(e.expected_wall_s * p.band.high_factor)
+                : std::string()) +
+           ")"});
   s.facts.push_back(
       {"interruptions", std::isfinite(e.mtbf_s)
                             ? FormatFixed(e.expected_interruptions, 1) + " expected (MTBF " +
@@ -92,7 +100,21 @@ ReportSection Recommendation(const PlanResult& r) {
   s.facts.push_back({"checkpoints", "every " + FormatDuration(e.checkpoint_interval_s) + " (" +
                                         FormatGb(e.checkpoint_bytes) + ", " +
                                         FormatDuration(e.checkpoint_write_s) + " to write)"});
-  s.facts.push_back({"expected cost", PricedUsd(e, e.expected_cost_usd)});
+  std::string cost = PricedUsd(e, e.expected_cost_usd);
+  if (banded && e.usd_per_gpu_hour > 0) {
+    cost += " (" + share + " band " + FormatUsd(e.expected_cost_usd * p.band.low_factor) + " - " +
+            FormatUsd(e.expected_cost_usd * p.band.high_factor) + ")";
+  }
+  s.facts.push_back({"expected cost", cost});
+  if (banded) s.facts.push_back({"error band", DescribeBand(p.band)});
+  if (r.request.confidence > 0) {
+    std::string ranked = FormatDuration(e.expected_wall_s * p.rank_factor);
+    if (e.usd_per_gpu_hour > 0) ranked += ", " + FormatUsd(e.expected_cost_usd * p.rank_factor);
+    s.facts.push_back(
+        {"ranked by", "each plan's " + StrFormat("%.0f%%", 100 * r.request.confidence) +
+                          " end of its band (--confidence " + FormatFixed(r.request.confidence, 2) +
+                          "): " + ranked + " for this plan"});
+  }
   s.facts.push_back({"cost per 1M tokens", PricedUsd(e, e.usd_per_million_tokens)});
   s.facts.push_back({"memory margin", FormatPercent(r.request.memory_margin) +
                                           " of each GPU kept free (--memory-margin)"});

@@ -23,7 +23,7 @@ Status RetimeWithEventSim(const HardwareDb& db, const MeasuredRates* measured,
     plan.econ.compute_time_s = plan.econ.steps * plan.step.step_time_s;
   }
   std::stable_sort(layouts->begin(), layouts->end(), [](const Plan& a, const Plan& b) {
-    return a.econ.compute_time_s < b.econ.compute_time_s;
+    return a.econ.compute_time_s * a.rank_factor < b.econ.compute_time_s * b.rank_factor;
   });
   return Status::Ok();
 }

@@ -16,8 +16,8 @@ inline constexpr int kEventSimFinalistPoints = 4;
 
 /// Re-times `layouts` (fitting plans of one hardware point, econ.steps set, no price) with the
 /// event simulator: step, econ.compute_time_s and analytic_step_s updated; returns them ordered
-/// by simulated compute time, fastest first. Fails only on an internal simulator error.
-/// `measured`: the profile's rates (PlanRequest::measured) or nullptr.
+/// by simulated compute time x rank_factor, fastest first. Fails only on an internal simulator
+/// error. `measured`: the profile's rates (PlanRequest::measured) or nullptr.
 Status RetimeWithEventSim(const HardwareDb& db, const MeasuredRates* measured,
                           std::vector<Plan>* layouts);
 

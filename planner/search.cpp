@@ -237,9 +237,13 @@ class PointSearch {
     ++out_.stats.evaluated;
     const StepResult step = EvaluateStep(job_, *point_.gpu, *point_.network, rates_);
     const double compute_time = steps_ * step.step_time_s;
+    // With --confidence, layouts are ranked at their band's pessimistic end; within one point
+    // the band depends only on whether the weights are sharded (BandStack).
+    const Plan& banded = BandedPlan(job_.parallel.zero_stage == 3 || job_.parallel.fsdp);
+    const double key = compute_time * banded.rank_factor;
     std::vector<Plan>& best = out_.best;
     if (best.size() == static_cast<size_t>(kKeepPerPoint) &&
-        !(compute_time < best.back().econ.compute_time_s)) {
+        !(key < best.back().econ.compute_time_s * best.back().rank_factor)) {
       return true;
     }
     Plan plan;
@@ -249,17 +253,33 @@ class PointSearch {
     plan.econ.steps = steps_;
     plan.econ.tokens = tokens_;
     plan.econ.compute_time_s = compute_time;
-    auto at = std::upper_bound(best.begin(), best.end(), compute_time,
-                               [](double t, const Plan& p) { return t < p.econ.compute_time_s; });
+    plan.band = banded.band;
+    plan.rank_factor = banded.rank_factor;
+    auto at = std::upper_bound(best.begin(), best.end(), key, [](double k, const Plan& p) {
+      return k < p.econ.compute_time_s * p.rank_factor;
+    });
     best.insert(at, std::move(plan));
     if (best.size() > static_cast<size_t>(kKeepPerPoint)) best.pop_back();
     return true;
+  }
+
+  // A plan holding only the band and rank factor of this point's sharded or unsharded layouts,
+  // computed on first use.
+  const Plan& BandedPlan(bool sharded) {
+    std::optional<Plan>& cached = banded_[sharded ? 1 : 0];
+    if (!cached) {
+      cached.emplace();
+      cached->job = job_;
+      AttachBand(req_, *point_.gpu, &*cached);
+    }
+    return *cached;
   }
 
   const PlanRequest& req_;
   const HardwarePoint& point_;
   PointResult out_;
   JobSpec job_;
+  std::optional<Plan> banded_[2];
   DeviceRates rates_{};
   double steps_ = 0;
   double tokens_ = 0;

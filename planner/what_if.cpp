@@ -22,6 +22,7 @@ Plan EvaluateFixedPlan(const PlanRequest& req, const HardwareDb& db, const JobSp
   plan.econ.steps = StepsFor(req, global_batch, seq_len);
   plan.econ.tokens = plan.econ.steps * static_cast<double>(global_batch * seq_len);
   plan.econ.compute_time_s = plan.econ.steps * plan.step.step_time_s;
+  AttachBand(req, gpu, &plan);
   const std::vector<PriceOption> options = PriceOptionsFor(req, db, job.cluster.gpu, node);
   PricePlan(req, CheapestServing(options, job.cluster.num_gpus, req.price_kind), &plan);
   return plan;

@@ -17,16 +17,6 @@ namespace {
 constexpr double kMinRatio = 0.01;
 constexpr double kMaxRatio = 100;
 
-// The 0.90 quantile of Student's t with `df` >= 1 degrees of freedom, by the Cornish-Fisher
-// expansion around the normal quantile z (Abramowitz & Stegun 26.7.5, first two terms): within
-// 0.3% of the tabulated values from df = 4 (1.533) up, and 2% at df = 2 (1.886); bands need
-// df >= kMinBandRuns - 1 = 4.
-double StudentT90(double df) {
-  const double z = 1.2815515655446004;  // standard normal 0.90 quantile
-  const double z3 = z * z * z, z5 = z3 * z * z;
-  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df);
-}
-
 double Median(std::vector<double> x) {
   std::sort(x.begin(), x.end());
   const size_t n = x.size();
@@ -82,13 +72,41 @@ double BetweenSourceSpread(std::span<const BandResidual> residuals) {
   return std::sqrt(ss / static_cast<double>(medians.size() - 1));
 }
 
+// Standard normal quantile, Acklam's algorithm (P. J. Acklam, "An algorithm for computing the
+// inverse normal cumulative distribution function", 2003): rational approximations in the
+// central region and the tails.
+double NormalQuantile(double p) {
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                 -2.759285104469687e+02, 1.383577518672690e+02,
+                                 -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                 -1.556989798598866e+02, 6.680131188771972e+01,
+                                 -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                 -2.400758277161838e+00, -2.549732539343734e+00,
+                                 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                 2.445134137142996e+00, 3.754408661907416e+00};
+  constexpr double kLow = 0.02425;
+  if (p < kLow) {
+    const double q = std::sqrt(-2 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - kLow) return -NormalQuantile(1 - p);
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
 ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool validated) {
   const double n = s.n;
-  const double half = StudentT90(std::max(1.0, n - 1)) *
-                      std::sqrt(s.sigma * s.sigma * (1 + 1 / n) + extra_sigma * extra_sigma);
   ErrorBand band;
-  band.low_factor = std::exp(s.centre - half);
-  band.high_factor = std::exp(s.centre + half);
+  band.log_centre = s.centre;
+  band.log_scale = std::sqrt(s.sigma * s.sigma * (1 + 1 / n) + extra_sigma * extra_sigma);
+  band.df = std::max(1.0, n - 1);
+  band.low_factor = band.Factor(0.5 - kBandCentralShare / 2);
+  band.high_factor = band.Factor(0.5 + kBandCentralShare / 2);
   band.runs = s.n;
   band.basis = std::move(basis);
   band.validated = validated;
@@ -96,6 +114,23 @@ ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool vali
 }
 
 }  // namespace
+
+double StudentTQuantile(double p, double df) {
+  const double z = NormalQuantile(p);
+  const double z3 = z * z * z, z5 = z3 * z * z;
+  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df);
+}
+
+double ErrorBand::Factor(double quantile) const {
+  return std::exp(log_centre + log_scale * StudentTQuantile(quantile, df));
+}
+
+std::string DescribeBand(const ErrorBand& band) {
+  return band.validated
+             ? std::to_string(band.runs) + " published runs of " + band.basis + ", cross-validated"
+             : "WIDE, no published run of this class: " + std::to_string(band.runs) + " " +
+                   band.basis + " runs of other classes, widened";
+}
 
 std::string ScaleBandName(int64_t num_gpus) {
   if (num_gpus <= 64) return "<= 64 GPUs";

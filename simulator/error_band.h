@@ -43,17 +43,37 @@ std::string ScaleBandName(int64_t num_gpus);
 std::string BandStack(const JobSpec& job);
 
 /// The band of one job: multiply its predicted step time (or divide its tokens/s) by the factors.
+/// The measured / predicted step time is modelled as exp(log_centre + log_scale x T), T a
+/// Student t variable with `df` degrees of freedom; the band is its central kBandCentralShare.
 struct ErrorBand {
-  double low_factor = 1;   ///< measured / predicted step time at the fast end
-  double high_factor = 1;  ///< same at the slow end
-  int runs = 0;            ///< residuals behind the band
+  double low_factor = 1;   ///< measured / predicted step time at the fast end (Factor(0.1))
+  double high_factor = 1;  ///< same at the slow end (Factor(0.9))
+  double log_centre = 0;
+  double log_scale = 0;
+  double df = 1;
+  int runs = 0;  ///< residuals behind the band
   /// The class the band comes from ("megatron-core, hopper, > 512 GPUs"), or, for an untested
   /// class, what it was pooled from (the stack, or "all stacks").
   std::string basis;
   /// False when no class of the job has kMinBandRuns runs: the band is the pooled one widened by
   /// the spread between publications (docs/ACCURACY.md), and reports say so.
   bool validated = false;
+
+  /// The measured / predicted step time that a share `quantile` (in (0, 1)) of runs of the class
+  /// stay under: Factor(0.9) is the pessimistic end `plan --confidence 0.9` ranks by.
+  double Factor(double quantile) const;
 };
+
+/// What a band rests on, in words: "7 published runs of megatron-core, ampere, > 512 GPUs,
+/// cross-validated" or "WIDE, no published run of this class: 78 megatron-core FSDP/ZeRO-3 runs
+/// of other classes, widened".
+std::string DescribeBand(const ErrorBand& band);
+
+/// The `p` quantile (0 < p < 1) of Student's t with `df` >= 1 degrees of freedom: the normal
+/// quantile (Acklam's rational approximation, relative error < 1.2e-9) corrected by the first two
+/// Cornish-Fisher terms (Abramowitz & Stegun 26.7.5): within 0.3% of tabulated values for
+/// df >= 4 and p in [0.5, 0.99].
+double StudentTQuantile(double p, double df);
 
 /// The band for a job of `stack` (BandStack) on `architecture` at `num_gpus` from `residuals`.
 /// Within a class of n >= kMinBandRuns residuals with logs x: centre c = median(x), spread

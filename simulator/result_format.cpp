@@ -165,13 +165,7 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r, const Erro
   out += "  MFU / HFU            " + Fmt("%.1f%%", 100 * r.mfu) + " / " +
          Fmt("%.1f%%", 100 * r.hfu) + "\n";
   if (band != nullptr) {
-    out +=
-        "  error band           " +
-        (band->validated ? std::to_string(band->runs) + " published runs of " + band->basis +
-                               ", cross-validated"
-                         : "WIDE, no published run of this class: " + std::to_string(band->runs) +
-                               " " + band->basis + " runs of other classes, widened") +
-        " (docs/ACCURACY.md)\n";
+    out += "  error band           " + DescribeBand(*band) + " (docs/ACCURACY.md)\n";
   }
   out += "\n";
   out += FormatBreakdown(b, r.step_time_s);

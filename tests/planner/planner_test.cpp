@@ -9,6 +9,7 @@
 
 #include "planner/explain.h"
 #include "planner/report.h"
+#include "planner/report_document.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
 
@@ -90,6 +91,64 @@ TEST_F(PlannerTest, OneBillionParametersOnUpToEightGpusIsPureDataParallel) {
   EXPECT_EQ(p.dp, 8);
   EXPECT_EQ(p.tp * p.pp * p.cp, 1);
   ExpectAllFit(r);
+}
+
+// Five residuals of `stack` on hopper around `ratio` (measured / predicted step time).
+std::vector<BandResidual> Residuals(const std::string& stack, double ratio) {
+  std::vector<BandResidual> out;
+  for (double spread : {1.0, 1.02, 0.98, 1.04, 0.96}) {
+    out.push_back(
+        {stack + std::to_string(spread), "test " + stack, stack, "hopper", 64, ratio * spread});
+  }
+  return out;
+}
+
+bool Sharded(const JobSpec& job) { return job.parallel.zero_stage == 3 || job.parallel.fsdp; }
+
+TEST_F(PlannerTest, ConfidenceRanksEachPlanAtItsBandsPessimisticEnd) {
+  PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 256);
+  req.objective = Objective::kTime;
+  for (const double sharded_ratio : {2.0, 0.5}) {
+    req.band_residuals = Residuals("megatron-core", 1.0);
+    for (const BandResidual& r : Residuals("megatron-core FSDP/ZeRO-3", sharded_ratio)) {
+      req.band_residuals.push_back(r);
+    }
+    req.confidence = 0.9;
+    const PlanResult r = Plan(req);
+    ASSERT_TRUE(r.found);
+    const gpuplan::Plan& p = r.recommendation;
+    // Sharded layouts measured twice as slow as predicted lose; twice as fast, they win.
+    EXPECT_EQ(Sharded(p.job), sharded_ratio < 1) << LayoutSummary(p.job);
+    EXPECT_EQ(p.band.runs, 5);
+    EXPECT_TRUE(p.band.validated);
+    EXPECT_NEAR(p.rank_factor, p.band.Factor(0.9), 1e-12);
+    EXPECT_GT(p.band.high_factor, p.band.low_factor);
+    for (const gpuplan::Plan& a : r.alternatives) EXPECT_EQ(a.band.runs, 5);
+  }
+}
+
+TEST_F(PlannerTest, WithConfidenceTheDeadlineIsCheckedAtThePessimisticEnd) {
+  PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 64);
+  req.objective = Objective::kTime;
+  req.band_residuals = Residuals("megatron-core", 2.0);
+  for (const BandResidual& r : Residuals("megatron-core FSDP/ZeRO-3", 2.0)) {
+    req.band_residuals.push_back(r);
+  }
+  const PlanResult expected = Plan(req);
+  ASSERT_TRUE(expected.found);
+  EXPECT_EQ(expected.recommendation.rank_factor, 1.0);
+  req.objective = Objective::kCostUnderDeadline;
+  req.deadline_s = 1.2 * expected.recommendation.econ.expected_wall_s;
+  EXPECT_TRUE(Plan(req).found);
+  req.confidence = 0.9;  // every plan's 90% end is about twice its expected time
+  const PlanResult pessimistic = Plan(req);
+  EXPECT_FALSE(pessimistic.found);
+  req.confidence = 0.995;
+  EXPECT_NE(ValidatePlanRequest(req, db_).message().find("--confidence: must be in [0.5, 0.99]"),
+            std::string::npos);
+  req.confidence = 0.9;
+  req.band_residuals.clear();
+  EXPECT_NE(ValidatePlanRequest(req, db_).message().find("--confidence: needs"), std::string::npos);
 }
 
 TEST_F(PlannerTest, ModelTooBigForOneGpuGetsShardingOrModelParallelism) {

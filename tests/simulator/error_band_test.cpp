@@ -111,3 +111,19 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(ErrorBand, StudentTQuantilesMatchTheTables) {
+  // Student's t tables (e.g. NIST/SEMATECH e-Handbook, Table 1.4.2.7.2).
+  EXPECT_NEAR(StudentTQuantile(0.90, 4), 1.533, 0.005);
+  EXPECT_NEAR(StudentTQuantile(0.95, 10), 1.812, 0.005);
+  EXPECT_NEAR(StudentTQuantile(0.99, 30), 2.457, 0.008);
+  EXPECT_NEAR(StudentTQuantile(0.10, 127), -1.288, 0.002);
+  EXPECT_NEAR(StudentTQuantile(0.975, 1e9), 1.959964, 1e-6);  // the normal quantile
+  EXPECT_NEAR(StudentTQuantile(0.5, 7), 0, 1e-12);
+}
+
+}  // namespace
+}  // namespace gpuplan
