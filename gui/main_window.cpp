@@ -65,6 +65,12 @@ MainWindow::MainWindow(const HardwareDb& db, const Session& initial, QWidget* pa
   statusBar()->addPermanentWidget(rates_);
   eval_time_ = new QLabel(this);
   statusBar()->addPermanentWidget(eval_time_);
+  Expected<std::vector<BandResidual>> residuals = ReadBandResidualsFile(BuiltinBandResidualsPath());
+  if (residuals.ok()) {
+    band_residuals_ = std::move(residuals).value();
+  } else {
+    statusBar()->showMessage(tr("No error bands: %1").arg(Q(residuals.status().message())));
+  }
 
   connect(inputs_, &InputPanel::SessionChanged, this, &MainWindow::Evaluate);
   connect(results_, &ResultsPanel::PlanChosen, this, [this](const Plan& plan) {
@@ -225,6 +231,7 @@ void MainWindow::Evaluate() {
   }
   PlanRequest req = WhatIfRequest(session, db_);
   req.measured = measured_.get();
+  req.band_residuals = band_residuals_;
   plan_ = EvaluateFixedPlan(req, db_, *job, session.node);
   scaling_ =
       DataParallelScaling(req, db_, *job, session.node, job->cluster.num_gpus * kScalingSpan);
@@ -239,7 +246,9 @@ void MainWindow::Evaluate() {
 
 void MainWindow::FindBestPlan() {
   if (search_->Running()) return;
-  if (!search_->Start(SearchRequest(inputs_->session(), db_), measured_)) return;
+  PlanRequest request = SearchRequest(inputs_->session(), db_);
+  request.band_residuals = band_residuals_;
+  if (!search_->Start(std::move(request), measured_)) return;
   find_->setEnabled(false);
   cancel_->setEnabled(true);
   progress_->setRange(0, 0);

@@ -82,6 +82,9 @@ class MainWindow : public QMainWindow {
                      bool save, const std::function<Status(const QString&)>& action);
 
   const HardwareDb& db_;
+  /// The error bands' data (hardware-db/calibration/cv_residuals.json); empty when it cannot be
+  /// read, and then plans show no band and the status bar says why.
+  std::vector<BandResidual> band_residuals_;
   QUndoStack* undo_ = nullptr;
   InputPanel* inputs_ = nullptr;
   ResultsPanel* results_ = nullptr;

@@ -59,10 +59,14 @@ void ParetoChart::SetPlans(const std::vector<Plan>& front, int recommended) {
   Invalidate();
 }
 
-void ParetoChart::SetCurrent(double expected_wall_s, double expected_cost_usd) {
+void ParetoChart::SetCurrent(double expected_wall_s, double expected_cost_usd, double low_factor,
+                             double high_factor) {
   if (std::isfinite(expected_wall_s) && expected_wall_s > 0 && std::isfinite(expected_cost_usd) &&
       expected_cost_usd >= 0) {
-    current_ = Current{expected_wall_s, expected_cost_usd};
+    const bool band = std::isfinite(low_factor) && std::isfinite(high_factor) && low_factor > 0 &&
+                      low_factor < high_factor;
+    current_ = Current{expected_wall_s, expected_cost_usd, band ? low_factor : 1.0,
+                       band ? high_factor : 1.0};
   } else {
     current_.reset();
   }
@@ -143,9 +147,9 @@ const ParetoChart::Layout& ParetoChart::CurrentLayout() const {
     any_recommended = any_recommended || p.recommended;
   }
   if (current_) {
-    t_lo = std::min(t_lo, current_->wall_s);
-    t_hi = std::max(t_hi, current_->wall_s);
-    cost_hi = std::max(cost_hi, current_->cost_usd);
+    t_lo = std::min(t_lo, current_->wall_s * current_->low_factor);
+    t_hi = std::max(t_hi, current_->wall_s * current_->high_factor);
+    cost_hi = std::max(cost_hi, current_->cost_usd * current_->high_factor);
   }
 
   std::vector<LegendEntry> legend = {
@@ -174,7 +178,15 @@ const ParetoChart::Layout& ParetoChart::CurrentLayout() const {
   l.line = QPolygonF(QList<QPointF>(l.positions.begin(), l.positions.end()));
   std::sort(l.line.begin(), l.line.end(),
             [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
-  if (current_) l.current = QPointF(l.x.Map(current_->wall_s), l.y.Map(current_->cost_usd));
+  if (current_) {
+    l.current = QPointF(l.x.Map(current_->wall_s), l.y.Map(current_->cost_usd));
+    if (current_->low_factor < current_->high_factor) {
+      const Current& c = *current_;
+      l.current_band =
+          QLineF(l.x.Map(c.wall_s * c.low_factor), l.y.Map(c.cost_usd * c.low_factor),
+                 l.x.Map(c.wall_s * c.high_factor), l.y.Map(c.cost_usd * c.high_factor));
+    }
+  }
 
   // PlaceLabels estimates text widths for a 12 px font; work in units scaled so that its
   // estimates are at least the real widths in this font, then scale its boxes back.
@@ -301,6 +313,20 @@ void ParetoChart::paintEvent(QPaintEvent*) {
       PaintMarker(painter, l.positions[i], pass == 1 ? kRecommendedRadius : kPointRadius,
                   MarkerShape::kCircle, pass == 1 ? RecommendedColor() : PointColor());
     }
+  }
+  if (l.current_band) {
+    // The whisker: the band's segment with a short cap across each end, crisp (not antialiased)
+    // so that it keeps the diamond's colour.
+    painter.save();
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    painter.setPen(QPen(CurrentColor(), 2));
+    painter.drawLine(*l.current_band);
+    const QLineF cap = QLineF(*l.current_band).normalVector().unitVector();
+    const QPointF half = (cap.p2() - cap.p1()) * 4.0;
+    for (const QPointF& end : {l.current_band->p1(), l.current_band->p2()}) {
+      painter.drawLine(QLineF(end - half, end + half));
+    }
+    painter.restore();
   }
   if (l.current)
     PaintMarker(painter, *l.current, kCurrentRadius, MarkerShape::kDiamond, CurrentColor());

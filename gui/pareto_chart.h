@@ -2,6 +2,7 @@
 // cost (y), with the recommended plan highlighted and the user's current plan as a diamond.
 #pragma once
 
+#include <QLineF>
 #include <QPointF>
 #include <QPolygonF>
 #include <QRectF>
@@ -32,7 +33,11 @@ class ParetoChart : public QWidget {
   void SetPlans(const std::vector<Plan>& front, int recommended);
   /// The user's current what-if plan, drawn as a diamond; ignored unless the wall time is
   /// positive and finite and the cost finite and not negative.
-  void SetCurrent(double expected_wall_s, double expected_cost_usd);
+  /// With an error band (low_factor < high_factor), a whisker from (wall, cost) x low_factor to
+  /// (wall, cost) x high_factor: both scale with the measured / predicted step time. Where the
+  /// model is biased for the plan's class the whisker does not reach the diamond.
+  void SetCurrent(double expected_wall_s, double expected_cost_usd, double low_factor = 1,
+                  double high_factor = 1);
   /// Removes the current plan's diamond.
   void ClearCurrent();
   /// No result: an empty chart with `reason` as grey text (the current plan is kept).
@@ -87,9 +92,10 @@ class ParetoChart : public QWidget {
     QSize size;
     ChartLegend legend;
     ChartAxis x, y;
-    std::vector<QPointF> positions;  ///< per point of points_
-    QPolygonF line;                  ///< through the points in wall-time order
-    std::optional<QPointF> current;  ///< the current plan's diamond
+    std::vector<QPointF> positions;      ///< per point of points_
+    QPolygonF line;                      ///< through the points in wall-time order
+    std::optional<QPointF> current;      ///< the current plan's diamond
+    std::optional<QLineF> current_band;  ///< its error band's whisker
     std::vector<Label> labels;
   };
 
@@ -102,6 +108,7 @@ class ParetoChart : public QWidget {
   std::vector<int> point_of_front_;  ///< per plan of the front: index in points_, or -1
   struct Current {
     double wall_s = 0, cost_usd = 0;
+    double low_factor = 1, high_factor = 1;
   };
   std::optional<Current> current_;
   QString reason_;    ///< shown when no point is drawn

@@ -195,17 +195,29 @@ void ResultsPanel::ShowPlan(const Plan& plan, const std::vector<ScalingRow>& sca
       tr("%1 TFLOP/s per GPU, HFU %2")
           .arg(Q(FormatFixed(s.model_tflops_per_gpu, 0)))
           .arg(Q(FormatPercent(s.hfu))));
+  // The 80% error band of a duration or an amount of money (docs/ACCURACY.md, "Error bands"),
+  // "WIDE" when no published run of the plan's class backs it; empty without a band.
+  const ErrorBand& band = plan.band;
+  const auto band_text = [&band](const std::string& low, const std::string& high) {
+    if (band.runs == 0) return QString();
+    return QStringLiteral("\n") + (band.validated ? QString() : QStringLiteral("WIDE ")) +
+           QStringLiteral("80% band ") + Q(low) + QStringLiteral(" - ") + Q(high);
+  };
   set(Metric::kTimeToTrain, Q(FormatDuration(e.expected_wall_s)),
       tr("%1 %2, goodput %3")
-          .arg(Q(FormatCount(e.steps)))
-          .arg(Q(Noun(e.steps, "step", "steps")))
-          .arg(Q(FormatPercent(e.goodput))));
+              .arg(Q(FormatCount(e.steps)))
+              .arg(Q(Noun(e.steps, "step", "steps")))
+              .arg(Q(FormatPercent(e.goodput))) +
+          band_text(FormatDuration(e.expected_wall_s * band.low_factor),
+                    FormatDuration(e.expected_wall_s * band.high_factor)));
   if (IsPriced(plan)) {
     set(Metric::kCostToTrain, Q(FormatUsd(e.expected_cost_usd)),
         tr("%1/GPU-h at %2, %3/M tokens")
-            .arg(Q(FormatUsd(e.usd_per_gpu_hour)))
-            .arg(Q(e.provider))
-            .arg(Q(FormatUsd(e.usd_per_million_tokens))));
+                .arg(Q(FormatUsd(e.usd_per_gpu_hour)))
+                .arg(Q(e.provider))
+                .arg(Q(FormatUsd(e.usd_per_million_tokens))) +
+            band_text(FormatUsd(e.expected_cost_usd * band.low_factor),
+                      FormatUsd(e.expected_cost_usd * band.high_factor)));
   } else {
     set(Metric::kCostToTrain, tr("no price"),
         tr("no %1 offering sells this").arg(Q(std::string(PriceKindName(e.price_kind)))));
@@ -214,7 +226,7 @@ void ResultsPanel::ShowPlan(const Plan& plan, const std::vector<ScalingRow>& sca
   breakdown_->SetBreakdown(s.breakdown_s);
   scaling_->SetRows(scaling, plan.job.cluster.num_gpus);
   if (IsPriced(plan)) {
-    pareto_->SetCurrent(e.expected_wall_s, e.expected_cost_usd);
+    pareto_->SetCurrent(e.expected_wall_s, e.expected_cost_usd, band.low_factor, band.high_factor);
   } else {
     pareto_->ClearCurrent();
   }
@@ -311,6 +323,10 @@ void ResultsPanel::DropSearch(const QString& why) {
 
 QString ResultsPanel::MetricText(Metric metric) const {
   return tiles_[static_cast<size_t>(metric)]->value->text();
+}
+
+QString ResultsPanel::MetricDetail(Metric metric) const {
+  return tiles_[static_cast<size_t>(metric)]->detail->text();
 }
 
 QString ResultsPanel::ErrorText() const { return error_->isHidden() ? QString() : error_->text(); }

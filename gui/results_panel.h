@@ -63,6 +63,8 @@ class ResultsPanel : public QWidget {
 
   /// The text of a headline tile ("19.12 s", "41.7%", ...); empty when there is no plan.
   QString MetricText(Metric metric) const;
+  /// The line under a tile's value (e.g. "N steps, goodput …" and the 80% band).
+  QString MetricDetail(Metric metric) const;
   /// The error banner's text; empty when the inputs are valid.
   QString ErrorText() const;
 

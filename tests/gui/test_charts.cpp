@@ -368,6 +368,19 @@ class ChartsTest : public QObject {
     QCOMPARE(CountPixels(Grab(chart), current), 0);
   }
 
+  void paretoCurrentPlanShowsItsBandAsAWhisker() {
+    ParetoChart chart;
+    chart.SetPlans(Front(), 1);
+    chart.resize(600, 400);
+    const QColor current = ChartColor(kChartPalette[6]);
+    chart.SetCurrent(12 * 86400, 250000);
+    const int diamond = CountPixels(Grab(chart), current);
+    chart.SetCurrent(12 * 86400, 250000, 0.8, 1.3);
+    QVERIFY2(CountPixels(Grab(chart), current) > diamond + 20, "no whisker drawn");
+    chart.SetCurrent(12 * 86400, 250000, 1.3, 0.8);  // not a band: the diamond alone
+    QCOMPARE(CountPixels(Grab(chart), current), diamond);
+  }
+
   void paretoClearRemovesThePoints() {
     ParetoChart chart;
     chart.SetPlans(Front(), 1);

@@ -22,6 +22,7 @@
 #include "gui/results_panel.h"
 #include "gui/session.h"
 #include "planner/economics.h"
+#include "planner/units_format.h"
 
 namespace gpuplan {
 
@@ -87,6 +88,22 @@ class MainWindowTest : public QObject {
     QCOMPARE(Spin(w, "gpus")->value(), 256);
     QCOMPARE(w.current_plan()->step.step_time_s, step_256);
     QCOMPARE(w.results()->MetricText(Metric::kStepTime), shown_256);
+  }
+
+  void TimeAndCostCarryTheirErrorBand() {
+    MainWindow w(db_, DefaultSession(db_));
+    w.show();
+    QVERIFY(w.current_plan() != nullptr);
+    const ErrorBand& band = w.current_plan()->band;
+    QVERIFY(band.runs > 0);
+    QVERIFY(band.low_factor < band.high_factor);
+    const QString time = w.results()->MetricDetail(Metric::kTimeToTrain);
+    QVERIFY2(time.contains(QStringLiteral("80% band ")), qPrintable(time));
+    const double wall = w.current_plan()->econ.expected_wall_s;
+    QVERIFY2(time.contains(QString::fromStdString(FormatDuration(wall * band.high_factor))),
+             qPrintable(time));
+    const QString cost = w.results()->MetricDetail(Metric::kCostToTrain);
+    QVERIFY2(cost.contains(QStringLiteral("80% band $")), qPrintable(cost));
   }
 
   void AnOutOfMemoryLayoutTurnsTheMemoryBarRed() {
