@@ -17,7 +17,8 @@ constexpr const char* kHeader =
     "per_s,mfu,"
     "peak_memory_gb,capacity_gb,headroom_gb,compute_time_s,expected_wall_s,goodput,expected_cost_"
     "usd,"
-    "usd_per_million_tokens\r\n";
+    "usd_per_million_tokens,expected_wall_s_low,expected_wall_s_high,expected_cost_usd_low,"
+    "expected_cost_usd_high\r\n";
 
 // Quoted when it holds a comma, a double quote, CR or LF; quotes doubled (RFC 4180 Sec. 2).
 std::string Field(const std::string& s) {
@@ -33,6 +34,11 @@ std::string Num(double v) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%.10g", v);
   return buf;
+}
+
+// `value` x `factor`, one end of the plan's error band; an empty field without a band.
+std::string Banded(const Plan& plan, double value, double factor) {
+  return plan.band.runs > 0 ? Num(value * factor) : "";
 }
 
 std::string Int(int64_t v) { return std::to_string(v); }
@@ -83,7 +89,11 @@ std::string Row(const char* kind, const Plan& plan) {
                Num(e.expected_wall_s),
                Num(e.goodput),
                Num(e.expected_cost_usd),
-               Num(e.usd_per_million_tokens)});
+               Num(e.usd_per_million_tokens),
+               Banded(plan, e.expected_wall_s, plan.band.low_factor),
+               Banded(plan, e.expected_wall_s, plan.band.high_factor),
+               Banded(plan, e.expected_cost_usd, plan.band.low_factor),
+               Banded(plan, e.expected_cost_usd, plan.band.high_factor)});
 }
 
 }  // namespace

@@ -497,15 +497,19 @@ TEST_F(ReportTest, ScalingChartHasLogSpeedupTicksAndStartsAtTheFirstFeasibleRow)
 // ---- CSV -------------------------------------------------------------------------------------
 
 TEST_F(ReportTest, CsvHasAHeaderAndOneRowPerPlan) {
-  const PlanResult r = Found();
+  PlanResult r = Found();
+  r.recommendation.band.runs = 9;
+  r.recommendation.band.low_factor = 0.9;
+  r.recommendation.band.high_factor = 1.2;
   const std::vector<std::string> lines = Lines(PlanResultToCsv(r), "\r\n");
   // recommendation + 2 alternatives + 3 Pareto + 4 feasible scaling rows.
   ASSERT_EQ(lines.size(), 1u + 1 + 2 + 3 + 4);
   const std::vector<std::string> header = CsvFields(lines[0]);
-  ASSERT_EQ(header.size(), 32u);
+  ASSERT_EQ(header.size(), 36u);
   EXPECT_EQ(header.front(), "kind");
-  EXPECT_EQ(header.back(), "usd_per_million_tokens");
-  for (const std::string& line : lines) EXPECT_EQ(CsvFields(line).size(), 32u) << line;
+  EXPECT_EQ(header[31], "usd_per_million_tokens");
+  EXPECT_EQ(header.back(), "expected_cost_usd_high");
+  for (const std::string& line : lines) EXPECT_EQ(CsvFields(line).size(), 36u) << line;
   const std::vector<std::string> rec = CsvFields(lines[1]);
   EXPECT_EQ(rec[0], "recommendation");
   EXPECT_EQ(rec[1], "h100-sxm5-80gb");
@@ -514,6 +518,10 @@ TEST_F(ReportTest, CsvHasAHeaderAndOneRowPerPlan) {
   EXPECT_EQ(rec[18], "1");  // dp_replicate
   EXPECT_EQ(rec[20], "bf16");
   EXPECT_NEAR(std::stod(rec[30]), r.recommendation.econ.expected_cost_usd, 1e-3);
+  // The error band's ends; empty for a plan without a band.
+  EXPECT_NEAR(std::stod(rec[33]), 1.2 * r.recommendation.econ.expected_wall_s, 1e-2);
+  EXPECT_NEAR(std::stod(rec[34]), 0.9 * r.recommendation.econ.expected_cost_usd, 1e-3);
+  EXPECT_EQ(CsvFields(lines[2])[32], "");
   EXPECT_EQ(CsvFields(lines[2])[0], "alternative");
   EXPECT_EQ(CsvFields(lines[4])[0], "pareto");
   EXPECT_EQ(CsvFields(lines.back())[0], "scaling");
