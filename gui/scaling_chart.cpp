@@ -64,6 +64,9 @@ void ScalingChart::SetRows(const std::vector<ScalingRow>& rows, int64_t current_
     row.speedup = r.speedup;
     row.efficiency = r.scaling_efficiency;
     row.cost_usd = r.plan.econ.expected_cost_usd;
+    const bool banded = r.plan.band.runs > 0;
+    row.cost_low_usd = row.cost_usd * (banded ? r.plan.band.low_factor : 1.0);
+    row.cost_high_usd = row.cost_usd * (banded ? r.plan.band.high_factor : 1.0);
     const QString speedup =
         row.plotted ? tr("%1x over %2 %3")
                           .arg(ToQ(FormatFixed(r.speedup, 2)), ToQ(FormatCount(base_gpus_)),
@@ -143,6 +146,7 @@ const ScalingChart::Layout& ScalingChart::CurrentLayout() const {
     speedup_hi = std::max(speedup_hi, r.speedup);
     if (std::isfinite(r.efficiency)) eff_hi = std::max(eff_hi, r.efficiency);
     if (std::isfinite(r.cost_usd)) cost_hi = std::max(cost_hi, r.cost_usd);
+    if (std::isfinite(r.cost_high_usd)) cost_hi = std::max(cost_hi, r.cost_high_usd);
   }
   const double ideal_hi = first->speedup * last->gpus / first->gpus;
   speedup_hi = std::max(speedup_hi, ideal_hi);
@@ -216,6 +220,9 @@ const ScalingChart::Layout& ScalingChart::CurrentLayout() const {
       if (has_cost && std::isfinite(r.cost_usd) && r.cost_usd > 0) {
         m.cost_bar = QRectF(QPointF(m.x - bar_w / 2, l.cost.Map(r.cost_usd)),
                             QPointF(m.x + bar_w / 2, l.strip.bottom()));
+        if (r.cost_low_usd < r.cost_high_usd) {
+          m.cost_band = QLineF(m.x, l.cost.Map(r.cost_low_usd), m.x, l.cost.Map(r.cost_high_usd));
+        }
       }
     } else {
       end_run(speedup_run, l.speedup_runs);
@@ -288,6 +295,15 @@ void ScalingChart::paintEvent(QPaintEvent*) {
   l.speedup.PaintGrid(painter);
   if (!l.strip.isEmpty()) l.cost.PaintGrid(painter);
   for (const Layout::Marks& m : l.marks) painter.fillRect(m.cost_bar, CostColor());
+  // Each cost's 80% error band as a whisker with caps (docs/GUI.md).
+  painter.setPen(QPen(kChartInk, 1.5));
+  for (const Layout::Marks& m : l.marks) {
+    if (!m.cost_band) continue;
+    painter.drawLine(*m.cost_band);
+    for (const QPointF& end : {m.cost_band->p1(), m.cost_band->p2()}) {
+      painter.drawLine(QLineF(end.x() - 4, end.y(), end.x() + 4, end.y()));
+    }
+  }
   QPen ideal(ChartColor(kChartIdeal), 2);
   ideal.setDashPattern({3, 2});
   painter.setPen(ideal);

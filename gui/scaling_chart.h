@@ -54,6 +54,8 @@ class ScalingChart : public QWidget {
     double speedup = 0;
     double efficiency = 0;
     double cost_usd = 0;
+    /// The cost's 80% error band (planner Plan::band); equal to cost_usd without a band.
+    double cost_low_usd = 0, cost_high_usd = 0;
     QString tooltip;
   };
   /// Everything paintEvent draws, computed once per SetRows/Clear/resize/font change.
@@ -62,8 +64,9 @@ class ScalingChart : public QWidget {
     struct Marks {
       double x = 0;
       std::optional<QPointF> speedup, efficiency;
-      QRectF cost_bar;                ///< empty without a price
-      std::optional<QPointF> no_fit;  ///< the "does not fit" cross
+      QRectF cost_bar;                  ///< empty without a price
+      std::optional<QLineF> cost_band;  ///< the cost's error band, a whisker on the bar
+      std::optional<QPointF> no_fit;    ///< the "does not fit" cross
     };
     QSize size;
     QRectF main, strip;  ///< upper plot; cost strip (empty when no cost is known)

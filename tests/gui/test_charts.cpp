@@ -236,6 +236,22 @@ class ChartsTest : public QObject {
     QVERIFY(CountPixels(image, kChartDoesNotFit) > 5);               // 1, 2, 4 GPUs
   }
 
+  void scalingChartDrawsEachCostsBandAsAWhisker() {
+    ScalingChart chart;
+    chart.resize(560, 360);
+    chart.SetRows(Rows(), 64);
+    const int cost_pixels = CountPixels(Grab(chart), ChartColor(kChartPalette[1]));
+    std::vector<ScalingRow> rows = Rows();
+    for (ScalingRow& r : rows) {
+      r.plan.band.runs = 9;
+      r.plan.band.low_factor = 0.8;
+      r.plan.band.high_factor = 1.0;  // the same cost axis as without bands
+    }
+    chart.SetRows(rows, 64);
+    // The whiskers cross the bars: fewer pixels keep the bars' colour.
+    QVERIFY(CountPixels(Grab(chart), ChartColor(kChartPalette[1])) < cost_pixels - 20);
+  }
+
   void scalingChartTooltipNamesTheGpuCount() {
     ScalingChart chart;
     chart.SetRows(Rows(), 64);
