@@ -48,6 +48,7 @@ struct PlanOptions {
   std::vector<std::string> lora_targets;
   std::string lora_base;
   std::string attention;
+  std::string framework;
   MoeOptions moe;
   std::vector<std::string> gpus, nodes, providers, prices;
   std::string profile_path;
@@ -274,6 +275,16 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
                              kMaxMemoryMargin, o.memory_margin));
   }
   req.memory_margin = o.memory_margin;
+  if (!o.framework.empty()) {
+    const FrameworkSpec* stack = db.FindFramework(o.framework);
+    if (stack == nullptr) {
+      std::string known;
+      for (const std::string& id : db.FrameworkIds()) known += (known.empty() ? "" : ", ") + id;
+      return Invalid("--framework",
+                     "'" + o.framework + "' is not allowed (allowed: " + known + ")");
+    }
+    req.framework = *stack;
+  }
   Expected<std::vector<BandResidual>> residuals = ReadBandResidualsFile(BuiltinBandResidualsPath());
   if (!residuals.ok()) return residuals.status();
   req.band_residuals = std::move(residuals).value();
@@ -409,6 +420,9 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--lora-base", o->lora_base,
                   "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
+  sub->add_option("--framework", o->framework,
+                  "Training stack every plan runs on, an id of frameworks.json (default "
+                  "megatron-core): the search keeps to the layouts it can run (docs/PLANNER.md)");
   AddMoeOptions(sub, &o->moe, "Megatron flex dispatcher; searched with etp 1");
   sub->add_option("--profile", o->profile_path,
                   "Measured profile (gpuplan profile) of one of the GPUs: its figures replace "

@@ -263,9 +263,10 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--attention", o->attention, "flash | unfused");
-  sub->add_option(
-      "--framework", o->framework,
-      "Training stack: " + FrameworkNames() + " (what it keeps in memory; docs/COST_MODEL.md)");
+  sub->add_option("--framework", o->framework,
+                  "Training stack, an id of frameworks.json (gpuplan hardware lists them; default "
+                  "megatron-core): what it keeps in memory, its host cost and what it can run "
+                  "(docs/HARDWARE_DB.md)");
   AddMoeOptions(sub, &o->moe, "one copy per node across nodes; Megatron flex dispatcher");
   sub->add_option("--zero", o->zero, "ZeRO stage 0-3");
   sub->add_flag("--fsdp", o->fsdp, "PyTorch FSDP full sharding");

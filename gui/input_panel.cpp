@@ -191,6 +191,12 @@ std::vector<Choice> PrecisionChoices(const HardwareDb& db, const Session& s) {
   return out;
 }
 
+std::vector<Choice> FrameworkChoices(const HardwareDb& db, const Session&) {
+  std::vector<Choice> out;
+  for (const auto& [id, f] : db.frameworks()) out.push_back({Q(f.name), Q(id)});
+  return out;
+}
+
 std::vector<Choice> ScheduleChoices(const HardwareDb&, const Session&) {
   std::vector<Choice> out;
   for (const ScheduleInfo& info : Schedules()) out.push_back({Q(info.name), Q(info.name)});
@@ -436,6 +442,19 @@ const std::vector<Field>& Fields() {
            [](const HardwareDb&, Session* s, const QString& v) {
              s->job.training.attention =
                  v == "flash" ? AttentionImpl::kFlash : AttentionImpl::kUnfused;
+           }},
+      {.section = "Job",
+       .key = "framework",
+       .label = "Framework",
+       .tooltip = "Training stack (frameworks.json): what it keeps in memory, its host time per "
+                  "layer, how it splits a pipeline and which ZeRO stages it runs.",
+       .kind = Kind::kChoice,
+       .choices = FrameworkChoices,
+       .get_choice = [](const Session& s) { return Q(s.job.training.framework.id); },
+       .set_choice =
+           [](const HardwareDb& db, Session* s, const QString& v) {
+             const FrameworkSpec* f = db.FindFramework(v.toStdString());
+             if (f != nullptr) s->job.training.framework = *f;
            }},
       {.section = "Job",
        .key = "dropout",

@@ -148,6 +148,7 @@ PlanRequest SearchRequest(const Session& s, const HardwareDb& db) {
   req.precisions = {s.job.training.precision};
   req.lora = s.job.training.lora;
   req.attention = s.job.training.attention;
+  req.framework = s.job.training.framework;
   req.dropout = s.job.training.dropout;
   req.overhead = s.job.overhead;
   req.gpus = s.search_all_gpus ? db.GpuIds() : std::vector<std::string>{s.job.cluster.gpu};
@@ -164,7 +165,8 @@ bool SearchedFor(const PlanRequest& searched, const Session& s) {
          searched.seq_len == t.seq_len &&
          searched.global_batch_sizes == std::vector<int64_t>{t.global_batch_size} &&
          searched.precisions == std::vector<Precision>{t.precision} && searched.lora == t.lora &&
-         searched.attention == t.attention && searched.dropout == t.dropout;
+         searched.attention == t.attention && searched.dropout == t.dropout &&
+         searched.framework.id == t.framework.id;
 }
 
 PlanResult WhatIfReport(const Session& session, const HardwareDb& db, const Plan& plan,

@@ -427,6 +427,74 @@ Status ParseReliability(const json& object, const std::string& context, Reliabil
   return Status::Ok();
 }
 
+// The fields of a frameworks.json entry that state a behaviour of the stack; each needs its
+// entry in "sources".
+constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
+                                                 "ddp_bucket_bytes_per_param",
+                                                 "eager_elementwise",
+                                                 "pipeline_split",
+                                                 "weight_gather_in_forward",
+                                                 "host_ms_per_layer",
+                                                 "pipeline_host_ms_per_tp_rank",
+                                                 "max_zero_stage",
+                                                 "fsdp",
+                                                 "pipeline_needs_pp_minus_1_microbatches",
+                                                 "ep_overlap"};
+constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
+
+// A required true/false field.
+bool RequiredBool(JsonObjectReader& r, const json& entry, std::string_view field) {
+  if (r.status().ok() && !entry.contains(std::string(field))) {
+    r.Fail(field, "missing (true or false)");
+    return false;
+  }
+  return r.OptionalBool(field, false);
+}
+
+Status ParseFramework(const json& entry, const std::string& context, FrameworkSpec* f) {
+  JsonObjectReader r(entry, context);
+  r.RejectUnknownFields({"id", "name", "loss_bytes_per_logit", "ddp_bucket_bytes_per_param",
+                         "eager_elementwise", "pipeline_split", "weight_gather_in_forward",
+                         "host_ms_per_layer", "pipeline_host_ms_per_tp_rank", "max_zero_stage",
+                         "fsdp", "pipeline_needs_pp_minus_1_microbatches", "ep_overlap", "sources",
+                         "notes"});
+  f->id = r.String("id");
+  if (r.status().ok() && !IsLowerCaseId(f->id)) {
+    r.Fail("id", "must be a lower-case word (a-z, 0-9, '-', '_', '.'), got '" + f->id + "'");
+  }
+  f->name = r.String("name");
+  f->loss_bytes_per_logit = r.ScaledNumber("loss_bytes_per_logit", 1.0, 0.0, 64.0);
+  f->ddp_bucket_bytes_per_param = r.ScaledNumber("ddp_bucket_bytes_per_param", 1.0, 0.0, 16.0);
+  f->eager_elementwise = RequiredBool(r, entry, "eager_elementwise");
+  f->pipeline_split = r.Enum("pipeline_split", {"even", "cost-balanced"}) == "cost-balanced"
+                          ? PipelineSplit::kCostBalanced
+                          : PipelineSplit::kEven;
+  f->weight_gather_in_forward = RequiredBool(r, entry, "weight_gather_in_forward");
+  f->host_seconds_per_layer =
+      r.ScaledNumber("host_ms_per_layer", 1e-3, 0.0, kMaxHostSecondsPerLayer);
+  f->pipeline_host_seconds_per_tp_rank =
+      r.ScaledNumber("pipeline_host_ms_per_tp_rank", 1e-3, 0.0, kMaxHostSecondsPerLayer);
+  f->max_zero_stage = static_cast<int>(r.IntInRange("max_zero_stage", 0, 3));
+  f->fsdp = RequiredBool(r, entry, "fsdp");
+  f->pipeline_needs_pp_minus_1_microbatches =
+      RequiredBool(r, entry, "pipeline_needs_pp_minus_1_microbatches");
+  f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
+  const json* sources = r.Object("sources");
+  if (!r.status().ok()) return r.status();
+  // Every behaviour names where it was read: a stack entry is only as good as its sources.
+  JsonObjectReader s(*sources, context + ": in 'sources'");
+  for (auto it = sources->begin(); it != sources->end(); ++it) {
+    if (std::find(std::begin(kFrameworkFields), std::end(kFrameworkFields), it.key()) ==
+        std::end(kFrameworkFields)) {
+      s.Fail(it.key(), "names no field of the entry");
+    }
+  }
+  for (std::string_view field : kFrameworkFields) {
+    f->sources[std::string(field)] = s.String(field);
+  }
+  return s.status();
+}
+
 // Parses the array root[key] into `out`, rejecting a repeated id within the file.
 template <typename Spec>
 Status ParseArray(const json& root, std::string_view key, std::string_view kind,
@@ -503,10 +571,10 @@ Status HardwareDb::LoadJson(const json& root, const std::string& origin) {
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string& key = it.key();
     if (key != "gpus" && key != "networks" && key != "nodes" && key != "prices" &&
-        key != "reliability" && key != "about" && key != "meta") {
+        key != "reliability" && key != "frameworks" && key != "about" && key != "meta") {
       return Status::Invalid(
           origin + ": unknown top-level key '" + key +
-          "' (allowed: gpus, networks, nodes, prices, reliability, about, meta)");
+          "' (allowed: gpus, networks, nodes, prices, reliability, frameworks, about, meta)");
     }
   }
   // Parse everything first so that a bad file leaves the database unchanged.
@@ -518,6 +586,9 @@ Status HardwareDb::LoadJson(const json& root, const std::string& origin) {
       ParseArray<NetworkSpec>(root, "networks", "network", origin, &ParseNetwork, &networks));
   GPUPLAN_RETURN_IF_ERROR(
       ParseArray<NodeTemplate>(root, "nodes", "node", origin, &ParseNode, &nodes));
+  std::vector<FrameworkSpec> frameworks;
+  GPUPLAN_RETURN_IF_ERROR(ParseArray<FrameworkSpec>(root, "frameworks", "framework", origin,
+                                                    &ParseFramework, &frameworks));
   std::vector<PriceEntry> prices;
   std::vector<std::string> price_contexts;
   GPUPLAN_RETURN_IF_ERROR(ParsePrices(root, origin, &prices, &price_contexts));
@@ -535,6 +606,7 @@ Status HardwareDb::LoadJson(const json& root, const std::string& origin) {
   Merge(&gpus, origin, &gpus_, &gpu_files_);
   Merge(&networks, origin, &networks_, &network_files_);
   Merge(&nodes, origin, &nodes_, &node_files_);
+  Merge(&frameworks, origin, &frameworks_, &framework_files_);
   for (size_t i = 0; i < prices.size(); ++i) {
     const PriceKey key = KeyOf(prices[i]);
     auto same = std::find_if(prices_.begin(), prices_.end(),
@@ -695,10 +767,14 @@ const NetworkSpec* HardwareDb::FindNetwork(const std::string& id) const {
   return Find(networks_, id);
 }
 const NodeTemplate* HardwareDb::FindNode(const std::string& id) const { return Find(nodes_, id); }
+const FrameworkSpec* HardwareDb::FindFramework(const std::string& id) const {
+  return Find(frameworks_, id);
+}
 
 std::vector<std::string> HardwareDb::GpuIds() const { return Keys(gpus_); }
 std::vector<std::string> HardwareDb::NetworkIds() const { return Keys(networks_); }
 std::vector<std::string> HardwareDb::NodeIds() const { return Keys(nodes_); }
+std::vector<std::string> HardwareDb::FrameworkIds() const { return Keys(frameworks_); }
 
 std::vector<const PriceEntry*> HardwareDb::FindPrices(const std::string& gpu,
                                                       PriceKind kind) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "hardware-db/framework_spec.h"
 #include "hardware-db/hardware.h"
 #include "hardware-db/pricing.h"
 
@@ -42,15 +43,19 @@ class HardwareDb {
   const GpuSpec* FindGpu(const std::string& id) const;
   const NetworkSpec* FindNetwork(const std::string& id) const;
   const NodeTemplate* FindNode(const std::string& id) const;
+  /// The training stack `id` (frameworks.json); nullptr when the id is not defined.
+  const FrameworkSpec* FindFramework(const std::string& id) const;
 
   /// All ids of each kind, sorted.
   std::vector<std::string> GpuIds() const;
   std::vector<std::string> NetworkIds() const;
   std::vector<std::string> NodeIds() const;
+  std::vector<std::string> FrameworkIds() const;
 
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, NetworkSpec>& networks() const { return networks_; }
   const std::map<std::string, NodeTemplate>& nodes() const { return nodes_; }
+  const std::map<std::string, FrameworkSpec>& frameworks() const { return frameworks_; }
 
   /// Every price, in load order (a replaced price keeps the position of the one it replaced).
   const std::vector<PriceEntry>& prices() const { return prices_; }
@@ -70,10 +75,12 @@ class HardwareDb {
   std::map<std::string, GpuSpec> gpus_;
   std::map<std::string, NetworkSpec> networks_;
   std::map<std::string, NodeTemplate> nodes_;
+  std::map<std::string, FrameworkSpec> frameworks_;
   // The file each entry was last read from, so Validate() can name it in its messages.
   std::map<std::string, std::string> gpu_files_;
   std::map<std::string, std::string> network_files_;
   std::map<std::string, std::string> node_files_;
+  std::map<std::string, std::string> framework_files_;
   std::vector<PriceEntry> prices_;
   // "<file>: price '<provider>/<gpu>/<offering>/<kind>'" of each price, parallel to prices_.
   std::vector<std::string> price_contexts_;

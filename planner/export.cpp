@@ -12,14 +12,14 @@ namespace gpuplan {
 namespace {
 constexpr ExporterSpec kExporters[] = {
     {"megatron", "Megatron-LM launch script: torchrun + pretrain_gpt.py with the plan's flags",
-     "train_megatron.sh", WriteMegatron},
+     "train_megatron.sh", "megatron-core", WriteMegatron},
     {"deepspeed", "DeepSpeed config JSON (ZeRO stage, batch sizes, precision, offload, AutoTP)",
-     "ds_config.json", WriteDeepSpeed},
+     "ds_config.json", "deepspeed", WriteDeepSpeed},
     {"torchrun-fsdp",
      "torchrun command for torchtitan (FSDP2/TP/PP/CP) with --section.option overrides",
-     "train_torchtitan.sh", WriteTorchrunFsdp},
+     "train_torchtitan.sh", "torchtitan", WriteTorchrunFsdp},
     {"accelerate", "Hugging Face Accelerate config YAML (FSDP2, DDP, parallelism_config)",
-     "accelerate_config.yaml", WriteAccelerate},
+     "accelerate_config.yaml", "hf-trainer", WriteAccelerate},
 };
 }  // namespace
 
@@ -27,8 +27,18 @@ std::span<const ExporterSpec> Exporters() { return kExporters; }
 
 Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
   std::string allowed;
+  const std::string& stack = plan.job.training.framework.id;
   for (const ExporterSpec& e : kExporters) {
-    if (e.name == format) return e.write(plan);
+    if (e.name == format) {
+      if (stack != e.framework && stack != kDefaultFrameworkId) {
+        return Status::Invalid(StrFormat(
+            "%s: the plan is timed for framework '%s', and this export launches %s; plan with "
+            "--framework %s",
+            std::string(e.name).c_str(), stack.c_str(), std::string(e.framework).c_str(),
+            kDefaultFrameworkId));
+      }
+      return e.write(plan);
+    }
     if (!allowed.empty()) allowed += ", ";
     allowed += e.name;
   }

@@ -62,6 +62,9 @@ struct PlanRequest {
   bool dropout = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  ///< TrainingSpec::moe_dispatcher
   double moe_load_imbalance = 1.0;                          ///< TrainingSpec::moe_load_imbalance
+  /// The training stack every plan runs on (TrainingSpec::framework); the search only tries the
+  /// layouts it can run (StackRunsLayout) and uses its pipeline split.
+  FrameworkSpec framework;
   OverheadSpec overhead;
   /// Share of each GPU's memory a plan must leave free (FitsWithMargin); in [0, kMaxMemoryMargin].
   double memory_margin = kDefaultMemoryMargin;

@@ -35,6 +35,7 @@ nlohmann::json RequestToJson(const PlanRequest& q) {
       {"budget_usd", OptionalLimit(q.budget_usd)},
       {"objective", ObjectiveName(q.objective)},
       {"memory_margin", q.memory_margin},
+      {"framework", q.framework.id},
       {"confidence", q.confidence > 0 ? nlohmann::json(q.confidence) : nlohmann::json()},
   };
 }

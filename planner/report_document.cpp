@@ -260,6 +260,7 @@ std::string RequestLine(const PlanRequest& q) {
   for (int64_t b : q.global_batch_sizes) batches.push_back(Str(b));
   if (!batches.empty()) parts.push_back("global batch " + Join(batches, "/"));
   parts.push_back(Join(q.gpus, ", ") + ", " + Str(q.min_gpus) + "-" + Str(q.max_gpus) + " GPUs");
+  if (q.framework.id != kDefaultFrameworkId) parts.push_back("framework " + q.framework.id);
   parts.push_back(std::string(PriceKindName(q.price_kind)) + " prices" +
                   (q.providers.empty() ? "" : " from " + Join(q.providers, ", ")));
   parts.push_back("objective " + std::string(ObjectiveName(q.objective)));

@@ -51,6 +51,7 @@ class PointSearch {
     job.training.lora = req.lora;
     job.training.moe_dispatcher = req.moe_dispatcher;
     job.training.moe_load_imbalance = req.moe_load_imbalance;
+    job.training.framework = req.framework;
     job.overhead = req.overhead;
   }
 
@@ -89,9 +90,13 @@ class PointSearch {
         if (n % (tp * cp) != 0) continue;
         for (int64_t pp : Divisors(n / (tp * cp))) {
           if (pp > m.num_layers) break;
-          // A pp that does not divide the layers gets SuggestStageSplit's first/last stages.
-          const std::optional<StageSplit> split = SuggestStageSplit(m.num_layers, pp);
-          if (m.num_layers % pp != 0 && !split) continue;
+          // A pp that does not divide the layers gets SuggestStageSplit's first/last stages, or
+          // the stack's own split (nanotron's cost-balanced stages) for every pp.
+          const bool stack_split =
+              job_.training.framework.pipeline_split == PipelineSplit::kCostBalanced && pp > 1;
+          const std::optional<StageSplit> split =
+              stack_split ? std::nullopt : SuggestStageSplit(m.num_layers, pp);
+          if (!stack_split && m.num_layers % pp != 0 && !split) continue;
           ParallelSpec& par = job_.parallel;
           par = ParallelSpec{};
           par.tp = tp;
@@ -101,6 +106,7 @@ class PointSearch {
             par.first_stage_layers = split->first;
             par.last_stage_layers = split->last;
           }
+          if (stack_split) par.stage_layers = CostBalancedStageLayers(m, pp);
           par.dp = n / (tp * cp * pp);
           par.sequence_parallel = tp > 1;  // Megatron docs: always enable with TP
           // TP communication overlapped with the GEMMs (tp_overlap.h) where userbuffers can run:
@@ -155,7 +161,9 @@ class PointSearch {
       return;
     }
     // vpp divides every stage's layers; uneven splits (SuggestStageSplit) only with vpp = 1.
-    const int64_t max_vpp = par.first_stage_layers > 0 ? 1 : job_.model.num_layers / par.pp;
+    const int64_t max_vpp = par.first_stage_layers > 0 || !par.stage_layers.empty()
+                                ? 1
+                                : job_.model.num_layers / par.pp;
     for (int64_t mb : PowersOfTwoUpTo(std::min(kMaxMicroBatch, gbs / par.dp))) {
       if (gbs % (mb * par.dp) != 0) continue;
       tr.micro_batch_size = mb;
@@ -187,7 +195,8 @@ class PointSearch {
     // Without data parallelism there is nothing to shard: stages 1-3 only differ from 0 by
     // allowing offload (ZeRO-Offload on one replica), so stage 1 is searched with offload only.
     const bool sharded = par.dp * par.cp > 1;
-    for (int zero = 0; zero <= (sharded ? 3 : 1); ++zero) {
+    const int max_zero = std::min(sharded ? 3 : 1, job_.training.framework.max_zero_stage);
+    for (int zero = 0; zero <= max_zero; ++zero) {
       par.zero_stage = zero;
       // ZeRO-3 also as hybrid sharding (HSDP): the shard group of dp/r x cp ranks replicated r
       // times, for every power of two r whose shard group still fills a node (smaller groups
@@ -198,6 +207,11 @@ class PointSearch {
         if (r > 1 && (par.tp * par.ShardRanks() < job_.cluster.gpus_per_node ||
                       (par.tp * par.ShardRanks()) % (par.ExpertTp() * par.ep) != 0)) {
           break;
+        }
+        // What the stack cannot run at all (its pipeline engine's rules; StackRunsLayout).
+        if (!StackRunsLayout(job_).ok()) {
+          ++out_.stats.pruned_invalid;
+          continue;
         }
         int first_fit = 3;
         for (int level = 0; level < 3 && (sharded || zero == 0); ++level) {

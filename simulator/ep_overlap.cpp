@@ -44,9 +44,11 @@ std::optional<std::string> EpOverlapProblem(const JobSpec& job) {
     return StrFormat("needs ep > 1 (it hides the expert-parallel all-to-all), got ep %lld",
                      static_cast<long long>(p.ep));
   }
-  if (job.training.framework != Framework::kMegatronCore) {
-    return StrFormat("is Megatron-Core's combined 1F1B schedule; framework %s has none",
-                     TraitsOf(job.training.framework).name);
+  if (!job.training.framework.ep_overlap) {
+    return StrFormat(
+        "is Megatron-Core's combined 1F1B schedule; framework %s has none "
+        "(frameworks.json: ep_overlap false)",
+        job.training.framework.id.c_str());
   }
   if (job.training.recompute == Recompute::kFull) {
     return std::string(

@@ -140,7 +140,7 @@ std::string ScaleBandName(int64_t num_gpus) {
 
 std::string BandStack(const JobSpec& job) {
   const bool sharded = job.parallel.zero_stage == 3 || job.parallel.fsdp;
-  return std::string(TraitsOf(job.training.framework).name) + (sharded ? " FSDP/ZeRO-3" : "");
+  return job.training.framework.id + (sharded ? " FSDP/ZeRO-3" : "");
 }
 
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware-db/framework_spec.h"
 #include "hardware-db/hardware.h"
 #include "simulator/framework.h"
 #include "simulator/model.h"
@@ -75,8 +76,9 @@ struct TrainingSpec {
   AttentionImpl attention = AttentionImpl::kFlash;
   bool dropout = false;  ///< dropout layers (their masks are kept for backward)
   LoraSpec lora;
-  /// The training stack (simulator/framework.h): what it keeps in memory beyond the model.
-  Framework framework = Framework::kMegatronCore;
+  /// The training stack (hardware-db/data/frameworks.json, resolved by ParseJobSpec): what it
+  /// keeps in memory beyond the model, its host cost, and what it can run (StackRunsLayout).
+  FrameworkSpec framework;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   /// Routed token copies of the busiest expert-parallel rank over the mean (>= 1). The slowest
   /// rank paces the layer: its expert GEMMs, its share of the dispatch and its activations

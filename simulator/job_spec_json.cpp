@@ -334,7 +334,7 @@ Expected<LoraSpec> ParseLoraSpec(const nlohmann::json& lora, const std::string& 
 namespace {
 
 Status ParseTraining(const nlohmann::json* j, const std::string& origin, const ModelSpec& model,
-                     TrainingSpec* t) {
+                     const HardwareDb& db, TrainingSpec* t) {
   const std::string context = origin + ": training";
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
@@ -358,9 +358,19 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   // Default: GPT-style models with linear biases train with dropout (Megatron-LM's default
   // hidden/attention dropout 0.1); bias-free models (Llama family, MPT presets) without.
   t->dropout = r.OptionalBool("dropout", model.HasLinearBiases());
-  std::vector<std::string_view> frameworks;
-  for (const FrameworkTraits& f : Frameworks()) frameworks.push_back(f.name);
-  ParseFramework(r.OptionalEnum("framework", Frameworks()[0].name, frameworks), &t->framework);
+  // The stacks of the hardware database (frameworks.json); a user directory may add its own.
+  const std::vector<std::string> framework_ids = db.FrameworkIds();
+  const std::vector<std::string_view> frameworks(framework_ids.begin(), framework_ids.end());
+  const std::string framework = r.OptionalEnum("framework", kDefaultFrameworkId, frameworks);
+  if (r.status().ok()) {
+    const FrameworkSpec* stack = db.FindFramework(framework);
+    if (stack == nullptr) {
+      r.Fail("framework",
+             "no stack '" + framework + "' in the hardware database (frameworks.json)");
+    } else {
+      t->framework = *stack;
+    }
+  }
   std::vector<std::string_view> dispatchers;
   for (const MoeDispatcherName& d : kMoeDispatchers) dispatchers.push_back(d.name);
   ParseMoeDispatcher(r.OptionalEnum("moe_dispatcher", kMoeDispatchers[0].name, dispatchers),
@@ -503,7 +513,7 @@ Expected<JobSpec> Parse(const nlohmann::json& spec, const std::string& origin,
   job.model = std::move(*model);
   GPUPLAN_RETURN_IF_ERROR(ValidateModel(job.model, origin + ": model"));
   GPUPLAN_RETURN_IF_ERROR(ParseCluster(cluster, origin, db, &job.cluster));
-  GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, job.model, &job.training));
+  GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, job.model, db, &job.training));
   GPUPLAN_RETURN_IF_ERROR(
       ParseParallel(parallelism, origin, job.cluster.num_gpus, names, &job.parallel));
   GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
@@ -1012,7 +1022,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"recompute", NameOf(t.recompute)},
       {"attention", NameOf(t.attention)},
       {"dropout", t.dropout},
-      {"framework", TraitsOf(t.framework).name},
+      {"framework", t.framework.id},
   };
   if (job.model.is_moe()) {
     training["moe_dispatcher"] = NameOf(t.moe_dispatcher);

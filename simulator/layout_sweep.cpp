@@ -285,10 +285,12 @@ std::string Assumptions(const SweepReport& report) {
 
 Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
                                                  const HardwareDb& db) {
-  if (db.FindGpu(kSweepGpuId) == nullptr || db.FindNetwork(kSweepNetworkId) == nullptr) {
+  const FrameworkSpec* nanotron = db.FindFramework(kSweepFrameworkId);
+  if (db.FindGpu(kSweepGpuId) == nullptr || db.FindNetwork(kSweepNetworkId) == nullptr ||
+      nanotron == nullptr) {
     return Status::Invalid(origin + ": the hardware database needs GPU '" +
-                           std::string(kSweepGpuId) + "' and network '" + kSweepNetworkId +
-                           "' for the sweep's cluster");
+                           std::string(kSweepGpuId) + "', network '" + kSweepNetworkId +
+                           "' and framework '" + kSweepFrameworkId + "' for the sweep's cluster");
   }
   std::vector<std::string_view> lines;
   std::string_view rest = text;
@@ -364,7 +366,7 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
       r.Fail("precision", "must be fp32, tf32, bf16, fp16 or fp8", precision);
     }
     t.recompute = Recompute::kNone;
-    t.framework = Framework::kNanotron;
+    t.framework = *nanotron;
     ApplyStackPipelineSplit(&row.job);  // nanotron's cost-balanced stages
     row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
     row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu");

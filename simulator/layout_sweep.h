@@ -21,6 +21,8 @@ inline constexpr const char* kSweepGpuId = "h100-sxm5-80gb";
 /// The network of the cluster that ran the sweep: the source measured its collectives' busbw at
 /// 2-64 nodes (hardware-db/data/networks.json, measured_busbw).
 inline constexpr const char* kSweepNetworkId = "hf-playbook-h100";
+/// The training stack that ran the sweep (hardware-db/data/frameworks.json).
+inline constexpr const char* kSweepFrameworkId = "nanotron";
 
 /// One configuration of the sweep, turned into a job spec.
 struct SweepRow {
@@ -47,8 +49,8 @@ struct SweepRow {
 /// "sweep.csv: line 3: column 'tp': must be a positive integer, got 'x'". The header must hold
 /// every column read (extra columns are ignored); `gpu` must be kSweepGpuName, `pp_schedule`
 /// 1F1B, `tp_mode` REDUCE_SCATTER(SP) or ALL_REDUCE, `status` ok or crashed_or_oom, and an ok
-/// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` must hold kSweepGpuId and
-/// kSweepNetworkId.
+/// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` must hold kSweepGpuId,
+/// kSweepNetworkId and kSweepFrameworkId.
 Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
                                                  const HardwareDb& db);
 

@@ -77,7 +77,7 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
 
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
   // (2sbh each), two dropout masks (1 byte each). Sequence parallelism splits them by t.
-  const FrameworkTraits& stack = TraitsOf(tr.framework);
+  const FrameworkSpec& stack = tr.framework;
   const double replicated = sb * h *
                             (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? 2.0 : 0.0) +
                              (fc1_input_kept ? 2.0 : 0.0) + (dropout ? 2.0 : 0.0));
@@ -227,8 +227,8 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
   }
   if (zero < 3 && dp_shards > 1) {
-    // 16-bit gradients beside the main gradients (framework.h, ddp_bucket_bytes_per_param).
-    mb.grads_bytes += TraitsOf(tr.framework).ddp_bucket_bytes_per_param * shard.trainable;
+    // 16-bit gradients beside the main gradients (FrameworkSpec::ddp_bucket_bytes_per_param).
+    mb.grads_bytes += tr.framework.ddp_bucket_bytes_per_param * shard.trainable;
   }
   const double layers = std::max(1.0, static_cast<double>(StageLayers(job, stage)));
   if (zero >= 3) {
@@ -254,11 +254,11 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   mb.activations_bytes = StageActivationBytes(job, act, stage) + recompute_working;
   if (stage == par.pp - 1) {
     // Logits and cross-entropy buffers of one micro-batch while its loss runs, vocabulary split
-    // over TP: the stack's bytes per logit (framework.h: 16-bit logits + fp32 copy, + a second
+    // over TP: the stack's bytes per logit (FrameworkSpec: 16-bit logits + fp32 copy, + a second
     // fp32 buffer where the max is subtracted out of place) x sbv/t.
     const double sb = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
                       static_cast<double>(tr.micro_batch_size);
-    mb.logits_bytes = TraitsOf(tr.framework).loss_bytes_per_logit * sb *
+    mb.logits_bytes = tr.framework.loss_bytes_per_logit * sb *
                       static_cast<double>(job.model.vocab_size) / static_cast<double>(par.tp);
   }
   mb.overhead_bytes =

@@ -130,8 +130,8 @@ std::string StageLayersText(const ParallelSpec& p) {
 
 void ApplyStackPipelineSplit(JobSpec* job) {
   ParallelSpec& p = job->parallel;
-  if (TraitsOf(job->training.framework).pipeline_split != PipelineSplit::kCostBalanced ||
-      p.pp < 2 || p.vpp != 1 || !p.stage_layers.empty() || p.first_stage_layers != 0 ||
+  if (job->training.framework.pipeline_split != PipelineSplit::kCostBalanced || p.pp < 2 ||
+      p.vpp != 1 || !p.stage_layers.empty() || p.first_stage_layers != 0 ||
       p.last_stage_layers != 0 || p.embedding_slot || p.loss_slot || p.pp > job->model.num_layers ||
       job->model.num_layers > kMaxLayers) {
     return;

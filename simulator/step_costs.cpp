@@ -282,7 +282,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // forward's ops); a full recomputation re-issues the forward.
   // Pipelined layouts raise the floor by FrameworkTraits::pipeline_host_seconds_per_tp_rank per
   // TP rank.
-  const FrameworkTraits& stack = TraitsOf(tr.framework);
+  const FrameworkSpec& stack = tr.framework;
   const double host = stack.host_seconds_per_layer +
                       (par.pp > 1 ? stack.pipeline_host_seconds_per_tp_rank * t : 0.0);
   if (host > 0) {
@@ -419,7 +419,7 @@ double FsdpReduceSeconds(const StepCosts& costs, double trainable_params) {
 bool WeightGatherInForward(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   return !p.fsdp && p.zero_stage >= 1 && p.zero_stage < 3 && p.dp * p.cp > 1 && p.dp_overlap &&
-         TraitsOf(job.training.framework).weight_gather_in_forward;
+         job.training.framework.weight_gather_in_forward;
 }
 
 double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,

@@ -1,6 +1,7 @@
 // The what-if window end to end (issue 7, "Done when"): the GPU count drives the results, an
 // out-of-memory layout turns the memory bar red, a click on a Pareto point loads that plan; and
 // undo, invalid input, the timeline, the search's Cancel, sessions and exports.
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -88,6 +89,21 @@ class MainWindowTest : public QObject {
     QCOMPARE(Spin(w, "gpus")->value(), 256);
     QCOMPARE(w.current_plan()->step.step_time_s, step_256);
     QCOMPARE(w.results()->MetricText(Metric::kStepTime), shown_256);
+  }
+
+  void TheFrameworkChoiceSetsTheStack() {
+    MainWindow w(db_, DefaultSession(db_));
+    w.show();
+    auto* box = qobject_cast<QComboBox*>(w.inputs()->FieldWidget("framework"));
+    QVERIFY(box != nullptr);
+    QCOMPARE(box->currentData().toString(), QStringLiteral("megatron-core"));
+    const int row = box->findData(QStringLiteral("nanotron"));
+    QVERIFY(row >= 0);
+    box->setCurrentIndex(row);
+    emit box->activated(row);
+    QVERIFY(w.current_plan() != nullptr);
+    QCOMPARE(QString::fromStdString(w.current_plan()->job.training.framework.id),
+             QStringLiteral("nanotron"));
   }
 
   void TimeAndCostCarryTheirErrorBand() {

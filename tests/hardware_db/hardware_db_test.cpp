@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -565,6 +566,73 @@ TEST_F(HardwareDbFilesTest, ArchitectureIsOptionalAndALowerCaseWord) {
 TEST_F(BuiltinDbTest, EveryBuiltinGpuNamesItsArchitecture) {
   for (const auto& [id, gpu] : db().gpus()) EXPECT_FALSE(gpu.architecture.empty()) << id;
   EXPECT_EQ(db().FindGpu("h200-sxm-141gb")->architecture, "hopper");
+}
+
+// A training stack with every field and its sources (frameworks.json).
+json ValidFramework(const std::string& id) {
+  json f = {{"id", id},
+            {"name", "Test stack"},
+            {"loss_bytes_per_logit", 6},
+            {"ddp_bucket_bytes_per_param", 2},
+            {"eager_elementwise", true},
+            {"pipeline_split", "even"},
+            {"weight_gather_in_forward", false},
+            {"host_ms_per_layer", 1.5},
+            {"pipeline_host_ms_per_tp_rank", 0},
+            {"max_zero_stage", 2},
+            {"fsdp", false},
+            {"pipeline_needs_pp_minus_1_microbatches", false},
+            {"ep_overlap", false}};
+  json sources = json::object();
+  for (auto it = f.begin(); it != f.end(); ++it) {
+    if (it.key() != "id" && it.key() != "name") sources[it.key()] = "our code, commit abc";
+  }
+  f["sources"] = sources;
+  return f;
+}
+
+TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
+  Write("frameworks.json", json{{"frameworks", {ValidFramework("mystack")}}});
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const FrameworkSpec* f = db->FindFramework("mystack");
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(f->host_seconds_per_layer, 1.5e-3);
+  EXPECT_EQ(f->max_zero_stage, 2);
+  EXPECT_TRUE(f->eager_elementwise);
+  EXPECT_FALSE(f->weight_gather_in_forward);
+  EXPECT_EQ(f->sources.at("host_ms_per_layer"), "our code, commit abc");
+  EXPECT_NE(db->FindFramework("megatron-core"), nullptr);  // the built-in ones stay
+}
+
+TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
+  struct Bad {
+    std::function<void(json*)> edit;
+    std::string message;
+  };
+  const std::vector<Bad> cases = {
+      {[](json* f) { f->erase("fsdp"); },
+       "framework 'mystack': field 'fsdp': missing (true or false)"},
+      {[](json* f) { (*f)["pipeline_split"] = "balanced"; }, "field 'pipeline_split'"},
+      {[](json* f) { (*f)["max_zero_stage"] = 4; }, "field 'max_zero_stage'"},
+      {[](json* f) { (*f)["host_ms_per_layer"] = -1; }, "field 'host_ms_per_layer'"},
+      {[](json* f) { (*f)["id"] = "My Stack"; }, "field 'id': must be a lower-case word"},
+      {[](json* f) { (*f)["sources"].erase("ep_overlap"); },
+       "framework 'mystack': in 'sources': field 'ep_overlap': is required but missing"},
+      {[](json* f) { (*f)["sources"]["host_ms_per_layer"] = ""; },
+       "in 'sources': field 'host_ms_per_layer': must be a non-empty string"},
+      {[](json* f) { (*f)["sources"]["speed"] = "x"; },
+       "in 'sources': field 'speed': names no field of the entry"},
+      {[](json* f) { (*f)["host_us"] = 1; }, "field 'host_us': unknown field"},
+  };
+  for (const Bad& c : cases) {
+    json f = ValidFramework("mystack");
+    c.edit(&f);
+    const std::string path = Write("frameworks.json", json{{"frameworks", {f}}});
+    const std::string err = LoadError(path);
+    EXPECT_TRUE(Contains(err, path)) << err;
+    EXPECT_TRUE(Contains(err, c.message)) << err << "\n  expected: " << c.message;
+  }
 }
 
 TEST_F(HardwareDbFilesTest, MissingDirectoryIsAnError) {

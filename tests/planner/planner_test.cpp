@@ -8,10 +8,12 @@
 #include <utility>
 
 #include "planner/explain.h"
+#include "planner/export.h"
 #include "planner/report.h"
 #include "planner/report_document.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
@@ -149,6 +151,32 @@ TEST_F(PlannerTest, WithConfidenceTheDeadlineIsCheckedAtThePessimisticEnd) {
   req.confidence = 0.9;
   req.band_residuals.clear();
   EXPECT_NE(ValidatePlanRequest(req, db_).message().find("--confidence: needs"), std::string::npos);
+}
+
+// A stack's limits are the search's (frameworks.json): nanotron shards at most the optimizer
+// state, splits pipelines by cost and cannot be launched by the Megatron export.
+TEST_F(PlannerTest, TheSearchKeepsToWhatTheStackRuns) {
+  PlanRequest req = Request("llama3-70b", {"h100-sxm5-80gb"}, 64);
+  req.objective = Objective::kTime;
+  req.framework = *db_.FindFramework("nanotron");
+  const PlanResult r = Plan(req);
+  ASSERT_TRUE(r.found);
+  std::vector<const gpuplan::Plan*> shown = {&r.recommendation};
+  for (const gpuplan::Plan& p : r.alternatives) shown.push_back(&p);
+  for (const gpuplan::Plan* p : shown) {
+    const ParallelSpec& par = p->job.parallel;
+    EXPECT_EQ(p->job.training.framework.id, "nanotron");
+    EXPECT_LE(par.zero_stage, 1) << LayoutSummary(p->job);
+    EXPECT_FALSE(par.fsdp);
+    EXPECT_TRUE(StackRunsLayout(p->job).ok()) << StackRunsLayout(p->job).message();
+    if (par.pp > 1) {
+      EXPECT_EQ(par.stage_layers, CostBalancedStageLayers(p->job.model, par.pp));
+    }
+  }
+  Expected<std::string> exported = ExportPlan(r.recommendation, "megatron");
+  ASSERT_FALSE(exported.ok());
+  EXPECT_NE(exported.status().message().find("timed for framework 'nanotron'"), std::string::npos)
+      << exported.status().message();
 }
 
 TEST_F(PlannerTest, ModelTooBigForOneGpuGetsShardingOrModelParallelism) {

@@ -1,5 +1,5 @@
-// The training-stack table (simulator/framework.h) and what each row changes in memory, checked
-// against counts read from the stacks' code.
+// The training stacks of hardware-db/data/frameworks.json and what each changes in memory, time and
+// the layouts it runs, checked against counts read from the stacks' code.
 #include "simulator/framework.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +18,15 @@ namespace {
 
 // The sweep's 1B Llama layer (nanotron scripts/scaling_benchmarks.py): h 2048, 32 heads, MHA,
 // SwiGLU 8192, vocabulary 131072, tied embeddings, one node of H100.
-JobSpec Llama1B(Framework framework) {
+// The built-in stack `id`.
+const FrameworkSpec& Stack(const std::string& id) {
+  const FrameworkSpec* f = BuiltinDb().FindFramework(id);
+  EXPECT_NE(f, nullptr) << id;
+  static const FrameworkSpec kNone;
+  return f != nullptr ? *f : kNone;
+}
+
+JobSpec Llama1B(const std::string& framework) {
   JobSpec j;
   ModelSpec& m = j.model;
   m.name = "1B";
@@ -33,20 +41,33 @@ JobSpec Llama1B(Framework framework) {
   j.cluster = {"h100-sxm5-80gb", 8, 8, "ib-ndr-400"};
   j.training.seq_len = 4096;
   j.training.global_batch_size = 8;
-  j.training.framework = framework;
+  j.training.framework = Stack(framework);
   j.parallel.dp = 8;
   return j;
 }
 
-TEST(Framework, TableNamesAndParse) {
-  ASSERT_EQ(Frameworks().size(), 2u);
-  EXPECT_EQ(Frameworks()[0].id, Framework::kMegatronCore);  // the default
-  Framework f = Framework::kMegatronCore;
-  EXPECT_TRUE(ParseFramework("nanotron", &f));
-  EXPECT_EQ(f, Framework::kNanotron);
-  EXPECT_FALSE(ParseFramework("Nanotron", &f));
-  EXPECT_EQ(FrameworkNames(), "megatron-core, nanotron");
-  EXPECT_STREQ(TraitsOf(Framework::kNanotron).name, "nanotron");
+TEST(Framework, BuiltinStacks) {
+  EXPECT_EQ(BuiltinDb().FrameworkIds(), (std::vector<std::string>{"megatron-core", "nanotron"}));
+  // Every behaviour names its source (the loader requires it).
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 11u) << id;
+}
+
+// A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
+TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
+  const FrameworkSpec def;
+  const FrameworkSpec& m = Stack(kDefaultFrameworkId);
+  EXPECT_EQ(def.id, m.id);
+  EXPECT_EQ(def.loss_bytes_per_logit, m.loss_bytes_per_logit);
+  EXPECT_EQ(def.ddp_bucket_bytes_per_param, m.ddp_bucket_bytes_per_param);
+  EXPECT_EQ(def.eager_elementwise, m.eager_elementwise);
+  EXPECT_EQ(def.pipeline_split, m.pipeline_split);
+  EXPECT_EQ(def.weight_gather_in_forward, m.weight_gather_in_forward);
+  EXPECT_EQ(def.host_seconds_per_layer, m.host_seconds_per_layer);
+  EXPECT_EQ(def.pipeline_host_seconds_per_tp_rank, m.pipeline_host_seconds_per_tp_rank);
+  EXPECT_EQ(def.max_zero_stage, m.max_zero_stage);
+  EXPECT_EQ(def.fsdp, m.fsdp);
+  EXPECT_EQ(def.pipeline_needs_pp_minus_1_microbatches, m.pipeline_needs_pp_minus_1_microbatches);
+  EXPECT_EQ(def.ep_overlap, m.ep_overlap);
 }
 
 // nanotron models/llama.py, one layer, tp = 1, per token (elements): the two norm inputs (h
@@ -59,9 +80,8 @@ TEST(Framework, NanotronLayerActivationsFromTheCode) {
   const double lse = 4 * sb * a;
   const double nanotron = 2 * sb * (4 * h + (q + 2 * kv) + 2 * kv + q + 4 * f) + lse;
   const double megatron = 2 * sb * (4 * h + (q + 2 * kv) + q + 3 * f) + lse;
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B(Framework::kNanotron), false, Recompute::kNone),
-                   nanotron);
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B(Framework::kMegatronCore), false, Recompute::kNone),
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B("nanotron"), false, Recompute::kNone), nanotron);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B("megatron-core"), false, Recompute::kNone),
                    megatron);
 }
 
@@ -71,12 +91,12 @@ TEST(Framework, NanotronLayerActivationsFromTheCode) {
 TEST(Framework, LossBuffersAndDdpBuckets) {
   const GpuSpec& gpu = *BuiltinDb().FindGpu("h100-sxm5-80gb");
   const double logits = 4096.0 * 131072.0;
-  const MemoryBreakdown megatron = EstimateMemory(Llama1B(Framework::kMegatronCore), gpu);
-  const MemoryBreakdown nanotron = EstimateMemory(Llama1B(Framework::kNanotron), gpu);
+  const MemoryBreakdown megatron = EstimateMemory(Llama1B("megatron-core"), gpu);
+  const MemoryBreakdown nanotron = EstimateMemory(Llama1B("nanotron"), gpu);
   EXPECT_DOUBLE_EQ(megatron.logits_bytes, 6 * logits);
   EXPECT_DOUBLE_EQ(nanotron.logits_bytes, 10 * logits);
   EXPECT_DOUBLE_EQ(nanotron.grads_bytes - megatron.grads_bytes, 2 * megatron.weights_bytes / 2);
-  JobSpec single = Llama1B(Framework::kNanotron);
+  JobSpec single = Llama1B("nanotron");
   single.parallel.dp = 1;
   single.cluster.num_gpus = 1;
   const MemoryBreakdown alone = EstimateMemory(single, gpu);
@@ -85,7 +105,7 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
 
 // The 1B's dense layer costs on `gpus` H100s at TP `tp` (sequence parallel when tp > 1), PP `pp`
 // and DP the rest, micro-batches of `mbs` sequences, `micro_batches` of them per step.
-LayerCosts DenseLayer(Framework f, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
+LayerCosts DenseLayer(const std::string& f, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
                       int64_t micro_batches) {
   JobSpec j = Llama1B(f);
   j.cluster.num_gpus = gpus;
@@ -105,16 +125,16 @@ LayerCosts DenseLayer(Framework f, int64_t gpus, int64_t tp, int64_t pp, int64_t
 // collectives included. With TP 1 and a micro-batch of 4 the GPU work is above the floor and
 // nothing changes. Megatron-Core has no floor.
 TEST(Framework, NanotronLayersAreHostBound) {
-  const double host = TraitsOf(Framework::kNanotron).host_seconds_per_layer;
+  const double host = Stack("nanotron").host_seconds_per_layer;
   EXPECT_DOUBLE_EQ(host, 4.5e-3);
-  EXPECT_DOUBLE_EQ(TraitsOf(Framework::kMegatronCore).host_seconds_per_layer, 0.0);
-  const LayerCosts small = DenseLayer(Framework::kNanotron, 8, 8, 1, 1, 1);
-  const LayerCosts fast = DenseLayer(Framework::kMegatronCore, 8, 8, 1, 1, 1);
+  EXPECT_DOUBLE_EQ(Stack("megatron-core").host_seconds_per_layer, 0.0);
+  const LayerCosts small = DenseLayer("nanotron", 8, 8, 1, 1, 1);
+  const LayerCosts fast = DenseLayer("megatron-core", 8, 8, 1, 1, 1);
   ASSERT_LT(fast.Forward() + fast.tp_fwd + fast.bwd + fast.tp_bwd, 0.5 * host);
   EXPECT_NEAR(small.Forward() + small.tp_fwd, host / 3.0, 1e-15);
   EXPECT_NEAR(small.bwd + small.tp_bwd, 2.0 * host / 3.0, 1e-15);
-  const LayerCosts big = DenseLayer(Framework::kNanotron, 8, 1, 1, 4, 1);
-  const LayerCosts big_megatron = DenseLayer(Framework::kMegatronCore, 8, 1, 1, 4, 1);
+  const LayerCosts big = DenseLayer("nanotron", 8, 1, 1, 4, 1);
+  const LayerCosts big_megatron = DenseLayer("megatron-core", 8, 1, 1, 4, 1);
   ASSERT_GT(big.Forward(), host / 3.0);
   EXPECT_DOUBLE_EQ(big.Forward(), big_megatron.Forward());
   EXPECT_DOUBLE_EQ(big.bwd, big_megatron.bwd);
@@ -124,16 +144,16 @@ TEST(Framework, NanotronLayersAreHostBound) {
 // rank, 4.5 + 1.75 x 8 = 18.5 ms for the 1B at TP 8; with pp 1 it stays 4.5 ms; Megatron-Core
 // has neither.
 TEST(Framework, NanotronPipelinedFloorGrowsWithTp) {
-  const FrameworkTraits& nanotron = TraitsOf(Framework::kNanotron);
+  const FrameworkSpec& nanotron = Stack("nanotron");
   EXPECT_DOUBLE_EQ(nanotron.pipeline_host_seconds_per_tp_rank, 1.75e-3);
-  EXPECT_DOUBLE_EQ(TraitsOf(Framework::kMegatronCore).pipeline_host_seconds_per_tp_rank, 0.0);
+  EXPECT_DOUBLE_EQ(Stack("megatron-core").pipeline_host_seconds_per_tp_rank, 0.0);
   const double floor = nanotron.host_seconds_per_layer + 8 * 1.75e-3;
-  const LayerCosts piped = DenseLayer(Framework::kNanotron, 64, 8, 2, 1, 8);
+  const LayerCosts piped = DenseLayer("nanotron", 64, 8, 2, 1, 8);
   EXPECT_NEAR(piped.Forward() + piped.tp_fwd, floor / 3.0, 1e-15);
   EXPECT_NEAR(piped.bwd + piped.tp_bwd, 2.0 * floor / 3.0, 1e-15);
-  const LayerCosts flat = DenseLayer(Framework::kNanotron, 64, 8, 1, 1, 8);
+  const LayerCosts flat = DenseLayer("nanotron", 64, 8, 1, 1, 8);
   EXPECT_NEAR(flat.Forward() + flat.tp_fwd, nanotron.host_seconds_per_layer / 3.0, 1e-15);
-  const LayerCosts megatron = DenseLayer(Framework::kMegatronCore, 64, 8, 2, 1, 8);
+  const LayerCosts megatron = DenseLayer("megatron-core", 64, 8, 2, 1, 8);
   EXPECT_LT(megatron.Forward() + megatron.tp_fwd, nanotron.host_seconds_per_layer / 3.0);
 }
 
@@ -142,7 +162,7 @@ TEST(Framework, NanotronCostBalancedStages) {
   // 4 x 2048^2 + 3 x 8192 x 2048 = 2^26 and its LM head 131072 x 2048 = 2^28 (4 layers), 20
   // units in all. pp 2: thresholds 10 and 20; after layer 10 the running cost equals 10 (not
   // above), so layer 11 stays on stage 0 too: 11 + 5. pp 4: 6 + 5 + 5, the LM head alone last.
-  const ModelSpec m = Llama1B(Framework::kNanotron).model;
+  const ModelSpec m = Llama1B("nanotron").model;
   EXPECT_EQ(CostBalancedStageLayers(m, 1), (std::vector<int64_t>{16}));
   EXPECT_EQ(CostBalancedStageLayers(m, 2), (std::vector<int64_t>{11, 5}));
   EXPECT_EQ(CostBalancedStageLayers(m, 4), (std::vector<int64_t>{6, 5, 5, 0}));
@@ -162,7 +182,7 @@ TEST(Framework, NanotronPlacementFindsTheEmptyStage) {
   // stages 0-11 (2,1,1,2,1,1,1,2,1,1,1,2), the norm and head stage 12 (running cost 20 > 16.25),
   // the cast stage 13 (20 > 17.5), the loss stage 14 (20 > 18.75), and the walk ends on 15,
   // which build_model makes the output stage with nothing on it.
-  const ModelSpec m = Llama1B(Framework::kNanotron).model;
+  const ModelSpec m = Llama1B("nanotron").model;
   const CostBalancedSplit pp16 = CostBalancedPlacement(m, 16);
   EXPECT_EQ(pp16.layers, (std::vector<int64_t>{2, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 0, 0, 0, 0}));
   EXPECT_EQ(pp16.empty_stage, 15);
@@ -177,7 +197,7 @@ TEST(Framework, NanotronPlacementFindsTheEmptyStage) {
 }
 
 TEST(Framework, StackRunsLayout) {
-  JobSpec j = Llama1B(Framework::kNanotron);
+  JobSpec j = Llama1B("nanotron");
   j.parallel.dp = 1;
   j.parallel.pp = 8;
   j.training.global_batch_size = 7;  // 7 micro-batches >= pp - 1
@@ -185,43 +205,40 @@ TEST(Framework, StackRunsLayout) {
   j.training.global_batch_size = 6;
   EXPECT_EQ(StackRunsLayout(j).message(),
             "training: field 'global_batch_size': nanotron's 1F1B engine needs at least pp - 1 = 7 "
-            "micro-batches per step (parallel/pipeline_parallel/engine.py), this job has 6 "
-            "(global_batch_size / (micro_batch_size x dp))");
+            "micro-batches per step, this job has 6 (global_batch_size / (micro_batch_size x dp))");
   j.parallel.schedule = Schedule::kGpipe;  // all-forward-all-backward has no such assert
   EXPECT_TRUE(StackRunsLayout(j).ok());
   j.parallel.pp = 16;
   j.training.global_batch_size = 16;
   EXPECT_EQ(
       StackRunsLayout(j).message(),
-      "parallelism: field 'pp': nanotron's cost-balanced split (models/base.py) leaves stage 15 of "
-      "16 without a block (the LM head weighs 4.0 layers); use fewer stages");
-  j.training.framework = Framework::kMegatronCore;
+      "parallelism: field 'pp': nanotron's cost-balanced split leaves stage 15 of 16 without a "
+      "block (the LM head weighs 4.0 layers); use fewer stages");
+  j.training.framework = Stack("megatron-core");
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
 // nanotron shards only the optimizer state (optim/zero.py): no ZeRO-2, ZeRO-3 or FSDP.
 TEST(Framework, NanotronRunsZeroOneAtMost) {
-  JobSpec j = Llama1B(Framework::kNanotron);
+  JobSpec j = Llama1B("nanotron");
   j.parallel.dp = 8;
   j.parallel.zero_stage = 1;
   EXPECT_TRUE(StackRunsLayout(j).ok());
   j.parallel.zero_stage = 2;
   EXPECT_EQ(StackRunsLayout(j).message(),
-            "parallelism: field 'zero_stage': nanotron shards only the optimizer state (ZeRO-1: "
-            "optim/zero.py ZeroDistributedOptimizer; its README lists ZeRO-3 as planned), got "
-            "zero_stage 2; use zero_stage 0 or 1, or framework megatron-core");
+            "parallelism: field 'zero_stage': nanotron runs ZeRO stages up to 1 and no FSDP "
+            "(frameworks.json), got zero_stage 2; use zero_stage 1 or lower, or another framework");
   j.parallel.zero_stage = 3;
   j.parallel.fsdp = true;
   EXPECT_EQ(StackRunsLayout(j).message(),
-            "parallelism: field 'fsdp': nanotron shards only the optimizer state (ZeRO-1: "
-            "optim/zero.py ZeroDistributedOptimizer; its README lists ZeRO-3 as planned), got "
-            "fsdp true; use zero_stage 0 or 1, or framework megatron-core");
-  j.training.framework = Framework::kMegatronCore;
+            "parallelism: field 'fsdp': nanotron runs ZeRO stages up to 1 and no FSDP "
+            "(frameworks.json), got fsdp true; use zero_stage 1 or lower, or another framework");
+  j.training.framework = Stack("megatron-core");
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
 TEST(Framework, StackSplitFillsStageLayers) {
-  JobSpec nanotron = Llama1B(Framework::kNanotron);
+  JobSpec nanotron = Llama1B("nanotron");
   nanotron.parallel.pp = 4;
   nanotron.parallel.dp = 2;
   ApplyStackPipelineSplit(&nanotron);
@@ -236,11 +253,11 @@ TEST(Framework, StackSplitFillsStageLayers) {
   EXPECT_DOUBLE_EQ(StageActivationBytes(nanotron, act, 0),
                    1.5 * StageActivationBytes(even, act, 0));
   // Megatron-Core splits evenly; a split the job gives is kept.
-  JobSpec megatron = Llama1B(Framework::kMegatronCore);
+  JobSpec megatron = Llama1B("megatron-core");
   megatron.parallel.pp = 4;
   ApplyStackPipelineSplit(&megatron);
   EXPECT_TRUE(megatron.parallel.stage_layers.empty());
-  JobSpec given = Llama1B(Framework::kNanotron);
+  JobSpec given = Llama1B("nanotron");
   given.parallel.pp = 2;
   given.parallel.stage_layers = {8, 8};
   ApplyStackPipelineSplit(&given);

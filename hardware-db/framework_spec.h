@@ -1,0 +1,61 @@
+// Training stacks as data: one entry of hardware-db/data/frameworks.json (format:
+// docs/HARDWARE_DB.md, "Training stacks"), what the cost model needs to know about the software a
+// job runs on, each field read from the stack's code and named with its source in the file.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace gpuplan {
+
+/// How a stack places transformer layers on pipeline stages when the job does not say.
+enum class PipelineSplit {
+  kEven,          ///< pp divides the layers (or the job gives Megatron's first/last stages)
+  kCostBalanced,  ///< nanotron: by a per-block cost estimate (CostBalancedStageLayers)
+};
+
+/// The id of the stack a job runs on when it does not say (TrainingSpec::framework).
+inline constexpr const char* kDefaultFrameworkId = "megatron-core";
+
+/// One training stack. The defaults are Megatron-Core's behaviour, the model's baseline: the
+/// `megatron-core` entry of frameworks.json states each of them with its source, and
+/// FrameworkFiles.BuiltinMegatronCoreIsTheDefault checks that the two agree.
+struct FrameworkSpec {
+  std::string id = kDefaultFrameworkId;  ///< spec and CLI name, e.g. "nanotron"
+  std::string name = "Megatron-Core";    ///< display name
+  /// Peak bytes per logit element on the last pipeline stage while the loss runs: the 16-bit
+  /// logits (2), their fp32 copy (4), and a second fp32 buffer (4) where the max is subtracted
+  /// out of place (Megatron-Core subtracts in place: 6; nanotron: 10).
+  double loss_bytes_per_logit = 6;
+  /// Bytes per trainable parameter of 16-bit gradients kept beside the fp32 main gradients when
+  /// data parallelism is used without ZeRO-3 (PyTorch DDP bucket views: 2; Megatron-Core's own
+  /// DDP reduces the main-gradient buffer: 0).
+  double ddp_bucket_bytes_per_param = 0;
+  /// Eager element-wise code keeps SiLU's output beside the gate/up output and the product, and
+  /// the Q/K/V and rotary K/V copies (nanotron); fused kernels keep neither (Megatron-Core).
+  bool eager_elementwise = false;
+  /// Layers per pipeline stage when the job gives no split.
+  PipelineSplit pipeline_split = PipelineSplit::kEven;
+  /// ZeRO-1/2 with overlapped DP communication: the all-gather of the updated 16-bit weights runs
+  /// during the next step's first forward pass (Megatron-Core --overlap-param-gather), or blocks
+  /// at the end of the optimizer step (nanotron).
+  bool weight_gather_in_forward = true;
+  /// Seconds the host needs to issue one transformer layer's forward and backward for one
+  /// micro-batch: a floor under the layer's GPU time (docs/COST_MODEL.md, "Host-bound layers").
+  double host_seconds_per_layer = 0;
+  /// Added to host_seconds_per_layer per tensor-parallel rank when the layout is pipelined.
+  double pipeline_host_seconds_per_tp_rank = 0;
+  /// Highest ZeRO stage the stack runs (nanotron shards only the optimizer state: 1).
+  int max_zero_stage = 3;
+  /// Whether it runs fully sharded data parallelism (PyTorch FSDP / Megatron-FSDP).
+  bool fsdp = true;
+  /// Whether its 1F1B pipeline engine asserts at least pp - 1 micro-batches per step (nanotron).
+  bool pipeline_needs_pp_minus_1_microbatches = false;
+  /// Whether it overlaps the expert all-to-all with another micro-batch's computation
+  /// (Megatron-Core's combined 1F1B schedule, parallelism.ep_overlap).
+  bool ep_overlap = true;
+  /// Where each field above comes from, by its frameworks.json name.
+  std::map<std::string, std::string> sources;
+};
+
+}  // namespace gpuplan
