@@ -19,6 +19,7 @@
 #include "common/limits.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
+#include "planner/compare_frameworks.h"
 #include "planner/export.h"
 #include "planner/plan_json.h"
 #include "planner/planner.h"
@@ -59,7 +60,7 @@ struct PlanOptions {
   double memory_margin = kDefaultMemoryMargin;
   std::optional<double> confidence;
   int threads = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, compare_frameworks = false;
   std::string report_dir, export_format, export_out;
 };
 
@@ -363,6 +364,13 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   if (!result.ok()) return result.status();
   PlanResult& r = result.value();
   for (std::string& n : notes) r.warnings.insert(r.warnings.begin(), "assumed: " + n);
+  std::vector<FrameworkComparisonRow> stacks;
+  if (o.compare_frameworks) {
+    Expected<std::vector<FrameworkComparisonRow>> compared =
+        CompareFrameworks(*req, *db, show_bar ? &bar : nullptr);
+    if (!compared.ok()) return compared.status();
+    stacks = std::move(compared).value();
+  }
 
   std::string exported;
   if (!o.export_format.empty() && r.found) {
@@ -381,9 +389,13 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   if (o.json) {
     nlohmann::json out = PlanResultToJson(r);
     if (!exported.empty()) out["export"] = {{"format", o.export_format}, {"content", exported}};
+    if (o.compare_frameworks) out["framework_comparison"] = FrameworkComparisonToJson(stacks);
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fprintf(report, "%s", FormatPlanResultText(r).c_str());
+    if (o.compare_frameworks) {
+      std::fprintf(report, "%s", FormatFrameworkComparison(stacks, req->framework.id).c_str());
+    }
     if (!o.report_dir.empty())
       std::fprintf(report, "\nreport written to %s/\n", o.report_dir.c_str());
     if (!exported.empty() && !o.export_out.empty())
@@ -455,6 +467,9 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
                             "each plan's error band instead of the expected value, in [%g, %g] "
                             "(e.g. 0.9; docs/PLANNER.md)",
                             kMinConfidence, kMaxConfidence));
+  sub->add_flag("--compare-frameworks", o->compare_frameworks,
+                "Also plan the same request under every training stack of frameworks.json and "
+                "print what switching would buy (docs/PLANNER.md)");
   sub->add_option("--threads", o->threads, "Search threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print the result as JSON (recommendation, pareto, scaling)");
   sub->add_flag("--quiet", o->quiet, "No progress bar");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <utility>
 
+#include "planner/compare_frameworks.h"
 #include "planner/explain.h"
 #include "planner/export.h"
 #include "planner/report.h"
@@ -177,6 +178,29 @@ TEST_F(PlannerTest, TheSearchKeepsToWhatTheStackRuns) {
   ASSERT_FALSE(exported.ok());
   EXPECT_NE(exported.status().message().find("timed for framework 'nanotron'"), std::string::npos)
       << exported.status().message();
+}
+
+TEST_F(PlannerTest, CompareFrameworksPlansUnderEveryStack) {
+  PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 64);
+  req.objective = Objective::kTime;
+  Expected<std::vector<FrameworkComparisonRow>> rows = CompareFrameworks(req, db_, nullptr);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), db_.frameworks().size());
+  EXPECT_EQ((*rows)[0].framework.id, "megatron-core");
+  EXPECT_EQ((*rows)[1].framework.id, "nanotron");
+  for (const FrameworkComparisonRow& r : *rows) {
+    ASSERT_TRUE(r.found) << r.framework.id;
+    EXPECT_EQ(r.plan.job.training.framework.id, r.framework.id);
+  }
+  // The default stack's row is the plain plan's recommendation.
+  const PlanResult plain = Plan(req);
+  EXPECT_DOUBLE_EQ((*rows)[0].plan.econ.expected_wall_s, plain.recommendation.econ.expected_wall_s);
+  // nanotron's host floor and its ZeRO-1 limit cost time on the same hardware.
+  EXPECT_GT((*rows)[1].plan.econ.expected_wall_s, (*rows)[0].plan.econ.expected_wall_s);
+  const std::string table = FormatFrameworkComparison(*rows, "megatron-core");
+  EXPECT_NE(table.find("vs megatron-core"), std::string::npos) << table;
+  EXPECT_NE(table.find("% time"), std::string::npos) << table;
+  EXPECT_EQ(FrameworkComparisonToJson(*rows)[1]["framework"], "nanotron");
 }
 
 TEST_F(PlannerTest, ModelTooBigForOneGpuGetsShardingOrModelParallelism) {
