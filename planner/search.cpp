@@ -10,6 +10,7 @@
 #include "common/limits.h"
 #include "planner/economics.h"
 #include "simulator/cost_model.h"
+#include "simulator/framework.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
 #include "simulator/moe_dispatch.h"

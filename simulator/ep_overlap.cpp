@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/str_format.h"
-#include "simulator/framework.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/step_costs.h"
 

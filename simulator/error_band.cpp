@@ -7,7 +7,7 @@
 #include "common/json_reader.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
-#include "simulator/framework.h"
+#include "simulator/job.h"
 
 namespace gpuplan {
 namespace {

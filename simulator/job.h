@@ -9,7 +9,6 @@
 
 #include "hardware-db/framework_spec.h"
 #include "hardware-db/hardware.h"
-#include "simulator/framework.h"
 #include "simulator/model.h"
 
 namespace gpuplan {

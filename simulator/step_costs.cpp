@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "simulator/ep_overlap.h"
-#include "simulator/framework.h"
 #include "simulator/memory.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/shard.h"

@@ -12,6 +12,7 @@
 #include "planner/export.h"
 #include "planner/report.h"
 #include "planner/report_document.h"
+#include "simulator/framework.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
 #include "simulator/shard.h"
