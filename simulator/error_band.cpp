@@ -7,6 +7,8 @@
 #include "common/json_reader.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
+#include "simulator/accuracy.h"
+#include "simulator/cross_validation.h"
 #include "simulator/job.h"
 
 namespace gpuplan {

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "simulator/accuracy.h"
-#include "simulator/cross_validation.h"
 
 namespace gpuplan {
+
+struct CrossValidationReport;  // simulator/cross_validation.h
+struct JobSpec;                // simulator/job.h
+struct PublishedRun;           // simulator/accuracy.h
 
 /// Share of measured runs a band is meant to hold: the central 80%.
 inline constexpr double kBandCentralShare = 0.80;
