@@ -14,6 +14,7 @@
 #include "simulator/error_band.h"
 #include "simulator/layout_sweep.h"
 #include "simulator/presets.h"
+#include "simulator/stack_comparison.h"
 
 namespace gpuplan {
 namespace {
@@ -35,7 +36,17 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
           WriteFileAtomically(residuals_path, FormatBandResidualsJson(residuals));
       if (!written.ok()) return written;
     }
-    std::printf("%s\n%s", FormatCrossValidation(*cv, markdown).c_str(),
+    // Does the stack help? The same cross-validation with every run on the default stack, and
+    // the layout sweep both ways.
+    Expected<CrossValidationReport> agnostic = CrossValidatePublishedRuns(OnDefaultStack(*runs));
+    if (!agnostic.ok()) return Status::Invalid(path + ": " + agnostic.status().message());
+    std::vector<StackComparisonRow> stacks = CompareStackModels(*runs, *cv, *agnostic);
+    Expected<std::vector<SweepRow>> sweep =
+        ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", *db);
+    if (!sweep.ok()) return sweep.status();
+    stacks.push_back(CompareSweepStackModels(*sweep, *db));
+    std::printf("%s\n%s\n%s", FormatCrossValidation(*cv, markdown).c_str(),
+                FormatStackComparison(stacks, markdown).c_str(),
                 FormatBandCoverage(CrossValidatedBandCoverage(residuals), markdown).c_str());
     return Status::Ok();
   }
@@ -136,7 +147,7 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
   CLI::Option* runs =
       sub->add_option("--runs", *path,
                       "Published runs to compare with (format: hardware-db/calibration/README.md); "
-                      "default: the 128 runs shipped with gpuplan");
+                      "default: the 180 runs shipped with gpuplan");
   CLI::Option* sweep =
       sub->add_option("--sweep", *sweep_path,
                       "Compare with a measured layout sweep instead (CSV, format: "

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace gpuplan {
@@ -12,6 +13,12 @@ namespace gpuplan {
 enum class PipelineSplit {
   kEven,          ///< pp divides the layers (or the job gives Megatron's first/last stages)
   kCostBalanced,  ///< nanotron: by a per-block cost estimate (CostBalancedStageLayers)
+};
+
+/// The attention kernel a stack runs on one GPU architecture and its speed.
+struct AttentionKernel {
+  std::string kernel;         ///< e.g. "flash-attn-2", "cudnn"
+  double relative_speed = 1;  ///< its FLOP rate / the architecture's reference kernel's, > 0
 };
 
 /// The id of the stack a job runs on when it does not say (TrainingSpec::framework).
@@ -54,6 +61,20 @@ struct FrameworkSpec {
   /// Whether it overlaps the expert all-to-all with another micro-batch's computation
   /// (Megatron-Core's combined 1F1B schedule, parallelism.ep_overlap).
   bool ep_overlap = true;
+  /// The model-parallel dimensions it runs beyond data parallelism: "tp" (with sequence
+  /// parallelism), "pp", "cp", "ep" (parallelism.tp, pp, cp, ep above 1; StackRunsLayout).
+  std::set<std::string> parallel_dims = {"tp", "pp", "cp", "ep"};
+  /// The fused attention kernel by GPU architecture (GpuSpec::architecture). The calibrated
+  /// attention rate (kFusedAttentionRelativeEfficiency) is that of the architecture's reference
+  /// kernel, one written for it (FlashAttention-2 on Ampere, cuDNN on Hopper); a stack that runs
+  /// an older generation's kernel is slower by relative_speed (docs/COST_MODEL.md, Attention).
+  /// An architecture not listed runs the reference kernel.
+  std::map<std::string, AttentionKernel> attention_kernels;
+  /// relative_speed of the kernel on `architecture`, 1 when not listed.
+  double AttentionSpeed(const std::string& architecture) const {
+    const auto it = attention_kernels.find(architecture);
+    return it == attention_kernels.end() ? 1.0 : it->second.relative_speed;
+  }
   /// Where each field above comes from, by its frameworks.json name.
   std::map<std::string, std::string> sources;
 };

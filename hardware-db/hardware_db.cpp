@@ -439,7 +439,9 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "max_zero_stage",
                                                  "fsdp",
                                                  "pipeline_needs_pp_minus_1_microbatches",
-                                                 "ep_overlap"};
+                                                 "ep_overlap",
+                                                 "attention_kernels",
+                                                 "parallel_dims"};
 constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
 
 // A required true/false field.
@@ -456,8 +458,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   r.RejectUnknownFields({"id", "name", "loss_bytes_per_logit", "ddp_bucket_bytes_per_param",
                          "eager_elementwise", "pipeline_split", "weight_gather_in_forward",
                          "host_ms_per_layer", "pipeline_host_ms_per_tp_rank", "max_zero_stage",
-                         "fsdp", "pipeline_needs_pp_minus_1_microbatches", "ep_overlap", "sources",
-                         "notes"});
+                         "fsdp", "pipeline_needs_pp_minus_1_microbatches", "ep_overlap",
+                         "attention_kernels", "parallel_dims", "sources", "notes"});
   f->id = r.String("id");
   if (r.status().ok() && !IsLowerCaseId(f->id)) {
     r.Fail("id", "must be a lower-case word (a-z, 0-9, '-', '_', '.'), got '" + f->id + "'");
@@ -479,8 +481,35 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->pipeline_needs_pp_minus_1_microbatches =
       RequiredBool(r, entry, "pipeline_needs_pp_minus_1_microbatches");
   f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
+  if (r.status().ok() && !entry.contains("parallel_dims")) {
+    r.Fail("parallel_dims", "missing (a list of tp, pp, cp, ep; [] for data parallelism only)");
+  }
+  const std::vector<std::string> dims = r.OptionalStringList("parallel_dims");
+  const json* kernels = r.Object("attention_kernels");
   const json* sources = r.Object("sources");
   if (!r.status().ok()) return r.status();
+  f->parallel_dims.clear();
+  for (const std::string& dim : dims) {
+    if (dim != "tp" && dim != "pp" && dim != "cp" && dim != "ep") {
+      return Status::Invalid(context + ": field 'parallel_dims': '" + dim +
+                             "' is not allowed (allowed: tp, pp, cp, ep)");
+    }
+    f->parallel_dims.insert(dim);
+  }
+  for (auto it = kernels->begin(); it != kernels->end(); ++it) {
+    if (!it->is_object()) {
+      return Status::Invalid(context + ": in 'attention_kernels': field '" + it.key() +
+                             "' must be an object with 'kernel' and 'relative_speed'");
+    }
+    JsonObjectReader k(*it, context + ": in 'attention_kernels': in '" + it.key() + "'");
+    k.RejectUnknownFields({"kernel", "relative_speed"});
+    AttentionKernel kernel;
+    kernel.kernel = k.String("kernel");
+    // Above 2 or near 0 is a typo, not a kernel (cuDNN to FlashAttention-2 on H100 is 1.6).
+    kernel.relative_speed = k.ScaledNumber("relative_speed", 1.0, 0.05, 2.0);
+    if (!k.status().ok()) return k.status();
+    f->attention_kernels[it.key()] = kernel;
+  }
   // Every behaviour names where it was read: a stack entry is only as good as its sources.
   JsonObjectReader s(*sources, context + ": in 'sources'");
   for (auto it = sources->begin(); it != sources->end(); ++it) {

@@ -12,8 +12,17 @@ namespace gpuplan {
 Expected<std::vector<FrameworkComparisonRow>> CompareFrameworks(const PlanRequest& req,
                                                                 const HardwareDb& db,
                                                                 ProgressSink* progress) {
-  std::vector<FrameworkComparisonRow> rows;
+  // The request's own stack first, the others in id order.
+  std::vector<const FrameworkSpec*> stacks;
+  const FrameworkSpec* own = db.FindFramework(req.framework.id);
+  if (own != nullptr) stacks.push_back(own);
   for (const auto& [id, stack] : db.frameworks()) {
+    if (&stack != own) stacks.push_back(&stack);
+  }
+  std::vector<FrameworkComparisonRow> rows;
+  for (const FrameworkSpec* entry : stacks) {
+    const FrameworkSpec& stack = *entry;
+    const std::string& id = stack.id;
     PlanRequest under = req;
     under.framework = stack;
     Expected<PlanResult> r = MakePlan(under, db, progress);

@@ -20,7 +20,8 @@ struct FrameworkComparisonRow {
   Plan plan;           ///< the recommendation; valid when found
 };
 
-/// MakePlan of `req` with PlanRequest::framework set to each stack of `db`, in id order. Each
+/// MakePlan of `req` with PlanRequest::framework set to each stack of `db`: the request's own
+/// stack first (when `db` has it), then the others in id order. Each
 /// stack's search keeps to what it runs (StackRunsLayout), so the rows differ in layout as well
 /// as in time. `progress` is passed to every search.
 Expected<std::vector<FrameworkComparisonRow>> CompareFrameworks(const PlanRequest& req,

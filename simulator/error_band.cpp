@@ -130,8 +130,8 @@ double ErrorBand::Factor(double quantile) const {
 std::string DescribeBand(const ErrorBand& band) {
   return band.validated
              ? std::to_string(band.runs) + " published runs of " + band.basis + ", cross-validated"
-             : "WIDE, no published run of this class: " + std::to_string(band.runs) + " " +
-                   band.basis + " runs of other classes, widened";
+             : "WIDE, no published run of this class: widened from " + std::to_string(band.runs) +
+                   " runs of " + band.basis + " in other classes";
 }
 
 std::string ScaleBandName(int64_t num_gpus) {

@@ -67,8 +67,8 @@ struct ErrorBand {
 };
 
 /// What a band rests on, in words: "7 published runs of megatron-core, ampere, > 512 GPUs,
-/// cross-validated" or "WIDE, no published run of this class: 78 megatron-core FSDP/ZeRO-3 runs
-/// of other classes, widened".
+/// cross-validated" or "WIDE, no published run of this class: widened from 180 runs of all stacks
+/// in other classes".
 std::string DescribeBand(const ErrorBand& band);
 
 /// The `p` quantile (0 < p < 1) of Student's t with `df` >= 1 degrees of freedom: the normal

@@ -9,6 +9,22 @@ Status StackRunsLayout(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   const FrameworkSpec& stack = job.training.framework;
   const char* name = stack.id.c_str();
+  const struct {
+    const char* dim;
+    int64_t size;
+    const char* what;
+  } dims[] = {{"tp", p.tp, "tensor parallelism"},
+              {"pp", p.pp, "pipeline parallelism"},
+              {"cp", p.cp, "context parallelism"},
+              {"ep", p.ep, "expert parallelism"}};
+  for (const auto& d : dims) {
+    if (d.size > 1 && stack.parallel_dims.count(d.dim) == 0) {
+      return Status::Invalid(StrFormat(
+          "parallelism: field '%s': %s runs no %s (frameworks.json parallel_dims), got %s %lld; "
+          "use %s 1, or another framework",
+          d.dim, name, d.what, d.dim, static_cast<long long>(d.size), d.dim));
+    }
+  }
   if ((p.fsdp && !stack.fsdp) || p.zero_stage > stack.max_zero_stage) {
     const bool no_fsdp = p.fsdp && !stack.fsdp;
     return Status::Invalid(StrFormat(

@@ -33,6 +33,9 @@ struct Ctx {
       replicate_link;
   double tokens = 0;     // tokens per micro-batch on one rank (b*s/cp)
   double act_bytes = 2;  // bytes per activation element
+  // The stack's attention kernel on this GPU against the architecture's reference kernel, whose
+  // rate DeviceRates holds (FrameworkSpec::attention_kernels).
+  double attention_speed = 1;
 };
 
 // Bytes moved per frozen base parameter to convert it into GEMM operands of `operand_bytes`
@@ -124,8 +127,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     // each ring step's kernel sees a chunk of s/cp tokens: the diagonal step s/cp queries against
     // s/cp keys, the others half of that against all of it (taken at s/cp as well).
     const double length = AttentionLengthFactor(s_full / static_cast<double>(par.cp));
-    lt.fwd_attn = flops / (r.attention_flops_per_s * length) + r.kernel_overhead_s;
-    lt.bwd_attn = kFlashBackwardRatio * flops / (r.attention_backward_flops_per_s * length) +
+    const double speed = length * c.attention_speed;
+    lt.fwd_attn = flops / (r.attention_flops_per_s * speed) + r.kernel_overhead_s;
+    lt.bwd_attn = kFlashBackwardRatio * flops / (r.attention_backward_flops_per_s * speed) +
                   r.kernel_overhead_s;
   } else {
     const double batch = b * heads_local;
@@ -323,6 +327,7 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   Ctx c{job, rates, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);
   c.act_bytes = rates.activation_bytes;
+  c.attention_speed = tr.framework.AttentionSpeed(gpu.architecture);
   // Megatron rank order: tp fastest, then cp, then dp, then pp. Expert layers regroup the
   // tp x cp x dp ranks of a stage as etp fastest, then ep, then expert-dp (parallel_state.py).
   const int64_t etp = par.ExpertTp();

@@ -11,6 +11,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -570,19 +571,22 @@ TEST_F(BuiltinDbTest, EveryBuiltinGpuNamesItsArchitecture) {
 
 // A training stack with every field and its sources (frameworks.json).
 json ValidFramework(const std::string& id) {
-  json f = {{"id", id},
-            {"name", "Test stack"},
-            {"loss_bytes_per_logit", 6},
-            {"ddp_bucket_bytes_per_param", 2},
-            {"eager_elementwise", true},
-            {"pipeline_split", "even"},
-            {"weight_gather_in_forward", false},
-            {"host_ms_per_layer", 1.5},
-            {"pipeline_host_ms_per_tp_rank", 0},
-            {"max_zero_stage", 2},
-            {"fsdp", false},
-            {"pipeline_needs_pp_minus_1_microbatches", false},
-            {"ep_overlap", false}};
+  json f = {
+      {"id", id},
+      {"name", "Test stack"},
+      {"loss_bytes_per_logit", 6},
+      {"ddp_bucket_bytes_per_param", 2},
+      {"eager_elementwise", true},
+      {"pipeline_split", "even"},
+      {"weight_gather_in_forward", false},
+      {"host_ms_per_layer", 1.5},
+      {"pipeline_host_ms_per_tp_rank", 0},
+      {"max_zero_stage", 2},
+      {"fsdp", false},
+      {"pipeline_needs_pp_minus_1_microbatches", false},
+      {"ep_overlap", false},
+      {"parallel_dims", {"tp"}},
+      {"attention_kernels", {{"hopper", {{"kernel", "flash-attn-2"}, {"relative_speed", 0.6}}}}}};
   json sources = json::object();
   for (auto it = f.begin(); it != f.end(); ++it) {
     if (it.key() != "id" && it.key() != "name") sources[it.key()] = "our code, commit abc";
@@ -602,6 +606,10 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
   EXPECT_EQ(f->sources.at("host_ms_per_layer"), "our code, commit abc");
+  EXPECT_EQ(f->parallel_dims, (std::set<std::string>{"tp"}));
+  EXPECT_DOUBLE_EQ(f->AttentionSpeed("hopper"), 0.6);
+  EXPECT_EQ(f->attention_kernels.at("hopper").kernel, "flash-attn-2");
+  EXPECT_DOUBLE_EQ(f->AttentionSpeed("ampere"), 1.0);      // not listed: the reference kernel
   EXPECT_NE(db->FindFramework("megatron-core"), nullptr);  // the built-in ones stay
 }
 
@@ -624,6 +632,15 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
       {[](json* f) { (*f)["sources"]["speed"] = "x"; },
        "in 'sources': field 'speed': names no field of the entry"},
       {[](json* f) { (*f)["host_us"] = 1; }, "field 'host_us': unknown field"},
+      {[](json* f) { f->erase("parallel_dims"); }, "field 'parallel_dims': missing"},
+      {[](json* f) {
+         (*f)["parallel_dims"] = {"tp", "dp"};
+       },
+       "field 'parallel_dims': 'dp' is not allowed (allowed: tp, pp, cp, ep)"},
+      {[](json* f) { (*f)["attention_kernels"]["hopper"]["relative_speed"] = 0; },
+       "in 'attention_kernels': in 'hopper': field 'relative_speed'"},
+      {[](json* f) { (*f)["attention_kernels"]["hopper"] = 0.6; },
+       "in 'attention_kernels': field 'hopper' must be an object"},
   };
   for (const Bad& c : cases) {
     json f = ValidFramework("mystack");

@@ -47,9 +47,10 @@ JobSpec Llama1B(const std::string& framework) {
 }
 
 TEST(Framework, BuiltinStacks) {
-  EXPECT_EQ(BuiltinDb().FrameworkIds(), (std::vector<std::string>{"megatron-core", "nanotron"}));
+  EXPECT_EQ(BuiltinDb().FrameworkIds(),
+            (std::vector<std::string>{"composer", "megatron-core", "nanotron"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 11u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 13u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -68,6 +69,11 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.fsdp, m.fsdp);
   EXPECT_EQ(def.pipeline_needs_pp_minus_1_microbatches, m.pipeline_needs_pp_minus_1_microbatches);
   EXPECT_EQ(def.ep_overlap, m.ep_overlap);
+  EXPECT_EQ(def.parallel_dims, m.parallel_dims);
+  // The default runs each architecture's reference attention kernel.
+  for (const auto& [arch, kernel] : m.attention_kernels) {
+    EXPECT_EQ(kernel.relative_speed, def.AttentionSpeed(arch)) << arch;
+  }
 }
 
 // nanotron models/llama.py, one layer, tp = 1, per token (elements): the two norm inputs (h
@@ -136,8 +142,25 @@ TEST(Framework, NanotronLayersAreHostBound) {
   const LayerCosts big = DenseLayer("nanotron", 8, 1, 1, 4, 1);
   const LayerCosts big_megatron = DenseLayer("megatron-core", 8, 1, 1, 4, 1);
   ASSERT_GT(big.Forward(), host / 3.0);
-  EXPECT_DOUBLE_EQ(big.Forward(), big_megatron.Forward());
-  EXPECT_DOUBLE_EQ(big.bwd, big_megatron.bwd);
+  // Above the floor only the attention kernel differs (FlashAttention-2 on the H100).
+  EXPECT_DOUBLE_EQ(big.Forward() - big.fwd_attn, big_megatron.Forward() - big_megatron.fwd_attn);
+  EXPECT_DOUBLE_EQ(big.bwd - big.bwd_attn, big_megatron.bwd - big_megatron.bwd_attn);
+}
+
+// Attention kernels (frameworks.json attention_kernels): on Hopper nanotron and Composer run
+// FlashAttention-2, an Ampere-generation kernel, at 319 / 518 of cuDNN's rate (FlashAttention-3
+// paper, H100, causal, head dim 128, 4k tokens); Megatron-Core runs cuDNN, the reference. The
+// kernel time (less the launch overhead) scales by the inverse; on Ampere all three agree.
+TEST(Framework, AttentionKernelFollowsTheStackAndTheArchitecture) {
+  EXPECT_DOUBLE_EQ(Stack("nanotron").AttentionSpeed("hopper"), 0.616);
+  EXPECT_DOUBLE_EQ(Stack("composer").AttentionSpeed("hopper"), 0.616);
+  EXPECT_DOUBLE_EQ(Stack("megatron-core").AttentionSpeed("hopper"), 1.0);
+  EXPECT_DOUBLE_EQ(Stack("composer").AttentionSpeed("blackwell"), 1.0);  // not listed
+  const LayerCosts fa2 = DenseLayer("nanotron", 8, 1, 1, 4, 1);
+  const LayerCosts cudnn = DenseLayer("megatron-core", 8, 1, 1, 4, 1);
+  const double overhead = kKernelOverheadSeconds;
+  EXPECT_NEAR((fa2.fwd_attn - overhead) * 0.616, cudnn.fwd_attn - overhead, 1e-15);
+  EXPECT_NEAR((fa2.bwd_attn - overhead) * 0.616, cudnn.bwd_attn - overhead, 1e-15);
 }
 
 // Pipelined layouts: with pp 2 the floor grows by pipeline_host_seconds_per_tp_rank per TP

@@ -1,0 +1,50 @@
+// Does knowing the training stack help? The stack-specific model (each run on the stack that
+// produced it, training.framework) against the stack-agnostic one (every run on the default
+// stack, FrameworkSpec{}: Megatron-Core's behaviour), on data neither was fitted on
+// (`gpuplan accuracy --cross-validate`, docs/ACCURACY.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/accuracy.h"
+#include "simulator/cross_validation.h"
+
+namespace gpuplan {
+
+class HardwareDb;
+struct SweepRow;
+
+/// One source: a publication of published_runs.json, or the layout sweep.
+struct StackComparisonRow {
+  std::string source;
+  std::string stacks;  ///< the stacks its runs name, in order of first appearance, "+"-joined
+  int runs = 0;        ///< runs (published) or rows that ran and gpuplan can express (sweep)
+  /// Publications: the cross-validated mean |error| of tokens/s/GPU. Sweep: the median |error|
+  /// (the sweep's own metric, docs/ACCURACY.md); the sweep has no say in the two constants the
+  /// cross-validation refits, but nanotron's host constants are fitted on it.
+  double agnostic_error = 0;
+  double specific_error = 0;
+  bool median = false;  ///< the errors are medians (the sweep)
+};
+
+/// `runs` with every job moved to the default stack (FrameworkSpec{}).
+std::vector<PublishedRun> OnDefaultStack(std::vector<PublishedRun> runs);
+
+/// Per publication, in order of its first run, then "all published runs": the cross-validated error
+/// of the stack-specific model (`specific`, CrossValidatePublishedRuns of `runs`) and of the
+/// stack-agnostic one
+/// (`agnostic`, of OnDefaultStack(runs)). Both reports must come from `runs`, in its order.
+std::vector<StackComparisonRow> CompareStackModels(const std::vector<PublishedRun>& runs,
+                                                   const CrossValidationReport& specific,
+                                                   const CrossValidationReport& agnostic);
+
+/// The layout sweep's row: the median |error| of tokens/s/GPU over the rows that ran, with the
+/// sweep's stack (nanotron) and with every row on the default stack.
+StackComparisonRow CompareSweepStackModels(const std::vector<SweepRow>& rows, const HardwareDb& db);
+
+/// The table: source, stacks, runs, stack-agnostic and stack-specific error and the change.
+/// `markdown` for docs/ACCURACY.md, otherwise aligned text.
+std::string FormatStackComparison(const std::vector<StackComparisonRow>& rows, bool markdown);
+
+}  // namespace gpuplan
