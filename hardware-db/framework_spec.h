@@ -61,6 +61,13 @@ struct FrameworkSpec {
   /// Whether it overlaps the expert all-to-all with another micro-batch's computation
   /// (Megatron-Core's combined 1F1B schedule, parallelism.ep_overlap).
   bool ep_overlap = true;
+  /// fp8 training: whether the norms before QKV and FC1 write their output in fp8, leaving only
+  /// its transpose to make (Transformer Engine's LayerNormLinear/LayerNormMLP), or every GEMM
+  /// input is cast on its own (te.Linear behind a PyTorch norm).
+  bool fp8_norm_fused_cast = true;
+  /// fp8 training: whether the fp8 weight copies are made every micro-batch (true) or once per
+  /// step and reused (false: Megatron-Core passes is_first_microbatch to Transformer Engine).
+  bool fp8_weight_cast_every_microbatch = false;
   /// The model-parallel dimensions it runs beyond data parallelism: "tp" (with sequence
   /// parallelism), "pp", "cp", "ep" (parallelism.tp, pp, cp, ep above 1; StackRunsLayout).
   std::set<std::string> parallel_dims = {"tp", "pp", "cp", "ep"};

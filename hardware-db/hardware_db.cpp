@@ -441,7 +441,9 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "pipeline_needs_pp_minus_1_microbatches",
                                                  "ep_overlap",
                                                  "attention_kernels",
-                                                 "parallel_dims"};
+                                                 "parallel_dims",
+                                                 "fp8_norm_fused_cast",
+                                                 "fp8_weight_cast_every_microbatch"};
 constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
 
 // A required true/false field.
@@ -459,7 +461,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
                          "eager_elementwise", "pipeline_split", "weight_gather_in_forward",
                          "host_ms_per_layer", "pipeline_host_ms_per_tp_rank", "max_zero_stage",
                          "fsdp", "pipeline_needs_pp_minus_1_microbatches", "ep_overlap",
-                         "attention_kernels", "parallel_dims", "sources", "notes"});
+                         "attention_kernels", "parallel_dims", "fp8_norm_fused_cast",
+                         "fp8_weight_cast_every_microbatch", "sources", "notes"});
   f->id = r.String("id");
   if (r.status().ok() && !IsLowerCaseId(f->id)) {
     r.Fail("id", "must be a lower-case word (a-z, 0-9, '-', '_', '.'), got '" + f->id + "'");
@@ -481,6 +484,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->pipeline_needs_pp_minus_1_microbatches =
       RequiredBool(r, entry, "pipeline_needs_pp_minus_1_microbatches");
   f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
+  f->fp8_norm_fused_cast = RequiredBool(r, entry, "fp8_norm_fused_cast");
+  f->fp8_weight_cast_every_microbatch = RequiredBool(r, entry, "fp8_weight_cast_every_microbatch");
   if (r.status().ok() && !entry.contains("parallel_dims")) {
     r.Fail("parallel_dims", "missing (a list of tp, pp, cp, ep; [] for data parallelism only)");
   }

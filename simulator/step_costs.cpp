@@ -174,9 +174,37 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   lt.mlp_wgrad = lora ? 0.0 : mlp_gemm;
   lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + 2.0 * mlp_other;
 
+  // fp8 GEMMs (Transformer Engine, delayed scaling): each GEMM operand is cast from 16 bits to
+  // fp8 together with its transpose, which the other pass's GEMM reads (TE's fused
+  // cast-transpose: read 2 bytes, write 1 + 1 per element). Forward casts the four projections'
+  // inputs, or only transposes the QKV and FC1 inputs where the norm writes them in fp8 (the
+  // stack's fp8_norm_fused_cast: TE's LayerNormLinear/LayerNormMLP); backward casts the four
+  // output gradients; the weights are cast every micro-batch or once per step
+  // (fp8_weight_cast_every_microbatch). The LM head stays 16-bit.
+  double fp8_fwd = 0.0;
+  double fp8_bwd = 0.0;
+  if (tr.precision == Precision::kFp8) {
+    const FrameworkSpec& stack = tr.framework;
+    const double mlps = tp_mlps + routed * imbalance;
+    const double up = swiglu ? 2.0 : 1.0;
+    const double norm_fed = (h + mlps * h) * T;          // QKV and FC1 inputs
+    const double other_in = (q / t + mlps * f / t) * T;  // O and FC2 inputs
+    const double grads = ((q + 2.0 * kv) / t + h + mlps * up * f / t + mlps * h) * T;
+    const double layer_params = (h * (q + 2.0 * kv) + q * h + mlps * f * h * (up + 1.0)) / t;
+    const double weight_casts =
+        stack.fp8_weight_cast_every_microbatch
+            ? 1.0
+            : 1.0 / static_cast<double>(std::max<int64_t>(1, MicrobatchesPerStep(job)));
+    const double fwd_bytes = (stack.fp8_norm_fused_cast ? 2.0 : 4.0) * norm_fed + 4.0 * other_in +
+                             4.0 * layer_params * weight_casts;
+    fp8_fwd = MemoryBoundSeconds(r, fwd_bytes, 4.0 + 4.0 * weight_casts);
+    fp8_bwd = MemoryBoundSeconds(r, 4.0 * grads, 4);
+  }
+
   // Backward: data gradients and weight gradients, each a GEMM as large as the forward one
   // (2x forward). Frozen (LoRA) weights need data gradients only.
-  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + 2.0 * lt.fwd_other;
+  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + 2.0 * lt.fwd_other + fp8_bwd;
+  lt.fwd_other += fp8_fwd;
   lt.wgrad = lora ? 0.0 : lt.fwd_gemm;
   if (lora) {
     // Adapters: forward down(in->r) and up(r->out) GEMMs, backward 2x.

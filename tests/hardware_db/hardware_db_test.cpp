@@ -586,6 +586,8 @@ json ValidFramework(const std::string& id) {
       {"pipeline_needs_pp_minus_1_microbatches", false},
       {"ep_overlap", false},
       {"parallel_dims", {"tp"}},
+      {"fp8_norm_fused_cast", false},
+      {"fp8_weight_cast_every_microbatch", true},
       {"attention_kernels", {{"hopper", {{"kernel", "flash-attn-2"}, {"relative_speed", 0.6}}}}}};
   json sources = json::object();
   for (auto it = f.begin(); it != f.end(); ++it) {
@@ -607,6 +609,8 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_FALSE(f->weight_gather_in_forward);
   EXPECT_EQ(f->sources.at("host_ms_per_layer"), "our code, commit abc");
   EXPECT_EQ(f->parallel_dims, (std::set<std::string>{"tp"}));
+  EXPECT_FALSE(f->fp8_norm_fused_cast);
+  EXPECT_TRUE(f->fp8_weight_cast_every_microbatch);
   EXPECT_DOUBLE_EQ(f->AttentionSpeed("hopper"), 0.6);
   EXPECT_EQ(f->attention_kernels.at("hopper").kernel, "flash-attn-2");
   EXPECT_DOUBLE_EQ(f->AttentionSpeed("ampere"), 1.0);      // not listed: the reference kernel

@@ -50,7 +50,7 @@ TEST(Framework, BuiltinStacks) {
   EXPECT_EQ(BuiltinDb().FrameworkIds(),
             (std::vector<std::string>{"composer", "megatron-core", "nanotron"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 13u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 15u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -70,6 +70,8 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.pipeline_needs_pp_minus_1_microbatches, m.pipeline_needs_pp_minus_1_microbatches);
   EXPECT_EQ(def.ep_overlap, m.ep_overlap);
   EXPECT_EQ(def.parallel_dims, m.parallel_dims);
+  EXPECT_EQ(def.fp8_norm_fused_cast, m.fp8_norm_fused_cast);
+  EXPECT_EQ(def.fp8_weight_cast_every_microbatch, m.fp8_weight_cast_every_microbatch);
   // The default runs each architecture's reference attention kernel.
   for (const auto& [arch, kernel] : m.attention_kernels) {
     EXPECT_EQ(kernel.relative_speed, def.AttentionSpeed(arch)) << arch;
@@ -161,6 +163,46 @@ TEST(Framework, AttentionKernelFollowsTheStackAndTheArchitecture) {
   const double overhead = kKernelOverheadSeconds;
   EXPECT_NEAR((fa2.fwd_attn - overhead) * 0.616, cudnn.fwd_attn - overhead, 1e-15);
   EXPECT_NEAR((fa2.bwd_attn - overhead) * 0.616, cudnn.bwd_attn - overhead, 1e-15);
+}
+
+// fp8 casts (Transformer Engine's fused cast-transpose: read 2 bytes, write 1 + 1 per element).
+// The 1B's layer at TP 1, one 4,096-token micro-batch, 4 per step. Forward: QKV and FC1 inputs
+// (h each per token) cast by a te.Linear behind a PyTorch norm (Composer: 4 B), or only
+// transposed after TE's fused norm (Megatron-Core: 2 B); O and FC2 inputs (q, f) 4 B; weights
+// (h(q+2kv) + qh + 3fh) 4 B per parameter, every micro-batch (Composer) or once per step
+// (Megatron-Core). Backward: the four output gradients (q+2kv, h, 2f, h) 4 B. The time is the
+// bytes over the memory rate plus a launch per cast.
+TEST(Framework, Fp8CastsFollowTheStack) {
+  const double T = 4096, h = 2048, q = 2048, kv = 2048, f = 8192;
+  const double params = h * (q + 2 * kv) + q * h + 3 * f * h;
+  const double grads = 4 * (q + 2 * kv + h + 2 * f + h) * T;
+  const GpuSpec& gpu = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  const NetworkSpec& net = *BuiltinDb().FindNetwork("ib-ndr-400");
+  auto layer = [&](const std::string& stack, Precision precision) {
+    JobSpec j = Llama1B(stack);
+    j.training.precision = precision;
+    j.training.global_batch_size = 32;  // 4 micro-batches per rank
+    return ComputeStepCosts(j, gpu, net, DatasheetRates(gpu, precision)).dense;
+  };
+  const DeviceRates r = DatasheetRates(gpu, Precision::kFp8);
+  struct Case {
+    std::string stack;
+    double norm_bytes;
+    double weight_casts;
+  };
+  for (const Case& c : {Case{"composer", 4, 1}, Case{"megatron-core", 2, 0.25}}) {
+    const LayerCosts fp8 = layer(c.stack, Precision::kFp8);
+    const LayerCosts bf16 = layer(c.stack, Precision::kBf16);
+    const double fwd = c.norm_bytes * 2 * h * T + 4 * (q + f) * T + 4 * params * c.weight_casts;
+    EXPECT_NEAR(fp8.fwd_other - bf16.fwd_other, MemoryBoundSeconds(r, fwd, 4 + 4 * c.weight_casts),
+                1e-12)
+        << c.stack;
+    // Backward: the GEMMs and attention differ by precision; the rest is 2 x the bf16
+    // memory-bound kernels plus the gradient casts.
+    EXPECT_NEAR(fp8.bwd - 2 * fp8.fwd_gemm - fp8.bwd_attn,
+                2 * bf16.fwd_other + MemoryBoundSeconds(r, grads, 4), 1e-12)
+        << c.stack;
+  }
 }
 
 // Pipelined layouts: with pp 2 the floor grows by pipeline_host_seconds_per_tp_rank per TP
