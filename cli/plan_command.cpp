@@ -349,14 +349,27 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
                     "; everything else from the datasheet");
   }
   if (!o.export_format.empty()) {
-    bool known = false;
-    for (const ExporterSpec& e : Exporters()) known = known || e.name == o.export_format;
-    if (!known) {
+    const ExporterSpec* exporter = FindExporter(o.export_format);
+    if (exporter == nullptr) {
       std::string names;
       for (const ExporterSpec& e : Exporters())
         names += (names.empty() ? "" : ", ") + std::string(e.name);
       return Invalid("--export", "'" + o.export_format + "' (allowed: " + names + ")");
     }
+    // An export implies its stack: the plan is timed for what the configuration launches.
+    const std::string launches(exporter->framework);
+    if (!o.framework.empty() && o.framework != launches) {
+      return Invalid("--export", "'" + o.export_format + "' launches " + launches +
+                                     ", and --framework asks for " + o.framework +
+                                     "; drop --framework (the export implies it) or use " +
+                                     launches);
+    }
+    const FrameworkSpec* stack = db->FindFramework(launches);
+    if (stack == nullptr) {
+      return Invalid("--export", "'" + o.export_format + "' launches " + launches +
+                                     ", which the hardware database's frameworks.json lacks");
+    }
+    req->framework = *stack;
   }
   TerminalProgress bar("searching", "hardware points");  // redrawn in place on a terminal
   const bool show_bar = !o.quiet && isatty(STDERR_FILENO);

@@ -25,17 +25,25 @@ constexpr ExporterSpec kExporters[] = {
 
 std::span<const ExporterSpec> Exporters() { return kExporters; }
 
+const ExporterSpec* FindExporter(std::string_view format) {
+  for (const ExporterSpec& e : kExporters) {
+    if (e.name == format) return &e;
+  }
+  return nullptr;
+}
+
 Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
   std::string allowed;
   const std::string& stack = plan.job.training.framework.id;
   for (const ExporterSpec& e : kExporters) {
     if (e.name == format) {
-      if (stack != e.framework && stack != kDefaultFrameworkId) {
+      if (stack != e.framework) {
+        const std::string launches(e.framework);
         return Status::Invalid(StrFormat(
             "%s: the plan is timed for framework '%s', and this export launches %s; plan with "
-            "--framework %s",
-            std::string(e.name).c_str(), stack.c_str(), std::string(e.framework).c_str(),
-            kDefaultFrameworkId));
+            "--framework %s (or without --framework: --export %s implies it)",
+            std::string(e.name).c_str(), stack.c_str(), launches.c_str(), launches.c_str(),
+            std::string(e.name).c_str()));
       }
       return e.write(plan);
     }

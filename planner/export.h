@@ -18,9 +18,8 @@ struct ExporterSpec {
   std::string_view name;         ///< what --format takes, e.g. "megatron"
   std::string_view description;  ///< one line for --help
   std::string_view file_name;    ///< suggested output file, e.g. "train_megatron.sh"
-  /// The training stack it launches (a frameworks.json id). ExportPlan refuses a plan timed for
-  /// another stack, except that a stack without its own entry yet (deepspeed, torchtitan,
-  /// hf-trainer) takes plans of the default stack, megatron-core, as before stacks were data.
+  /// The training stack it launches (a frameworks.json id): `plan --export` plans under it when
+  /// no --framework is given, and ExportPlan refuses a plan timed for another stack.
   std::string_view framework;
   /// Writes the plan in the format, or Status::Invalid (starting "<name>: ") naming the plan
   /// setting the tool cannot express and the format that can. Every text format starts with a
@@ -30,6 +29,9 @@ struct ExporterSpec {
 
 /// The table: megatron, deepspeed, torchrun-fsdp, accelerate (in that order).
 std::span<const ExporterSpec> Exporters();
+
+/// The exporter named `format`, or nullptr.
+const ExporterSpec* FindExporter(std::string_view format);
 
 /// Looks `format` up in the table and writes the plan; an unknown format is Status::Invalid
 /// naming the allowed ones. `plan.job` must have passed ValidateJob, as every planner plan has

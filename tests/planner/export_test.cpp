@@ -318,16 +318,24 @@ Plan Gpt3Plan() {
 // A plan whose spec failed to parse is empty; exporting it would divide by its zero GPUs.
 bool Valid(const Plan& plan) { return plan.job.cluster.num_gpus > 0; }
 
+// `plan` as timed for the stack `format` launches: an export implies its stack (plan --export).
+Plan UnderExportStack(Plan plan, std::string_view format) {
+  const ExporterSpec* e = FindExporter(format);
+  const FrameworkSpec* stack = e ? Db().FindFramework(std::string(e->framework)) : nullptr;
+  if (stack != nullptr) plan.job.training.framework = *stack;
+  return plan;
+}
+
 std::string Export(const Plan& plan, std::string_view format) {
   if (!Valid(plan)) return std::string();
-  Expected<std::string> out = ExportPlan(plan, format);
+  Expected<std::string> out = ExportPlan(UnderExportStack(plan, format), format);
   EXPECT_TRUE(out.ok()) << out.status().message();
   return out.ok() ? *out : std::string();
 }
 
 std::string ErrorOf(const Plan& plan, std::string_view format) {
   if (!Valid(plan)) return std::string();
-  Expected<std::string> out = ExportPlan(plan, format);
+  Expected<std::string> out = ExportPlan(UnderExportStack(plan, format), format);
   EXPECT_FALSE(out.ok()) << "expected " << format << " to refuse";
   return out.ok() ? std::string() : out.status().message();
 }

@@ -48,7 +48,8 @@ JobSpec Llama1B(const std::string& framework) {
 
 TEST(Framework, BuiltinStacks) {
   EXPECT_EQ(BuiltinDb().FrameworkIds(),
-            (std::vector<std::string>{"composer", "megatron-core", "nanotron"}));
+            (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
+                                      "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it).
   for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 15u) << id;
 }
