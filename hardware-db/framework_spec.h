@@ -21,6 +21,18 @@ struct AttentionKernel {
   double relative_speed = 1;  ///< its FLOP rate / the architecture's reference kernel's, > 0
 };
 
+/// Element moves (reads plus writes of 16-bit elements) per forward pass that a stack's unfused
+/// element-wise code makes beyond the fused kernels the cost model charges every stack
+/// (docs/COST_MODEL.md, "Memory-bound kernels"), each per element of one tensor; backward makes
+/// twice as many. All zero: fused (Megatron-Core, torch.compile).
+struct UnfusedPasses {
+  double swiglu = 0;  ///< per element of the SwiGLU product, f/t per MLP (SwiGLU models)
+  double rotary = 0;  ///< per element of q and k, (q + kv)/t (rotary: SwiGLU-family models)
+  double qkv = 0;     ///< per element of q, k and v, (q + 2kv)/t
+  double kv = 0;      ///< per element of k and v, 2kv/t
+  double attention_output = 0;  ///< per element of the attention output, q/t
+};
+
 /// The id of the stack a job runs on when it does not say (TrainingSpec::framework).
 inline constexpr const char* kDefaultFrameworkId = "megatron-core";
 
@@ -61,6 +73,8 @@ struct FrameworkSpec {
   /// Whether it overlaps the expert all-to-all with another micro-batch's computation
   /// (Megatron-Core's combined 1F1B schedule, parallelism.ep_overlap).
   bool ep_overlap = true;
+  /// The extra memory traffic of its unfused element-wise code (eager PyTorch).
+  UnfusedPasses unfused_passes;
   /// fp8 training: whether the norms before QKV and FC1 write their output in fp8, leaving only
   /// its transpose to make (Transformer Engine's LayerNormLinear/LayerNormMLP), or every GEMM
   /// input is cast on its own (te.Linear behind a PyTorch norm).

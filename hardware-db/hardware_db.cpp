@@ -443,7 +443,8 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "attention_kernels",
                                                  "parallel_dims",
                                                  "fp8_norm_fused_cast",
-                                                 "fp8_weight_cast_every_microbatch"};
+                                                 "fp8_weight_cast_every_microbatch",
+                                                 "unfused_passes"};
 constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
 
 // A required true/false field.
@@ -457,12 +458,26 @@ bool RequiredBool(JsonObjectReader& r, const json& entry, std::string_view field
 
 Status ParseFramework(const json& entry, const std::string& context, FrameworkSpec* f) {
   JsonObjectReader r(entry, context);
-  r.RejectUnknownFields({"id", "name", "loss_bytes_per_logit", "ddp_bucket_bytes_per_param",
-                         "eager_elementwise", "pipeline_split", "weight_gather_in_forward",
-                         "host_ms_per_layer", "pipeline_host_ms_per_tp_rank", "max_zero_stage",
-                         "fsdp", "pipeline_needs_pp_minus_1_microbatches", "ep_overlap",
-                         "attention_kernels", "parallel_dims", "fp8_norm_fused_cast",
-                         "fp8_weight_cast_every_microbatch", "sources", "notes"});
+  r.RejectUnknownFields({"id",
+                         "name",
+                         "loss_bytes_per_logit",
+                         "ddp_bucket_bytes_per_param",
+                         "eager_elementwise",
+                         "pipeline_split",
+                         "weight_gather_in_forward",
+                         "host_ms_per_layer",
+                         "pipeline_host_ms_per_tp_rank",
+                         "max_zero_stage",
+                         "fsdp",
+                         "pipeline_needs_pp_minus_1_microbatches",
+                         "ep_overlap",
+                         "attention_kernels",
+                         "parallel_dims",
+                         "fp8_norm_fused_cast",
+                         "fp8_weight_cast_every_microbatch",
+                         "unfused_passes",
+                         "sources",
+                         "notes"});
   f->id = r.String("id");
   if (r.status().ok() && !IsLowerCaseId(f->id)) {
     r.Fail("id", "must be a lower-case word (a-z, 0-9, '-', '_', '.'), got '" + f->id + "'");
@@ -490,9 +505,21 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
     r.Fail("parallel_dims", "missing (a list of tp, pp, cp, ep; [] for data parallelism only)");
   }
   const std::vector<std::string> dims = r.OptionalStringList("parallel_dims");
+  const json* passes = r.Object("unfused_passes");
   const json* kernels = r.Object("attention_kernels");
   const json* sources = r.Object("sources");
   if (!r.status().ok()) return r.status();
+  {
+    JsonObjectReader u(*passes, context + ": in 'unfused_passes'");
+    u.RejectUnknownFields({"swiglu", "rotary", "qkv", "kv", "attention_output"});
+    // More than 32 moves per element is a typo, not code (an unfused rotary makes about 10).
+    f->unfused_passes.swiglu = u.OptionalNumberInRange("swiglu", 0, 0, 32);
+    f->unfused_passes.rotary = u.OptionalNumberInRange("rotary", 0, 0, 32);
+    f->unfused_passes.qkv = u.OptionalNumberInRange("qkv", 0, 0, 32);
+    f->unfused_passes.kv = u.OptionalNumberInRange("kv", 0, 0, 32);
+    f->unfused_passes.attention_output = u.OptionalNumberInRange("attention_output", 0, 0, 32);
+    if (!u.status().ok()) return u.status();
+  }
   f->parallel_dims.clear();
   for (const std::string& dim : dims) {
     if (dim != "tp" && dim != "pp" && dim != "cp" && dim != "ep") {

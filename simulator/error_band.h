@@ -67,7 +67,7 @@ struct ErrorBand {
 };
 
 /// What a band rests on, in words: "7 published runs of megatron-core, ampere, > 512 GPUs,
-/// cross-validated" or "WIDE, no published run of this class: widened from 180 runs of all stacks
+/// cross-validated" or "WIDE, no published run of this class: widened from 190 runs of all stacks
 /// in other classes".
 std::string DescribeBand(const ErrorBand& band);
 

@@ -1,6 +1,7 @@
 #include "simulator/step_costs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "simulator/ep_overlap.h"
 #include "simulator/memory.h"
@@ -166,10 +167,20 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   const double replicated = (4.0 + 6.0 + (dropout ? 3.0 : 0.0)) * h * (sp ? T / t : T);
   const double activation = (tp_mlps + routed * imbalance) * (swiglu ? 3.0 : 2.0) * f / t * T;
   const double rope = swiglu ? 2.0 * (q + kv) / t * T : 0.0;
-  const double other_bytes = c.act_bytes * (replicated + activation + rope);
-  lt.fwd_other = MemoryBoundSeconds(r, other_bytes, dropout ? 8 : 6);
+  // Eager stacks' unfused element-wise code (FrameworkSpec::unfused_passes): the extra element
+  // moves per element of each tensor, one kernel per two moves.
+  const UnfusedPasses& u = tr.framework.unfused_passes;
+  const double unfused_mlp = swiglu ? u.swiglu * (tp_mlps + routed * imbalance) * f / t * T : 0.0;
+  const double unfused_attention = ((swiglu ? u.rotary * (q + kv) : 0.0) + u.qkv * (q + 2.0 * kv) +
+                                    u.kv * 2.0 * kv + u.attention_output * q) /
+                                   t * T;
+  const double unfused_kernels =
+      std::ceil(((swiglu ? u.swiglu + u.rotary : 0.0) + u.qkv + u.kv + u.attention_output) / 2.0);
+  const double activation_all = activation + unfused_mlp;
+  const double elements = replicated + activation_all + rope + unfused_attention;
+  lt.fwd_other = MemoryBoundSeconds(r, c.act_bytes * elements, (dropout ? 8 : 6) + unfused_kernels);
   // The MLP's share: its GEMMs and its activation's bytes of the memory-bound kernels.
-  const double mlp_other = lt.fwd_other * activation / (replicated + activation + rope);
+  const double mlp_other = lt.fwd_other * activation_all / elements;
   lt.mlp_fwd = mlp_gemm + mlp_other;
   lt.mlp_wgrad = lora ? 0.0 : mlp_gemm;
   lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + 2.0 * mlp_other;

@@ -588,6 +588,7 @@ json ValidFramework(const std::string& id) {
       {"parallel_dims", {"tp"}},
       {"fp8_norm_fused_cast", false},
       {"fp8_weight_cast_every_microbatch", true},
+      {"unfused_passes", {{"swiglu", 2}, {"rotary", 8}}},
       {"attention_kernels", {{"hopper", {{"kernel", "flash-attn-2"}, {"relative_speed", 0.6}}}}}};
   json sources = json::object();
   for (auto it = f.begin(); it != f.end(); ++it) {
@@ -611,6 +612,9 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_EQ(f->parallel_dims, (std::set<std::string>{"tp"}));
   EXPECT_FALSE(f->fp8_norm_fused_cast);
   EXPECT_TRUE(f->fp8_weight_cast_every_microbatch);
+  EXPECT_DOUBLE_EQ(f->unfused_passes.swiglu, 2);
+  EXPECT_DOUBLE_EQ(f->unfused_passes.rotary, 8);
+  EXPECT_DOUBLE_EQ(f->unfused_passes.qkv, 0);  // absent: fused
   EXPECT_DOUBLE_EQ(f->AttentionSpeed("hopper"), 0.6);
   EXPECT_EQ(f->attention_kernels.at("hopper").kernel, "flash-attn-2");
   EXPECT_DOUBLE_EQ(f->AttentionSpeed("ampere"), 1.0);      // not listed: the reference kernel
@@ -643,6 +647,10 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
        "field 'parallel_dims': 'dp' is not allowed (allowed: tp, pp, cp, ep)"},
       {[](json* f) { (*f)["attention_kernels"]["hopper"]["relative_speed"] = 0; },
        "in 'attention_kernels': in 'hopper': field 'relative_speed'"},
+      {[](json* f) { (*f)["unfused_passes"]["rope"] = 2; },
+       "in 'unfused_passes': field 'rope': unknown field"},
+      {[](json* f) { (*f)["unfused_passes"]["swiglu"] = 40; },
+       "in 'unfused_passes': field 'swiglu'"},
       {[](json* f) { (*f)["attention_kernels"]["hopper"] = 0.6; },
        "in 'attention_kernels': field 'hopper' must be an object"},
   };

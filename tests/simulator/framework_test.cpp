@@ -51,7 +51,7 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 15u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 16u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -145,9 +145,28 @@ TEST(Framework, NanotronLayersAreHostBound) {
   const LayerCosts big = DenseLayer("nanotron", 8, 1, 1, 4, 1);
   const LayerCosts big_megatron = DenseLayer("megatron-core", 8, 1, 1, 4, 1);
   ASSERT_GT(big.Forward(), host / 3.0);
-  // Above the floor only the attention kernel differs (FlashAttention-2 on the H100).
-  EXPECT_DOUBLE_EQ(big.Forward() - big.fwd_attn, big_megatron.Forward() - big_megatron.fwd_attn);
-  EXPECT_DOUBLE_EQ(big.bwd - big.bwd_attn, big_megatron.bwd - big_megatron.bwd_attn);
+  // Above the floor only the attention kernel (FlashAttention-2 on the H100) and the unfused
+  // element-wise passes differ.
+  EXPECT_DOUBLE_EQ(big.fwd_gemm, big_megatron.fwd_gemm);
+  EXPECT_GT(big.fwd_other, big_megatron.fwd_other);
+}
+
+// Unfused element-wise code (frameworks.json unfused_passes): nanotron's SwiGLU as two ops (2
+// extra moves per element of f), its contiguous q/k/v copy (2 per element of q + 2kv) and the
+// k/v buffer for the rotary kernel (2 per element of 2kv), 2 bytes each; one kernel per two
+// moves. The 1B's layer at TP 1, a micro-batch of 4 sequences: the forward memory-bound time
+// grows by exactly those bytes; backward by twice.
+TEST(Framework, UnfusedPassesAddTheirTraffic) {
+  const double T = 4 * 4096.0, q = 2048, kv = 2048, f = 8192;
+  const double extra = 2 * (2 * f + 2 * (q + 2 * kv) + 2 * 2 * kv) * T;
+  const LayerCosts nanotron = DenseLayer("nanotron", 8, 1, 1, 4, 1);
+  const LayerCosts megatron = DenseLayer("megatron-core", 8, 1, 1, 4, 1);
+  const GpuSpec& gpu = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  const DeviceRates r = DatasheetRates(gpu, Precision::kBf16);
+  EXPECT_NEAR(nanotron.fwd_other - megatron.fwd_other,
+              extra / r.memory_bytes_per_s + 3 * r.kernel_overhead_s, 1e-12);
+  EXPECT_NEAR((nanotron.bwd - nanotron.bwd_attn) - (megatron.bwd - megatron.bwd_attn),
+              2 * (nanotron.fwd_other - megatron.fwd_other), 1e-12);
 }
 
 // Attention kernels (frameworks.json attention_kernels): on Hopper nanotron and Composer run
