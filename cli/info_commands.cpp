@@ -126,7 +126,8 @@ Status RunHardware(const GlobalOptions& g) {
     std::printf("  %-18s %13.2f %13.2f %9d %5s %-11s %-17s  %s\n", id.c_str(),
                 f.host_seconds_per_layer * 1e3, f.pipeline_host_seconds_per_tp_rank * 1e3,
                 f.max_zero_stage, f.fsdp ? "yes" : "no", dims.empty() ? "-" : dims.c_str(),
-                attention.c_str(), f.name.c_str());
+                attention.c_str(),
+                (f.name + (f.version.empty() ? "" : " [" + f.version + "]")).c_str());
   }
   return Status::Ok();
 }

@@ -42,6 +42,9 @@ inline constexpr const char* kDefaultFrameworkId = "megatron-core";
 struct FrameworkSpec {
   std::string id = kDefaultFrameworkId;  ///< spec and CLI name, e.g. "nanotron"
   std::string name = "Megatron-Core";    ///< display name
+  /// The software release its fields were read from; empty when the entry does not say. The same
+  /// layout runs faster release by release, so the entry states which one it describes.
+  std::string version;
   /// Peak bytes per logit element on the last pipeline stage while the loss runs: the 16-bit
   /// logits (2), their fp32 copy (4), and a second fp32 buffer (4) where the max is subtracted
   /// out of place (Megatron-Core subtracts in place: 6; nanotron: 10).

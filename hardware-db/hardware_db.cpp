@@ -460,6 +460,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   JsonObjectReader r(entry, context);
   r.RejectUnknownFields({"id",
                          "name",
+                         "version",
                          "loss_bytes_per_logit",
                          "ddp_bucket_bytes_per_param",
                          "eager_elementwise",
@@ -483,6 +484,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
     r.Fail("id", "must be a lower-case word (a-z, 0-9, '-', '_', '.'), got '" + f->id + "'");
   }
   f->name = r.String("name");
+  f->version = r.OptionalString("version", "");
   f->loss_bytes_per_logit = r.ScaledNumber("loss_bytes_per_logit", 1.0, 0.0, 64.0);
   f->ddp_bucket_bytes_per_param = r.ScaledNumber("ddp_bucket_bytes_per_param", 1.0, 0.0, 16.0);
   f->eager_elementwise = RequiredBool(r, entry, "eager_elementwise");

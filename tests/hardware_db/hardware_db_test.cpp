@@ -599,12 +599,15 @@ json ValidFramework(const std::string& id) {
 }
 
 TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
-  Write("frameworks.json", json{{"frameworks", {ValidFramework("mystack")}}});
+  json entry = ValidFramework("mystack");
+  entry["version"] = "v1.2 (2026)";  // optional, needs no source
+  Write("frameworks.json", json{{"frameworks", {entry}}});
   Expected<HardwareDb> db = LoadHardwareDb({dir()});
   ASSERT_TRUE(db.ok()) << db.status().message();
   const FrameworkSpec* f = db->FindFramework("mystack");
   ASSERT_NE(f, nullptr);
   EXPECT_DOUBLE_EQ(f->host_seconds_per_layer, 1.5e-3);
+  EXPECT_EQ(f->version, "v1.2 (2026)");
   EXPECT_EQ(f->max_zero_stage, 2);
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
