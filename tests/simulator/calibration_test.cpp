@@ -32,6 +32,19 @@ TEST(Calibration, PublishedRunsWithinBounds) {
   }
 }
 
+// The candidate runs (not in the calibration set yet, docs/ACCURACY.md) parse and are predicted.
+TEST(Calibration, CandidateRunsParse) {
+  const std::string path = BuiltinCalibrationDir() + "/candidate_runs.json";
+  Expected<nlohmann::json> doc = ReadJsonFile(path);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, *db);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->overall.runs, 5);
+  for (const RunComparison& r : report->runs) EXPECT_LE(std::abs(r.error), 0.35) << r.id;
+}
+
 // Issue 18: each publication's runs predicted with the calibrated constants refitted on the
 // others (docs/ACCURACY.md, "Cross-validation"). Prints the table.
 TEST(Calibration, LeaveOneSourceOut) {
