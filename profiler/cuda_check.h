@@ -1,22 +1,14 @@
-// One macro family for GPU library calls: a failure becomes a Status naming the call, file and
-// line. This header covers the CUDA runtime; cublas_check.h and nccl_check.h add cuBLAS(Lt) and
-// NCCL in the same form, so that including this one does not need their headers.
+// One macro family for library calls: a failure becomes a Status naming the call, file and line
+// (CallFailed, common/call_status.h). This header covers the CUDA runtime; cublas_check.h and
+// nccl_check.h add cuBLAS(Lt) and NCCL, validator/mpi_check.h MPI, in the same form, so that
+// including one does not need the others' headers.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <string>
-
-#include "common/status.h"
+#include "common/call_status.h"
 
 namespace gpuplan {
-
-/// The Status of a failed library call: "file:line: expr failed: error" (kUnavailable: the
-/// machine or library could not do it).
-inline Status CallFailed(const char* expr, const char* file, int line, const char* error) {
-  return Status::Unavailable(std::string(file) + ":" + std::to_string(line) + ": " + expr +
-                             " failed: " + error);
-}
 
 /// Ok, or CallFailed with cudaGetErrorString(err).
 inline Status CudaStatus(cudaError_t err, const char* expr, const char* file, int line) {

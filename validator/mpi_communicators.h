@@ -1,0 +1,60 @@
+// The CPU backend's communicators: every group of a plan's RankLayout (tp, cp, dp x cp, pp, ep,
+// expert-dp) as an MPI communicator of the ranks `mpirun` started, and collectives over them that
+// check every element they deliver, as nccl-tests' #wrong column does (issue 19).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+
+#include "common/status.h"
+#include "validator/rank_layout.h"
+
+namespace gpuplan {
+
+/// This rank's communicators of a plan: for each GroupKind, the MPI communicator of the group the
+/// rank belongs to (MPI_Comm_split of `world` by group, keyed by the rank's place in it, so the
+/// communicator ranks follow RankLayout's order). Errors return (MPI_ERRORS_RETURN) instead of
+/// aborting. Move-only; frees its communicators.
+class PlanCommunicators {
+ public:
+  /// Splits `world`, whose size must be layout.world_size (Invalid otherwise, naming both). Every
+  /// rank of `world` must call it (MPI_Comm_split is collective). Checks that each communicator
+  /// has its group's size.
+  static Expected<PlanCommunicators> Split(const RankLayout& layout, MPI_Comm world);
+
+  PlanCommunicators(PlanCommunicators&& other) noexcept;
+  PlanCommunicators& operator=(PlanCommunicators&& other) noexcept;
+  PlanCommunicators(const PlanCommunicators&) = delete;
+  PlanCommunicators& operator=(const PlanCommunicators&) = delete;
+  ~PlanCommunicators();
+
+  /// The communicator of `kind` this rank belongs to.
+  MPI_Comm Get(GroupKind kind) const { return comms_[static_cast<size_t>(kind)]; }
+
+ private:
+  PlanCommunicators();
+  std::array<MPI_Comm, kGroupKindCount> comms_;
+};
+
+/// What a checked collective found: elements delivered and how many differ from the known pattern.
+struct CollectiveCheck {
+  int64_t elements = 0;  ///< elements this rank received and checked
+  int64_t wrong = 0;     ///< of them, how many differ from the expected value (nccl-tests #wrong)
+};
+
+/// A sum all-reduce of `count` 64-bit integers over `comm`: rank r of the communicator contributes
+/// element i = (r + 1) * (i + 1), and every element must come back as (i + 1) n(n + 1)/2 for n
+/// ranks. Integers, so the sum is exact whatever order MPI adds in.
+Expected<CollectiveCheck> CheckedAllReduce(MPI_Comm comm, int64_t count);
+
+/// An all-to-all of `count` 64-bit integers per peer over `comm` (the expert dispatch): rank r
+/// sends peer p the block r * 1e6 + p * 1e3 + i, and checks every block it receives.
+Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count);
+
+/// A ring of point-to-point transfers over `comm` (the pipeline's send/recv): every rank sends
+/// `count` integers r * 1e6 + i to the next rank and checks those it receives from the previous.
+Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count);
+
+}  // namespace gpuplan
