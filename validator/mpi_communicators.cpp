@@ -66,79 +66,101 @@ Expected<PlanCommunicators> PlanCommunicators::Split(const RankLayout& layout, M
 namespace {
 
 struct CommShape {
-  int rank = 0;
-  int size = 0;
+  int64_t rank = 0;
+  int64_t size = 0;
 };
 
 Expected<CommShape> ShapeOf(MPI_Comm comm) {
-  CommShape s;
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(comm, &s.rank));
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(comm, &s.size));
-  return s;
+  int rank = 0;
+  int size = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(comm, &rank));
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(comm, &size));
+  return CommShape{rank, size};
 }
+
+// `size` elements, element j = value(j).
+template <typename F>
+std::vector<int64_t> Filled(int64_t size, F value) {
+  std::vector<int64_t> v(static_cast<size_t>(size));
+  for (int64_t j = 0; j < size; ++j) v[static_cast<size_t>(j)] = value(j);
+  return v;
+}
+
+// Every element of `got` against expected(j).
+template <typename F>
+CollectiveCheck Check(const std::vector<int64_t>& got, F expected) {
+  CollectiveCheck check{static_cast<int64_t>(got.size()), 0};
+  for (int64_t j = 0; j < check.elements; ++j) {
+    if (got[static_cast<size_t>(j)] != expected(j)) ++check.wrong;
+  }
+  return check;
+}
+
+int Count(int64_t count) { return static_cast<int>(count); }
 
 }  // namespace
 
 Expected<CollectiveCheck> CheckedAllReduce(MPI_Comm comm, int64_t count) {
-  Expected<CommShape> shape = ShapeOf(comm);
-  if (!shape.ok()) return shape.status();
-  const int64_t r = shape->rank;
-  const int64_t n = shape->size;
-  std::vector<int64_t> send(static_cast<size_t>(count));
+  Expected<CommShape> s = ShapeOf(comm);
+  if (!s.ok()) return s.status();
+  const int64_t r = s->rank;
+  const int64_t n = s->size;
+  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return (r + 1) * (i + 1); });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
-  for (int64_t i = 0; i < count; ++i) send[static_cast<size_t>(i)] = (r + 1) * (i + 1);
   GPUPLAN_MPI_RETURN_IF_ERROR(
-      MPI_Allreduce(send.data(), recv.data(), static_cast<int>(count), MPI_INT64_T, MPI_SUM, comm));
-  CollectiveCheck check{count, 0};
-  for (int64_t i = 0; i < count; ++i) {
-    if (recv[static_cast<size_t>(i)] != (i + 1) * n * (n + 1) / 2) ++check.wrong;
-  }
-  return check;
+      MPI_Allreduce(send.data(), recv.data(), Count(count), MPI_INT64_T, MPI_SUM, comm));
+  return Check(recv, [&](int64_t i) { return (i + 1) * n * (n + 1) / 2; });
+}
+
+Expected<CollectiveCheck> CheckedAllGather(MPI_Comm comm, int64_t count) {
+  Expected<CommShape> s = ShapeOf(comm);
+  if (!s.ok()) return s.status();
+  const int64_t r = s->rank;
+  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return r * 1000000 + i; });
+  std::vector<int64_t> recv(static_cast<size_t>(count * s->size), -1);
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Allgather(send.data(), Count(count), MPI_INT64_T, recv.data(),
+                                            Count(count), MPI_INT64_T, comm));
+  return Check(recv, [&](int64_t j) { return (j / count) * 1000000 + j % count; });
+}
+
+Expected<CollectiveCheck> CheckedReduceScatter(MPI_Comm comm, int64_t count) {
+  Expected<CommShape> s = ShapeOf(comm);
+  if (!s.ok()) return s.status();
+  const int64_t r = s->rank;
+  const int64_t n = s->size;
+  const std::vector<int64_t> send = Filled(count * n, [&](int64_t j) { return (r + 1) * (j + 1); });
+  std::vector<int64_t> recv(static_cast<size_t>(count), -1);
+  GPUPLAN_MPI_RETURN_IF_ERROR(
+      MPI_Reduce_scatter_block(send.data(), recv.data(), Count(count), MPI_INT64_T, MPI_SUM, comm));
+  return Check(recv, [&](int64_t i) { return (r * count + i + 1) * n * (n + 1) / 2; });
 }
 
 Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count) {
-  Expected<CommShape> shape = ShapeOf(comm);
-  if (!shape.ok()) return shape.status();
-  const int64_t r = shape->rank;
-  const int64_t n = shape->size;
-  std::vector<int64_t> send(static_cast<size_t>(count * n));
-  std::vector<int64_t> recv(static_cast<size_t>(count * n), -1);
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t i = 0; i < count; ++i) {
-      send[static_cast<size_t>(p * count + i)] = r * 1000000 + p * 1000 + i;
-    }
-  }
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Alltoall(send.data(), static_cast<int>(count), MPI_INT64_T,
-                                           recv.data(), static_cast<int>(count), MPI_INT64_T,
-                                           comm));
-  CollectiveCheck check{count * n, 0};
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t i = 0; i < count; ++i) {
-      if (recv[static_cast<size_t>(p * count + i)] != p * 1000000 + r * 1000 + i) ++check.wrong;
-    }
-  }
-  return check;
+  Expected<CommShape> s = ShapeOf(comm);
+  if (!s.ok()) return s.status();
+  const int64_t r = s->rank;
+  // Block p of rank r goes to peer p: r * 1e6 + p * 1e3 + i.
+  const std::vector<int64_t> send = Filled(
+      count * s->size, [&](int64_t j) { return r * 1000000 + (j / count) * 1000 + j % count; });
+  std::vector<int64_t> recv(static_cast<size_t>(count * s->size), -1);
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Alltoall(send.data(), Count(count), MPI_INT64_T, recv.data(),
+                                           Count(count), MPI_INT64_T, comm));
+  return Check(recv, [&](int64_t j) { return (j / count) * 1000000 + r * 1000 + j % count; });
 }
 
 Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count) {
-  Expected<CommShape> shape = ShapeOf(comm);
-  if (!shape.ok()) return shape.status();
-  const int r = shape->rank;
-  const int n = shape->size;
-  const int next = (r + 1) % n;
-  const int prev = (r + n - 1) % n;
-  std::vector<int64_t> send(static_cast<size_t>(count));
+  Expected<CommShape> s = ShapeOf(comm);
+  if (!s.ok()) return s.status();
+  const int64_t r = s->rank;
+  const int64_t n = s->size;
+  const int64_t prev = (r + n - 1) % n;
+  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return r * 1000000 + i; });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
-  for (int64_t i = 0; i < count; ++i) send[static_cast<size_t>(i)] = r * int64_t{1000000} + i;
   constexpr int kTag = 19;
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Sendrecv(send.data(), static_cast<int>(count), MPI_INT64_T, next,
-                                           kTag, recv.data(), static_cast<int>(count), MPI_INT64_T,
-                                           prev, kTag, comm, MPI_STATUS_IGNORE));
-  CollectiveCheck check{count, 0};
-  for (int64_t i = 0; i < count; ++i) {
-    if (recv[static_cast<size_t>(i)] != prev * int64_t{1000000} + i) ++check.wrong;
-  }
-  return check;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Sendrecv(
+      send.data(), Count(count), MPI_INT64_T, static_cast<int>((r + 1) % n), kTag, recv.data(),
+      Count(count), MPI_INT64_T, static_cast<int>(prev), kTag, comm, MPI_STATUS_IGNORE));
+  return Check(recv, [&](int64_t i) { return prev * 1000000 + i; });
 }
 
 }  // namespace gpuplan

@@ -49,6 +49,15 @@ struct CollectiveCheck {
 /// ranks. Integers, so the sum is exact whatever order MPI adds in.
 Expected<CollectiveCheck> CheckedAllReduce(MPI_Comm comm, int64_t count);
 
+/// An all-gather over `comm`: every rank contributes `count` 64-bit integers, block r holding
+/// r * 1e6 + i, and checks all n blocks it receives.
+Expected<CollectiveCheck> CheckedAllGather(MPI_Comm comm, int64_t count);
+
+/// A sum reduce-scatter over `comm` (MPI_Reduce_scatter_block): every rank contributes n blocks of
+/// `count` integers, element j = (r + 1)(j + 1), and checks that its block r sums to
+/// (j + 1) n(n + 1)/2.
+Expected<CollectiveCheck> CheckedReduceScatter(MPI_Comm comm, int64_t count);
+
 /// An all-to-all of `count` 64-bit integers per peer over `comm` (the expert dispatch): rank r
 /// sends peer p the block r * 1e6 + p * 1e3 + i, and checks every block it receives.
 Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count);

@@ -9,16 +9,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "tests/validator/mpi_world.h"
 #include "tests/validator/test_job.h"
 
 namespace gpuplan {
 namespace {
-
-int WorldSize() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
 
 // Splits the world by the plan and runs the group's collective over each communicator of more
 // than one rank; every element must arrive right.
@@ -73,18 +68,3 @@ TEST(MpiCommunicators, RankCountMismatchIsAnError) {
 
 }  // namespace
 }  // namespace gpuplan
-
-// MPI brackets GoogleTest: every rank runs the tests; only rank 0 prints.
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int result = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return result;
-}

@@ -1,0 +1,146 @@
+#include "validator/comm_executor.h"
+
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <string_view>
+
+#include "simulator/shard.h"
+#include "validator/mpi_check.h"
+
+namespace gpuplan {
+namespace {
+
+// 64-bit elements an op of `bytes` carries, capped at `max_bytes`, at least 1.
+int64_t Elements(double bytes, double max_bytes) {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::min(bytes, max_bytes) / 8.0));
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// One collective op (its `count` repeats) over `comm`, checked.
+Expected<CollectiveCheck> RunCollective(const RankOp& op, MPI_Comm comm, double max_bytes) {
+  int n = 1;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(comm, &n));
+  const int64_t total = Elements(op.bytes, max_bytes);
+  // Gathered, scattered and exchanged buffers hold n blocks: nccl-tests' size is the whole one.
+  const int64_t block = std::max<int64_t>(1, total / n);
+  CollectiveCheck sum;
+  for (int64_t i = 0; i < op.count; ++i) {
+    Expected<CollectiveCheck> one = Status::Invalid(
+        "collective '" + op.name +
+        "': not one the executor runs (all_reduce, all_gather, reduce_scatter, alltoall, ring "
+        "send/recv)");
+    if (StartsWith(op.name, "all_reduce")) {
+      one = CheckedAllReduce(comm, total);
+    } else if (StartsWith(op.name, "all_gather")) {
+      one = CheckedAllGather(comm, block);
+    } else if (StartsWith(op.name, "reduce_scatter")) {
+      one = CheckedReduceScatter(comm, block);
+    } else if (StartsWith(op.name, "alltoall")) {
+      one = CheckedAllToAll(comm, block);
+    } else if (StartsWith(op.name, "ring send/recv")) {
+      one = CheckedSendRecvRing(comm, total);
+    }
+    if (!one.ok()) return one.status();
+    sum.elements += one->elements;
+    sum.wrong += one->wrong;
+  }
+  return sum;
+}
+
+// Pipeline messages: tagged by direction (activation 0, gradient 1), micro-batch and the
+// receiving virtual stage; element i of a message from `sender` is Pattern(tag, sender, i).
+int Tag(bool gradient, int64_t microbatch, int64_t receiver_virtual_stage) {
+  return (gradient ? 1 << 14 : 0) | static_cast<int>((microbatch & 127) << 7) |
+         static_cast<int>(receiver_virtual_stage & 127);
+}
+
+int64_t Pattern(int tag, int64_t sender, int64_t i) {
+  return (static_cast<int64_t>(tag) << 40) | (sender << 24) | (i & 0xFFFFFF);
+}
+
+}  // namespace
+
+Expected<CommRunResult> RunCommunication(const JobSpec& job,
+                                         const std::vector<ProgramStep>& program,
+                                         const PlanCommunicators& comms, MPI_Comm world,
+                                         double max_bytes_per_op) {
+  const double max_bytes = std::max(8.0, max_bytes_per_op);
+  int rank = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
+  const int64_t pp = job.parallel.pp;
+  const int64_t stage = rank / (job.parallel.tp * job.parallel.cp * job.parallel.dp);
+  CommRunResult result;
+  std::deque<std::vector<int64_t>> send_buffers;  // alive until their sends complete
+  std::vector<MPI_Request> sends;
+  const double start = MPI_Wtime();
+
+  auto collective = [&](const RankOp& op) -> Status {
+    Expected<CollectiveCheck> check = RunCollective(op, comms.Get(op.group), max_bytes);
+    if (!check.ok()) return check.status();
+    result.collectives += op.count;
+    result.elements += check->elements;
+    result.wrong += check->wrong;
+    return Status::Ok();
+  };
+
+  for (const ProgramStep& step : program) {
+    const int64_t vs = step.pass.chunk * pp + stage;
+    const bool backward = step.pass.kind == PassKind::kBackward;
+    for (const RankOp& op : step.ops) {
+      switch (op.kind) {
+        case RankOpKind::kCompute:
+          break;
+        case RankOpKind::kCollective:
+          GPUPLAN_RETURN_IF_ERROR(collective(op));
+          break;
+        case RankOpKind::kLayers: {
+          const int64_t first = ChunkFirstLayer(job, stage, step.pass.chunk);
+          for (int64_t layer = first; layer < first + op.count; ++layer) {
+            const bool moe = job.model.is_moe() && layer >= job.model.moe_first_dense_layers;
+            for (const RankOp& inner : LayerProgram(job, step.pass.kind, moe)) {
+              if (inner.kind == RankOpKind::kCollective) GPUPLAN_RETURN_IF_ERROR(collective(inner));
+            }
+          }
+          break;
+        }
+        case RankOpKind::kSend: {
+          // A forward sends to virtual stage vs + 1, a backward to vs - 1.
+          const int tag = Tag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
+          const int64_t n = Elements(op.bytes, max_bytes);
+          std::vector<int64_t>& buffer = send_buffers.emplace_back(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) buffer[static_cast<size_t>(i)] = Pattern(tag, rank, i);
+          MPI_Request request = MPI_REQUEST_NULL;
+          GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Isend(buffer.data(), static_cast<int>(n), MPI_INT64_T,
+                                                static_cast<int>(op.peer), tag, world, &request));
+          sends.push_back(request);
+          ++result.sends;
+          break;
+        }
+        case RankOpKind::kRecv: {
+          const int tag = Tag(backward, step.pass.microbatch, vs);
+          const int64_t n = Elements(op.bytes, max_bytes);
+          std::vector<int64_t> buffer(static_cast<size_t>(n), -1);
+          GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Recv(buffer.data(), static_cast<int>(n), MPI_INT64_T,
+                                               static_cast<int>(op.peer), tag, world,
+                                               MPI_STATUS_IGNORE));
+          for (int64_t i = 0; i < n; ++i) {
+            if (buffer[static_cast<size_t>(i)] != Pattern(tag, op.peer, i)) ++result.wrong;
+          }
+          result.elements += n;
+          ++result.receives;
+          break;
+        }
+      }
+    }
+  }
+  GPUPLAN_MPI_RETURN_IF_ERROR(
+      MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
+  result.seconds = MPI_Wtime() - start;
+  return result;
+}
+
+}  // namespace gpuplan
