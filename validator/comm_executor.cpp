@@ -20,8 +20,9 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// One collective op (its `count` repeats) over `comm`, checked.
-Expected<CollectiveCheck> RunCollective(const RankOp& op, MPI_Comm comm, double max_bytes) {
+// One collective op (its `count` repeats) over `comm`, checked, each under `watchdog`.
+Expected<CollectiveCheck> RunCollective(const RankOp& op, MPI_Comm comm, double max_bytes,
+                                        const Watchdog& watchdog) {
   int n = 1;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(comm, &n));
   const int64_t total = Elements(op.bytes, max_bytes);
@@ -34,15 +35,15 @@ Expected<CollectiveCheck> RunCollective(const RankOp& op, MPI_Comm comm, double 
         "': not one the executor runs (all_reduce, all_gather, reduce_scatter, alltoall, ring "
         "send/recv)");
     if (StartsWith(op.name, "all_reduce")) {
-      one = CheckedAllReduce(comm, total);
+      one = CheckedAllReduce(comm, total, watchdog);
     } else if (StartsWith(op.name, "all_gather")) {
-      one = CheckedAllGather(comm, block);
+      one = CheckedAllGather(comm, block, watchdog);
     } else if (StartsWith(op.name, "reduce_scatter")) {
-      one = CheckedReduceScatter(comm, block);
+      one = CheckedReduceScatter(comm, block, watchdog);
     } else if (StartsWith(op.name, "alltoall")) {
-      one = CheckedAllToAll(comm, block);
+      one = CheckedAllToAll(comm, block, watchdog);
     } else if (StartsWith(op.name, "ring send/recv")) {
-      one = CheckedSendRecvRing(comm, total);
+      one = CheckedSendRecvRing(comm, total, watchdog);
     }
     if (!one.ok()) return one.status();
     sum.elements += one->elements;
@@ -67,7 +68,7 @@ int64_t Pattern(int tag, int64_t sender, int64_t i) {
 Expected<CommRunResult> RunCommunication(const JobSpec& job,
                                          const std::vector<ProgramStep>& program,
                                          const PlanCommunicators& comms, MPI_Comm world,
-                                         double max_bytes_per_op) {
+                                         double max_bytes_per_op, double watchdog_s) {
   const double max_bytes = std::max(8.0, max_bytes_per_op);
   int rank = 0;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
@@ -79,7 +80,14 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
   const double start = MPI_Wtime();
 
   auto collective = [&](const RankOp& op) -> Status {
-    Expected<CollectiveCheck> check = RunCollective(op, comms.Get(op.group), max_bytes);
+    std::string members;
+    for (int64_t m : comms.Members(op.group)) {
+      members += (members.empty() ? "" : ", ") + std::to_string(m);
+    }
+    const Watchdog watchdog{watchdog_s, "'" + op.name + "' over " +
+                                            std::string(GroupKindName(op.group)) + " ranks [" +
+                                            members + "]"};
+    Expected<CollectiveCheck> check = RunCollective(op, comms.Get(op.group), max_bytes, watchdog);
     if (!check.ok()) return check.status();
     result.collectives += op.count;
     result.elements += check->elements;
@@ -124,9 +132,12 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
           const int tag = Tag(backward, step.pass.microbatch, vs);
           const int64_t n = Elements(op.bytes, max_bytes);
           std::vector<int64_t> buffer(static_cast<size_t>(n), -1);
-          GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Recv(buffer.data(), static_cast<int>(n), MPI_INT64_T,
-                                               static_cast<int>(op.peer), tag, world,
-                                               MPI_STATUS_IGNORE));
+          MPI_Request request = MPI_REQUEST_NULL;
+          GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Irecv(buffer.data(), static_cast<int>(n), MPI_INT64_T,
+                                                static_cast<int>(op.peer), tag, world, &request));
+          GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(
+              {&request, 1}, {watchdog_s, "'" + op.name + "' (" + step.label + ") from rank " +
+                                              std::to_string(op.peer)}));
           for (int64_t i = 0; i < n; ++i) {
             if (buffer[static_cast<size_t>(i)] != Pattern(tag, op.peer, i)) ++result.wrong;
           }
@@ -137,8 +148,7 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
       }
     }
   }
-  GPUPLAN_MPI_RETURN_IF_ERROR(
-      MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(sends, {watchdog_s, "the step's pipeline sends"}));
   result.seconds = MPI_Wtime() - start;
   return result;
 }

@@ -34,11 +34,15 @@ struct CommRunResult {
 /// op's name: all_reduce..., all_gather..., reduce_scatter..., alltoall..., ring send/recv...
 /// (the CP ring over its group); another name is Invalid. Sends are non-blocking and complete
 /// at the end (Megatron batches its pipeline sends and receives, so stages never wait on a
-/// send); receives block. Messages are tagged by direction, micro-batch and receiving virtual
-/// stage, so an out-of-order match is a wrong element, not a silent pass.
+/// send); receives wait. Messages are tagged by direction, micro-batch and receiving virtual
+/// stage, so an out-of-order match is a wrong element, not a silent pass. Every collective and
+/// receive waits at most `watchdog_s` (WaitWithWatchdog): a peer that died or hangs makes it
+/// return Unavailable naming the op, its group's ranks or its peer, and the step; the caller
+/// reports and aborts the job.
 Expected<CommRunResult> RunCommunication(const JobSpec& job,
                                          const std::vector<ProgramStep>& program,
                                          const PlanCommunicators& comms, MPI_Comm world,
-                                         double max_bytes_per_op);
+                                         double max_bytes_per_op,
+                                         double watchdog_s = kDefaultWatchdogSeconds);
 
 }  // namespace gpuplan

@@ -11,13 +11,34 @@ namespace gpuplan {
 
 PlanCommunicators::PlanCommunicators() { comms_.fill(MPI_COMM_NULL); }
 
-PlanCommunicators::PlanCommunicators(PlanCommunicators&& other) noexcept : comms_(other.comms_) {
+PlanCommunicators::PlanCommunicators(PlanCommunicators&& other) noexcept
+    : comms_(other.comms_), members_(std::move(other.members_)) {
   other.comms_.fill(MPI_COMM_NULL);
 }
 
 PlanCommunicators& PlanCommunicators::operator=(PlanCommunicators&& other) noexcept {
   std::swap(comms_, other.comms_);
+  std::swap(members_, other.members_);
   return *this;
+}
+
+Status WaitWithWatchdog(std::span<MPI_Request> requests, const Watchdog& watchdog) {
+  const double start = MPI_Wtime();
+  for (;;) {
+    int done = 0;
+    GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Testall(static_cast<int>(requests.size()), requests.data(),
+                                            &done, MPI_STATUSES_IGNORE));
+    if (done) return Status::Ok();
+    if (MPI_Wtime() - start > watchdog.timeout_s) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      return Status::Unavailable(StrFormat(
+          "rank %d: %s did not complete within %g s: a peer did not arrive (it died, hangs, or "
+          "runs another op)",
+          rank, watchdog.what.c_str(), watchdog.timeout_s));
+    }
+    // MPI_Testall drives progress; ranks sharing cores (mpirun --oversubscribe) yield inside it.
+  }
 }
 
 PlanCommunicators::~PlanCommunicators() {
@@ -45,6 +66,7 @@ Expected<PlanCommunicators> PlanCommunicators::Split(const RankLayout& layout, M
     const std::vector<int64_t>& members = layout.Groups(kind)[static_cast<size_t>(group)];
     int key = 0;
     while (members[static_cast<size_t>(key)] != rank) ++key;
+    out.members_[static_cast<size_t>(k)] = members;
     MPI_Comm& comm = out.comms_[static_cast<size_t>(k)];
     GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_split(world, static_cast<int>(group), key, &comm));
     GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
@@ -100,42 +122,49 @@ int Count(int64_t count) { return static_cast<int>(count); }
 
 }  // namespace
 
-Expected<CollectiveCheck> CheckedAllReduce(MPI_Comm comm, int64_t count) {
+Expected<CollectiveCheck> CheckedAllReduce(MPI_Comm comm, int64_t count, const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
   const int64_t n = s->size;
   const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return (r + 1) * (i + 1); });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
+  MPI_Request request = MPI_REQUEST_NULL;
   GPUPLAN_MPI_RETURN_IF_ERROR(
-      MPI_Allreduce(send.data(), recv.data(), Count(count), MPI_INT64_T, MPI_SUM, comm));
+      MPI_Iallreduce(send.data(), recv.data(), Count(count), MPI_INT64_T, MPI_SUM, comm, &request));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
   return Check(recv, [&](int64_t i) { return (i + 1) * n * (n + 1) / 2; });
 }
 
-Expected<CollectiveCheck> CheckedAllGather(MPI_Comm comm, int64_t count) {
+Expected<CollectiveCheck> CheckedAllGather(MPI_Comm comm, int64_t count, const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
   const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return r * 1000000 + i; });
   std::vector<int64_t> recv(static_cast<size_t>(count * s->size), -1);
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Allgather(send.data(), Count(count), MPI_INT64_T, recv.data(),
-                                            Count(count), MPI_INT64_T, comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Iallgather(send.data(), Count(count), MPI_INT64_T, recv.data(),
+                                             Count(count), MPI_INT64_T, comm, &request));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
   return Check(recv, [&](int64_t j) { return (j / count) * 1000000 + j % count; });
 }
 
-Expected<CollectiveCheck> CheckedReduceScatter(MPI_Comm comm, int64_t count) {
+Expected<CollectiveCheck> CheckedReduceScatter(MPI_Comm comm, int64_t count,
+                                               const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
   const int64_t n = s->size;
   const std::vector<int64_t> send = Filled(count * n, [&](int64_t j) { return (r + 1) * (j + 1); });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
-  GPUPLAN_MPI_RETURN_IF_ERROR(
-      MPI_Reduce_scatter_block(send.data(), recv.data(), Count(count), MPI_INT64_T, MPI_SUM, comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Ireduce_scatter_block(send.data(), recv.data(), Count(count),
+                                                        MPI_INT64_T, MPI_SUM, comm, &request));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
   return Check(recv, [&](int64_t i) { return (r * count + i + 1) * n * (n + 1) / 2; });
 }
 
-Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count) {
+Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count, const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
@@ -143,12 +172,15 @@ Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count) {
   const std::vector<int64_t> send = Filled(
       count * s->size, [&](int64_t j) { return r * 1000000 + (j / count) * 1000 + j % count; });
   std::vector<int64_t> recv(static_cast<size_t>(count * s->size), -1);
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Alltoall(send.data(), Count(count), MPI_INT64_T, recv.data(),
-                                           Count(count), MPI_INT64_T, comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Ialltoall(send.data(), Count(count), MPI_INT64_T, recv.data(),
+                                            Count(count), MPI_INT64_T, comm, &request));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
   return Check(recv, [&](int64_t j) { return (j / count) * 1000000 + r * 1000 + j % count; });
 }
 
-Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count) {
+Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
+                                              const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
@@ -157,9 +189,12 @@ Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count) {
   const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return r * 1000000 + i; });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
   constexpr int kTag = 19;
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Sendrecv(
-      send.data(), Count(count), MPI_INT64_T, static_cast<int>((r + 1) % n), kTag, recv.data(),
-      Count(count), MPI_INT64_T, static_cast<int>(prev), kTag, comm, MPI_STATUS_IGNORE));
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Irecv(recv.data(), Count(count), MPI_INT64_T,
+                                        static_cast<int>(prev), kTag, comm, &requests[0]));
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Isend(send.data(), Count(count), MPI_INT64_T,
+                                        static_cast<int>((r + 1) % n), kTag, comm, &requests[1]));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(requests, watchdog));
   return Check(recv, [&](int64_t i) { return prev * 1000000 + i; });
 }
 
