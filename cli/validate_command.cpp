@@ -10,6 +10,13 @@
 #include "validator/calibrate.h"
 #include "validator/dry_run.h"
 #include "validator/rank_layout.h"
+#include "validator/rank_program.h"
+
+#if GPUPLAN_BUILT_WITH_MPI
+#include <mpi.h>
+
+#include "validator/comm_executor.h"
+#endif
 
 namespace gpuplan {
 namespace {
@@ -20,7 +27,68 @@ struct ValidateOptions {
   bool dry_run = false;
   bool json = false;
   std::vector<int64_t> ranks;
+  std::string backend = "gpu";
+  bool comm_only = false;
+  double max_message_kb = 64;
+  double watchdog_s = 300;
 };
+
+// `--backend cpu --comm-only` under mpirun: every rank runs its step's communication over the
+// plan's MPI communicators, every element checked; rank 0 prints the table. A watchdog that
+// fires or a wrong element aborts the whole job (MPI_Abort) with exit status 1 after rank 0 (or
+// the rank that saw it) has printed why, so no rank is left waiting.
+Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o) {
+#if GPUPLAN_BUILT_WITH_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto fail = [&](const Status& st) {
+    std::fprintf(stderr, "gpuplan: error: rank %d: %s\n", rank, st.message().c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return st;
+  };
+  int64_t wrong = 0;
+  {  // the communicators are freed before MPI_Finalize
+    Expected<PlanCommunicators> comms = PlanCommunicators::Split(layout, MPI_COMM_WORLD);
+    if (!comms.ok()) {
+      // A rank count that does not match the plan is the same on every rank: no abort needed.
+      MPI_Finalize();
+      return Status::Invalid("--plan: " + comms.status().message());
+    }
+    Expected<CommRunResult> run =
+        RunCommunication(job, RankProgram(job, layout, rank), *comms, MPI_COMM_WORLD,
+                         o.max_message_kb * 1024.0, o.watchdog_s);
+    if (!run.ok()) return fail(run.status());
+    Expected<std::vector<CommRunResult>> all = GatherCommResults(*run, MPI_COMM_WORLD);
+    if (!all.ok()) return fail(all.status());
+    if (rank == 0) {
+      std::printf(
+          "communication of one step of %s on %lld ranks (CPU backend, MPI; messages capped at "
+          "%g KiB, no compute)\n%s",
+          job.model.name.c_str(), static_cast<long long>(layout.world_size), o.max_message_kb,
+          FormatCommResults(*all).c_str());
+      for (const CommRunResult& x : *all) wrong += x.wrong;
+    }
+    MPI_Bcast(&wrong, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  if (wrong > 0) {
+    return Status::Internal(
+        StrFormat("%lld elements arrived wrong", static_cast<long long>(wrong)));
+  }
+  return Status::Ok();
+#else
+  (void)job;
+  (void)layout;
+  (void)o;
+  return Status::Unavailable(
+      "--backend cpu: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
+      "scripts/setup.sh, and build again)");
+#endif
+}
 
 constexpr const char* kDryRunHint =
     "`gpuplan validate --plan FILE --dry-run` prints the process layout, the communicators and "
@@ -76,6 +144,28 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
                              std::to_string(layout.world_size - 1) + ")");
     }
   }
+  if (o.backend != "gpu" && o.backend != "cpu") {
+    return Status::Invalid("--backend: '" + o.backend + "' is not allowed (allowed: gpu, cpu)");
+  }
+  if (o.comm_only && o.backend != "cpu") {
+    return Status::Invalid("--comm-only: needs --backend cpu (the GPU backend is not built yet)");
+  }
+  if (!(o.max_message_kb > 0 && o.max_message_kb <= 1024 * 1024)) {
+    return Status::Invalid(
+        StrFormat("--max-message-kb: must be in (0, 1048576], got %g", o.max_message_kb));
+  }
+  if (!(o.watchdog_s > 0 && o.watchdog_s <= 86400)) {
+    return Status::Invalid(
+        StrFormat("--watchdog: must be seconds in (0, 86400], got %g", o.watchdog_s));
+  }
+  if (o.backend == "cpu" && !o.dry_run) {
+    if (!o.comm_only) {
+      return Status::Unavailable(
+          "--backend cpu: only --comm-only runs yet (each rank's communication, checked); the "
+          "CPU compute backend is not built (docs/VALIDATION.md)");
+    }
+    return RunCommOnly(*job, layout, o);
+  }
   if (!o.dry_run) {
     std::fprintf(stderr, "%s", MissingForValidation().c_str());
     return Status::Unavailable(
@@ -103,6 +193,16 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--rank", o->ranks,
                   "Ranks whose op sequence to print (default: the first rank of each stage)");
   sub->add_flag("--json", o->json, "Print the dry run as JSON");
+  sub->add_option("--backend", o->backend, "Where ranks run: gpu (NCCL) or cpu (MPI); default gpu");
+  sub->add_flag("--comm-only", o->comm_only,
+                "With --backend cpu, under mpirun -np <plan's GPUs>: run each rank's step of "
+                "communication over the plan's MPI communicators, every element checked");
+  sub->add_option("--max-message-kb", o->max_message_kb,
+                  "With --comm-only: cap every collective and message at this many KiB "
+                  "(default 64)");
+  sub->add_option("--watchdog", o->watchdog_s,
+                  "Seconds a collective or receive waits for its peers before the run is "
+                  "reported and aborted (default 300)");
   sub->callback([=] { *run = [=] { return RunValidate(*o, *global); }; });
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/str_format.h"
 #include "simulator/shard.h"
 #include "validator/mpi_check.h"
 
@@ -151,6 +152,49 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(sends, {watchdog_s, "the step's pipeline sends"}));
   result.seconds = MPI_Wtime() - start;
   return result;
+}
+
+Expected<std::vector<CommRunResult>> GatherCommResults(const CommRunResult& mine, MPI_Comm world) {
+  int rank = 0;
+  int size = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(world, &size));
+  const double row[6] = {static_cast<double>(mine.collectives), static_cast<double>(mine.sends),
+                         static_cast<double>(mine.receives),    static_cast<double>(mine.elements),
+                         static_cast<double>(mine.wrong),       mine.seconds};
+  std::vector<double> all(rank == 0 ? static_cast<size_t>(6 * size) : 0);
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Gather(row, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, world));
+  std::vector<CommRunResult> out;
+  for (size_t i = 0; i + 6 <= all.size(); i += 6) {
+    out.push_back(CommRunResult{static_cast<int64_t>(all[i]), static_cast<int64_t>(all[i + 1]),
+                                static_cast<int64_t>(all[i + 2]), static_cast<int64_t>(all[i + 3]),
+                                static_cast<int64_t>(all[i + 4]), all[i + 5]});
+  }
+  return out;
+}
+
+std::string FormatCommResults(const std::vector<CommRunResult>& results) {
+  std::string out = StrFormat("%6s %12s %8s %8s %14s %8s %10s\n", "rank", "collectives", "sends",
+                              "receives", "elements", "#wrong", "time (s)");
+  CommRunResult total;
+  for (size_t r = 0; r < results.size(); ++r) {
+    const CommRunResult& x = results[r];
+    out += StrFormat("%6zu %12lld %8lld %8lld %14lld %8lld %10.3f\n", r,
+                     static_cast<long long>(x.collectives), static_cast<long long>(x.sends),
+                     static_cast<long long>(x.receives), static_cast<long long>(x.elements),
+                     static_cast<long long>(x.wrong), x.seconds);
+    total.collectives += x.collectives;
+    total.sends += x.sends;
+    total.receives += x.receives;
+    total.elements += x.elements;
+    total.wrong += x.wrong;
+    total.seconds = std::max(total.seconds, x.seconds);
+  }
+  out += StrFormat("%6s %12lld %8lld %8lld %14lld %8lld %10.3f\n", "all",
+                   static_cast<long long>(total.collectives), static_cast<long long>(total.sends),
+                   static_cast<long long>(total.receives), static_cast<long long>(total.elements),
+                   static_cast<long long>(total.wrong), total.seconds);
+  return out;
 }
 
 }  // namespace gpuplan

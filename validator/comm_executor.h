@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -44,5 +45,13 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
                                          const PlanCommunicators& comms, MPI_Comm world,
                                          double max_bytes_per_op,
                                          double watchdog_s = kDefaultWatchdogSeconds);
+
+/// Every rank's result gathered on rank 0 of `world`, indexed by rank (MPI_Gather, collective);
+/// empty on the other ranks.
+Expected<std::vector<CommRunResult>> GatherCommResults(const CommRunResult& mine, MPI_Comm world);
+
+/// One line per rank (collectives, sends, receives, elements checked, #wrong, seconds), then the
+/// totals, in the manner of nccl-tests' tables.
+std::string FormatCommResults(const std::vector<CommRunResult>& results);
 
 }  // namespace gpuplan
