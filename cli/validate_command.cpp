@@ -1,6 +1,8 @@
 // `gpuplan validate`: run a plan on GPUs and compare with the prediction; --dry-run prints what
 // would run (process layout, communicators, each rank's op sequence) without a GPU; --show
 // prints a validation report. `gpuplan calibrate`: fit a profile's corrections to reports.
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +11,7 @@
 #include "profiler/gpu_probe.h"
 #include "validator/calibrate.h"
 #include "validator/dry_run.h"
+#include "validator/launcher.h"
 #include "validator/rank_layout.h"
 #include "validator/rank_program.h"
 
@@ -31,7 +34,38 @@ struct ValidateOptions {
   bool comm_only = false;
   double max_message_kb = 64;
   double watchdog_s = 300;
+  std::string launch;
 };
+
+// `--launch local`: start the plan's ranks on this host with mpirun, each running this program
+// with the same request minus --launch, and pass their outcome on (exit 0, 2 for invalid input,
+// otherwise 1; the ranks print their own reports).
+Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ranks) {
+#if GPUPLAN_BUILT_WITH_MPI
+  const std::string mpirun = GPUPLAN_MPIRUN;
+#else
+  const std::string mpirun = "mpirun";
+#endif
+  std::vector<std::string> args;
+  for (const std::string& dir : g.hardware_db_dirs) {
+    args.push_back("--hardware-db");
+    args.push_back(dir);
+  }
+  args.insert(args.end(), {"validate", "--plan", o.plan, "--backend", o.backend, "--comm-only",
+                           "--max-message-kb", StrFormat("%.17g", o.max_message_kb), "--watchdog",
+                           StrFormat("%.17g", o.watchdog_s)});
+  // This program's own path: the ranks run it (/proc/self/exe would name mpirun's processes).
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return Status::Unavailable("--launch local: cannot find this program's path");
+  Expected<int> code = MakeProcessLauncher()->Run(LocalMpirunCommand(
+      mpirun, ranks, geteuid() == 0, std::string(self, static_cast<size_t>(length)), args));
+  if (!code.ok()) return code.status();
+  if (*code == 0) return Status::Ok();
+  const std::string why = StrFormat("the %lld ranks started by %s exited with status %d",
+                                    static_cast<long long>(ranks), mpirun.c_str(), *code);
+  return *code == 2 ? Status::Invalid(why) : Status::Unavailable(why);
+}
 
 // `--backend cpu --comm-only` under mpirun: every rank runs its step's communication over the
 // plan's MPI communicators, every element checked; rank 0 prints the table. A watchdog that
@@ -158,11 +192,20 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         StrFormat("--watchdog: must be seconds in (0, 86400], got %g", o.watchdog_s));
   }
+  if (!o.launch.empty() && (o.backend != "cpu" || !o.comm_only || o.dry_run)) {
+    return Status::Invalid("--launch: needs --backend cpu --comm-only (and no --dry-run)");
+  }
   if (o.backend == "cpu" && !o.dry_run) {
     if (!o.comm_only) {
       return Status::Unavailable(
           "--backend cpu: only --comm-only runs yet (each rank's communication, checked); the "
           "CPU compute backend is not built (docs/VALIDATION.md)");
+    }
+    if (!o.launch.empty()) {
+      if (o.launch != "local") {
+        return Status::Invalid("--launch: '" + o.launch + "' is not allowed (allowed: local)");
+      }
+      return LaunchLocal(o, g, layout.world_size);
     }
     return RunCommOnly(*job, layout, o);
   }
@@ -200,6 +243,9 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--max-message-kb", o->max_message_kb,
                   "With --comm-only: cap every collective and message at this many KiB "
                   "(default 64)");
+  sub->add_option("--launch", o->launch,
+                  "local: start the plan's ranks on this host with mpirun (one gpuplan process "
+                  "per rank) instead of being started by mpirun");
   sub->add_option("--watchdog", o->watchdog_s,
                   "Seconds a collective or receive waits for its peers before the run is "
                   "reported and aborted (default 300)");

@@ -1,0 +1,59 @@
+#include "validator/launcher.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gpuplan {
+namespace {
+
+class ProcessLauncher : public RankLauncher {
+ public:
+  Expected<int> Run(const std::vector<std::string>& argv) override {
+    if (argv.empty()) return Status::Invalid("launcher: empty command");
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) return Status::Unavailable(std::string("launcher: fork: ") + strerror(errno));
+    if (pid == 0) {
+      execvp(args[0], args.data());
+      // Only reached when the program could not be started; 127 as a shell reports it.
+      _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) {
+        return Status::Unavailable(std::string("launcher: waitpid: ") + strerror(errno));
+      }
+    }
+    if (WIFEXITED(status)) {
+      if (WEXITSTATUS(status) == 127) {
+        return Status::Unavailable("launcher: could not start '" + argv[0] +
+                                   "' (not found or not executable; install openmpi-bin)");
+      }
+      return WEXITSTATUS(status);
+    }
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RankLauncher> MakeProcessLauncher() { return std::make_unique<ProcessLauncher>(); }
+
+std::vector<std::string> LocalMpirunCommand(const std::string& mpirun, int64_t ranks, bool as_root,
+                                            const std::string& program,
+                                            const std::vector<std::string>& args) {
+  std::vector<std::string> cmd = {mpirun, "--oversubscribe"};
+  if (as_root) cmd.push_back("--allow-run-as-root");
+  cmd.push_back("-np");
+  cmd.push_back(std::to_string(ranks));
+  cmd.push_back(program);
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return cmd;
+}
+
+}  // namespace gpuplan
