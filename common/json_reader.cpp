@@ -521,14 +521,13 @@ const nlohmann::json* JsonObjectReader::OptionalObject(std::string_view field) {
   return Find(field, false) ? Object(field) : nullptr;
 }
 
-void JsonObjectReader::RejectUnknownFields(std::initializer_list<std::string_view> allowed) {
+void JsonObjectReader::RejectUnknownFields(std::span<const std::string_view> allowed) {
   if (!status_.ok()) return;
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     bool known = false;
     for (std::string_view a : allowed) known = known || it.key() == a;
     if (!known) {
-      Fail(it.key(),
-           "unknown field (allowed: " + JoinAllowed({allowed.begin(), allowed.size()}) + ")");
+      Fail(it.key(), "unknown field (allowed: " + JoinAllowed(allowed) + ")");
       return;
     }
   }

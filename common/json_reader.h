@@ -100,7 +100,10 @@ class JsonObjectReader {
   const nlohmann::json* OptionalObject(std::string_view field);
 
   /// Records an error for every key not in `allowed` (catches typos such as "tensor_paralel").
-  void RejectUnknownFields(std::initializer_list<std::string_view> allowed);
+  void RejectUnknownFields(std::initializer_list<std::string_view> allowed) {
+    RejectUnknownFields(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
+  void RejectUnknownFields(std::span<const std::string_view> allowed);
 
   /// Records a custom error about `field` (used for cross-field checks).
   void Fail(std::string_view field, const std::string& problem);

@@ -458,27 +458,11 @@ bool RequiredBool(JsonObjectReader& r, const json& entry, std::string_view field
 
 Status ParseFramework(const json& entry, const std::string& context, FrameworkSpec* f) {
   JsonObjectReader r(entry, context);
-  r.RejectUnknownFields({"id",
-                         "name",
-                         "version",
-                         "loss_bytes_per_logit",
-                         "ddp_bucket_bytes_per_param",
-                         "eager_elementwise",
-                         "pipeline_split",
-                         "weight_gather_in_forward",
-                         "host_ms_per_layer",
-                         "pipeline_host_ms_per_tp_rank",
-                         "max_zero_stage",
-                         "fsdp",
-                         "pipeline_needs_pp_minus_1_microbatches",
-                         "ep_overlap",
-                         "attention_kernels",
-                         "parallel_dims",
-                         "fp8_norm_fused_cast",
-                         "fp8_weight_cast_every_microbatch",
-                         "unfused_passes",
-                         "sources",
-                         "notes"});
+  // The behaviour fields, and around them what identifies and documents the entry.
+  std::vector<std::string_view> allowed = {"id", "name", "version"};
+  allowed.insert(allowed.end(), std::begin(kFrameworkFields), std::end(kFrameworkFields));
+  allowed.insert(allowed.end(), {"sources", "notes"});
+  r.RejectUnknownFields(allowed);
   f->id = r.String("id");
   if (r.status().ok() && !IsLowerCaseId(f->id)) {
     r.Fail("id", "must be a lower-case word (a-z, 0-9, '-', '_', '.'), got '" + f->id + "'");

@@ -165,12 +165,14 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // read f write f; SwiGLU read 2f write f), rotary embedding on q and k for SwiGLU-family
   // models. Norms and residuals run on all T tokens unless sequence parallelism splits them.
   const double replicated = (4.0 + 6.0 + (dropout ? 3.0 : 0.0)) * h * (sp ? T / t : T);
-  const double activation = (tp_mlps + routed * imbalance) * (swiglu ? 3.0 : 2.0) * f / t * T;
+  // MLPs a token passes through on this rank (dense, or shared + routed on the busiest EP rank).
+  const double mlp_visits = tp_mlps + routed * imbalance;
+  const double activation = mlp_visits * (swiglu ? 3.0 : 2.0) * f / t * T;
   const double rope = swiglu ? 2.0 * (q + kv) / t * T : 0.0;
   // Eager stacks' unfused element-wise code (FrameworkSpec::unfused_passes): the extra element
   // moves per element of each tensor, one kernel per two moves.
   const UnfusedPasses& u = tr.framework.unfused_passes;
-  const double unfused_mlp = swiglu ? u.swiglu * (tp_mlps + routed * imbalance) * f / t * T : 0.0;
+  const double unfused_mlp = swiglu ? u.swiglu * mlp_visits * f / t * T : 0.0;
   const double unfused_attention = ((swiglu ? u.rotary * (q + kv) : 0.0) + u.qkv * (q + 2.0 * kv) +
                                     u.kv * 2.0 * kv + u.attention_output * q) /
                                    t * T;
@@ -196,12 +198,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   double fp8_bwd = 0.0;
   if (tr.precision == Precision::kFp8) {
     const FrameworkSpec& stack = tr.framework;
-    const double mlps = tp_mlps + routed * imbalance;
     const double up = swiglu ? 2.0 : 1.0;
-    const double norm_fed = (h + mlps * h) * T;          // QKV and FC1 inputs
-    const double other_in = (q / t + mlps * f / t) * T;  // O and FC2 inputs
-    const double grads = ((q + 2.0 * kv) / t + h + mlps * up * f / t + mlps * h) * T;
-    const double layer_params = (h * (q + 2.0 * kv) + q * h + mlps * f * h * (up + 1.0)) / t;
+    const double norm_fed = (h + mlp_visits * h) * T;          // QKV and FC1 inputs
+    const double other_in = (q / t + mlp_visits * f / t) * T;  // O and FC2 inputs
+    const double grads = ((q + 2.0 * kv) / t + h + mlp_visits * up * f / t + mlp_visits * h) * T;
+    const double layer_params = (h * (q + 2.0 * kv) + q * h + mlp_visits * f * h * (up + 1.0)) / t;
     const double weight_casts =
         stack.fp8_weight_cast_every_microbatch
             ? 1.0

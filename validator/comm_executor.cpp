@@ -74,7 +74,7 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
   int rank = 0;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
   const int64_t pp = job.parallel.pp;
-  const int64_t stage = rank / (job.parallel.tp * job.parallel.cp * job.parallel.dp);
+  const int64_t stage = comms.Coord().pp;
   CommRunResult result;
   std::deque<std::vector<int64_t>> send_buffers;  // alive until their sends complete
   std::vector<MPI_Request> sends;

@@ -12,13 +12,14 @@ namespace gpuplan {
 PlanCommunicators::PlanCommunicators() { comms_.fill(MPI_COMM_NULL); }
 
 PlanCommunicators::PlanCommunicators(PlanCommunicators&& other) noexcept
-    : comms_(other.comms_), members_(std::move(other.members_)) {
+    : comms_(other.comms_), members_(std::move(other.members_)), coord_(other.coord_) {
   other.comms_.fill(MPI_COMM_NULL);
 }
 
 PlanCommunicators& PlanCommunicators::operator=(PlanCommunicators&& other) noexcept {
   std::swap(comms_, other.comms_);
   std::swap(members_, other.members_);
+  std::swap(coord_, other.coord_);
   return *this;
 }
 
@@ -60,6 +61,7 @@ Expected<PlanCommunicators> PlanCommunicators::Split(const RankLayout& layout, M
                   static_cast<long long>(layout.world_size)));
   }
   PlanCommunicators out;
+  out.coord_ = layout.ranks[static_cast<size_t>(rank)];
   for (int k = 0; k < kGroupKindCount; ++k) {
     const GroupKind kind = static_cast<GroupKind>(k);
     const int64_t group = layout.GroupOf(kind, rank);

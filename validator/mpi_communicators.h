@@ -35,6 +35,8 @@ class PlanCommunicators {
 
   /// The communicator of `kind` this rank belongs to.
   MPI_Comm Get(GroupKind kind) const { return comms_[static_cast<size_t>(kind)]; }
+  /// This rank's place in the plan (RankLayout::ranks of its world rank).
+  const RankCoord& Coord() const { return coord_; }
   /// Its members, as world ranks in communicator order.
   const std::vector<int64_t>& Members(GroupKind kind) const {
     return members_[static_cast<size_t>(kind)];
@@ -44,6 +46,7 @@ class PlanCommunicators {
   PlanCommunicators();
   std::array<MPI_Comm, kGroupKindCount> comms_;
   std::array<std::vector<int64_t>, kGroupKindCount> members_;
+  RankCoord coord_;
 };
 
 /// How long a collective or message waits for its peers before the validator gives up on it

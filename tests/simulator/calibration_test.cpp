@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
@@ -11,17 +13,24 @@
 #include "simulator/error_band.h"
 #include "simulator/layout_sweep.h"
 #include "simulator/stack_comparison.h"
+#include "tests/builtin_db.h"
 
 namespace gpuplan {
 namespace {
 
-TEST(Calibration, PublishedRunsWithinBounds) {
-  const std::string path = BuiltinCalibrationDir() + "/published_runs.json";
+// A shipped calibration file (hardware-db/calibration/NAME) and its path; a file that does not
+// read fails the test and yields null.
+std::pair<nlohmann::json, std::string> CalibrationFile(const std::string& name) {
+  const std::string path = BuiltinCalibrationDir() + "/" + name;
   Expected<nlohmann::json> doc = ReadJsonFile(path);
-  ASSERT_TRUE(doc.ok()) << doc.status().message();
-  Expected<HardwareDb> db = LoadHardwareDb({});
-  ASSERT_TRUE(db.ok()) << db.status().message();
-  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, *db);
+  EXPECT_TRUE(doc.ok()) << doc.status().message();
+  return {doc.ok() ? *doc : nlohmann::json(), path};
+}
+
+TEST(Calibration, PublishedRunsWithinBounds) {
+  const auto [doc, path] = CalibrationFile("published_runs.json");
+  const HardwareDb& db = BuiltinDb();
+  Expected<AccuracyReport> report = CompareWithPublishedRuns(doc, path, db);
   ASSERT_TRUE(report.ok()) << report.status().message();
   std::printf("\n%s\n", FormatAccuracyMarkdown(*report).c_str());
   // Issue 16's bar for the published runs.
@@ -34,12 +43,9 @@ TEST(Calibration, PublishedRunsWithinBounds) {
 
 // The candidate runs (not in the calibration set yet, docs/ACCURACY.md) parse and are predicted.
 TEST(Calibration, CandidateRunsParse) {
-  const std::string path = BuiltinCalibrationDir() + "/candidate_runs.json";
-  Expected<nlohmann::json> doc = ReadJsonFile(path);
-  ASSERT_TRUE(doc.ok()) << doc.status().message();
-  Expected<HardwareDb> db = LoadHardwareDb({});
-  ASSERT_TRUE(db.ok()) << db.status().message();
-  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, *db);
+  const auto [doc, path] = CalibrationFile("candidate_runs.json");
+  const HardwareDb& db = BuiltinDb();
+  Expected<AccuracyReport> report = CompareWithPublishedRuns(doc, path, db);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->overall.runs, 5);
   for (const RunComparison& r : report->runs) EXPECT_LE(std::abs(r.error), 0.35) << r.id;
@@ -48,12 +54,9 @@ TEST(Calibration, CandidateRunsParse) {
 // Issue 18: each publication's runs predicted with the calibrated constants refitted on the
 // others (docs/ACCURACY.md, "Cross-validation"). Prints the table.
 TEST(Calibration, LeaveOneSourceOut) {
-  const std::string path = BuiltinCalibrationDir() + "/published_runs.json";
-  Expected<nlohmann::json> doc = ReadJsonFile(path);
-  ASSERT_TRUE(doc.ok()) << doc.status().message();
-  Expected<HardwareDb> db = LoadHardwareDb({});
-  ASSERT_TRUE(db.ok()) << db.status().message();
-  Expected<std::vector<PublishedRun>> runs = ParsePublishedRuns(*doc, path, *db);
+  const auto [doc, path] = CalibrationFile("published_runs.json");
+  const HardwareDb& db = BuiltinDb();
+  Expected<std::vector<PublishedRun>> runs = ParsePublishedRuns(doc, path, db);
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   Expected<CrossValidationReport> cv = CrossValidatePublishedRuns(*runs);
   ASSERT_TRUE(cv.ok()) << cv.status().message();
@@ -69,9 +72,9 @@ TEST(Calibration, LeaveOneSourceOut) {
   ASSERT_TRUE(agnostic.ok()) << agnostic.status().message();
   std::vector<StackComparisonRow> stacks = CompareStackModels(*runs, *cv, *agnostic);
   Expected<std::vector<SweepRow>> sweep =
-      ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", *db);
+      ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", db);
   ASSERT_TRUE(sweep.ok()) << sweep.status().message();
-  stacks.push_back(CompareSweepStackModels(*sweep, *db));
+  stacks.push_back(CompareSweepStackModels(*sweep, db));
   std::printf("%s\n", FormatStackComparison(stacks, true).c_str());
   for (const StackComparisonRow& row : stacks) {
     if (row.stacks != "megatron-core") {
