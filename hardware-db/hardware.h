@@ -59,8 +59,9 @@ struct GpuSpec {
 
 /// nccl-tests bus bandwidth measured on one real cluster at several node counts, every GPU of
 /// every node in the communicator (docs/HARDWARE_DB.md "measured_busbw"). It replaces the line
-/// rate x efficiency of the network for the collectives it lists: fabrics lose bandwidth as more
-/// nodes share them, which a line rate cannot show.
+/// rate x efficiency of the network for the collectives it lists: a group takes the busbw of the
+/// measured ring with as many ranks (its time grows with the ring's hops, which a line rate cannot
+/// show).
 struct MeasuredNetworkBusbw {
   int gpus_per_node = 0;      ///< GPUs of each node in the measured communicator
   double message_bytes = 0;   ///< nccl-tests size of the measurement

@@ -114,20 +114,21 @@ double TransferSeconds(Collective c, bool across_nodes, const Latency& lat, doub
   return transfer;
 }
 
-// Per-GPU network bandwidth of collective `c` from a measured busbw table at the fabric's node
-// count, with the latency the measurement contained taken out: the table's full-node group of
-// `fabric_nodes` nodes took S·factor/busbw seconds for its message size S; the model adds its
-// own latency to the bandwidth term, so the bandwidth is the one that gives that time with that
+// Per-GPU network bandwidth of collective `c` for a group of `ranks` ranks from a measured busbw
+// table: the table's full-node ring with as many ranks (ranks / gpus_per_node nodes, at least the
+// first measured count), with the latency that measurement contained taken out: its ring of n
+// ranks took S·factor/busbw seconds for the table's message size S; the model adds its own
+// latency to the bandwidth term, so the bandwidth is the one that gives that time with that
 // latency. 0 when the table does not list `c`.
-double MeasuredNetworkTransferRate(Collective c, const MeasuredNetworkBusbw& table,
-                                   double fabric_nodes, const GroupLink& link) {
+double MeasuredNetworkTransferRate(Collective c, const MeasuredNetworkBusbw& table, double ranks,
+                                   const GroupLink& link) {
   const CollectiveInfo& info = GetCollectiveInfo(c);
-  const double busbw = MeasuredNetworkBytesPerSecond(table, info.name, fabric_nodes);
+  const double nodes = std::max(ranks / table.gpus_per_node, table.nodes.front());
+  const double busbw = MeasuredNetworkBytesPerSecond(table, info.name, nodes);
   if (busbw <= 0.0 || table.message_bytes <= 0.0) return busbw;
-  const double n = table.gpus_per_node * fabric_nodes;
+  const double n = table.gpus_per_node * nodes;
   const double volume = table.message_bytes * info.bus_factor(n);
-  const Latency lat =
-      CollectiveLatency(info, n, fabric_nodes, link.intra_latency_s, link.inter_latency_s);
+  const Latency lat = CollectiveLatency(info, n, nodes, link.intra_latency_s, link.inter_latency_s);
   const double transfer = TransferSeconds(c, true, lat, volume / (busbw * table.gpus_per_node));
   // A measurement faster than the latency alone would imply an unbounded rate: keep the table's.
   return transfer > 0.0 ? volume / transfer / table.gpus_per_node : busbw;
@@ -146,8 +147,8 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
     link.intra_bytes_per_s = fit->busbw_bytes_per_s;
   }
   if (across_nodes && link.network_measured != nullptr) {
-    const double measured_network = MeasuredNetworkTransferRate(
-        c, *link.network_measured, std::max(nodes, link.fabric_nodes), link);
+    const double measured_network =
+        MeasuredNetworkTransferRate(c, *link.network_measured, link.ranks, link);
     if (measured_network > 0.0) link.inter_bytes_per_s = measured_network;
   }
   if (c == Collective::kSendRecv) {

@@ -61,9 +61,6 @@ struct GroupLink {
   const MeasuredRates* measured = nullptr;
   /// The network's measured busbw by node count (NetworkSpec::measured_busbw), or nullptr.
   const MeasuredNetworkBusbw* network_measured = nullptr;
-  /// Nodes whose traffic crosses the fabric while this group's collective runs: every group of
-  /// a parallel dimension runs its collective at the same step, so the whole job's nodes.
-  double fabric_nodes = 1;
   double nodes() const { return ranks / ranks_per_node; }
 };
 
@@ -91,7 +88,8 @@ double GroupBusBandwidth(const GroupLink& link);
 /// (ranks_per_node) as its intra-node bandwidth. A measured communication_time_factor
 /// (validation corrections) multiplies the result. A group spanning nodes on a network with a
 /// measured busbw table (link.network_measured) takes its per-GPU network bandwidth from the table
-/// for the group's node count (MeasuredNetworkBytesPerSecond) when the table lists the collective.
+/// of the table's full-node ring with as many ranks as the group (MeasuredNetworkBytesPerSecond at
+/// ranks / gpus_per_node nodes) when the table lists the collective.
 /// All-to-all uses the per-destination split instead: the off-node share (n - ranks_per_node)/n
 /// goes through the NIC. Latency (alpha), as NCCL's tuning model counts it: a ring of n ranks
 /// takes n - 1 hops (2(n - 1) for all-reduce), nodes - 1 (2(nodes - 1)) of them at

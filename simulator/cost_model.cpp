@@ -164,11 +164,11 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   }
 
   // DP synchronisation once per step (non-ZeRO-3): the gradients' all-reduce (ZeRO-0) or
-  // reduce-scatter (ZeRO-1; ZeRO-2 reduced them per micro-batch above), and with ZeRO-1/2 the
-  // all-gather of the updated weights (Megatron distributed optimizer). Overlapped in buckets
+  // reduce-scatter (ZeRO-1; ZeRO-2 reduced them per micro-batch above), overlapped in buckets
   // with the last micro-batch's backward when dp_overlap (PyTorch DDP, Li et al. 2020, Sec.
-  // 3.2.3). The stage with the most parameters: the first or the last unless stage_layers puts
-  // more layers on a middle stage.
+  // 3.2.3), and with ZeRO-1/2 the all-gather of the updated weights once the optimizer has
+  // updated them. The stage with the most parameters: the first or the last unless stage_layers
+  // puts more layers on a middle stage.
   int64_t biggest_stage = 0;
   ShardParams biggest = ParamsPerGpu(job, 0);
   for (int64_t stage = 1; stage < par.pp; ++stage) {
@@ -202,13 +202,11 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
         const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
         bd.dp_comm +=
             bucketed(reduce, reduce_tail, backward) + bucketed(gather, gather_head, forward);
-      } else if (zero == 2) {
-        // The all-gather of the updated weights runs after the optimizer step.
-        bd.dp_comm += gather;
       } else {
-        // Each bucket's reduce-scatter and all-gather as one (the event simulator's FlushBucket).
-        const double tail = reduce_tail + WeightGatherSeconds(costs, zero, edge, 0);
-        bd.dp_comm += bucketed(reduce + gather, tail, backward);
+        // Without it (nanotron's ZeroDistributedOptimizer.step, DeepSpeed's ZeRO-1/2
+        // all_gather_dp_groups) the updated weights are all-gathered after the optimizer step
+        // has updated them, with nothing left to overlap: exposed.
+        bd.dp_comm += bucketed(reduce, reduce_tail, backward) + gather;
       }
     } else {
       bd.dp_comm += reduce + gather;

@@ -241,14 +241,9 @@ void StepBuilder::FlushBucket(int32_t rank, bool force) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const double params = r.bucket_dense + r.bucket_expert;
   if (params <= 0 || (!force && params < kGradBucketParams)) return;
-  // ZeRO-2 reduces per micro-batch and gathers the weights once, after the optimizer step.
-  const bool reduce_only = gather_in_forward_ || zero_ == 2;
-  const double seconds = reduce_only
-                             ? GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert)
-                             : GradSyncSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
-  const char* name = zero_ == 0    ? "all-reduce"
-                     : reduce_only ? "reduce-scatter"
-                                   : "reduce-scatter + all-gather";
+  // The weights are gathered once, after the optimizer step (or in the next forward).
+  const double seconds = GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
+  const char* name = zero_ == 0 ? "all-reduce" : "reduce-scatter";
   Async(rank, SimStream::kDpReduce, Category::kDp, name, seconds,
         costs_.grad_bytes_per_param * params);
   r.bucket_dense = 0;
@@ -476,7 +471,7 @@ Status StepBuilder::BuildRank(int32_t stage) {
   Compute(stage, "optimizer",
           OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1,
           0, Category::kOptimizer);
-  if (zero_ == 2 && sharded_dp_ && !gather_in_forward_) {
+  if (zero_ >= 1 && zero_ < 3 && sharded_dp_ && !gather_in_forward_) {
     // The updated weights' all-gather after the optimizer step (cost_model.cpp).
     Async(stage, SimStream::kDpGather, Category::kDp, "all-gather weights",
           WeightGatherSeconds(costs_, zero_, stage_params.DenseTrainable(),

@@ -361,8 +361,7 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
                            const DeviceRates& rates) {
   const TrainingSpec& tr = job.training;
   const ParallelSpec& par = job.parallel;
-  const ClusterLinks links =
-      ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured, job.cluster.num_gpus);
+  const ClusterLinks links = ResolveLinks(gpu, net, job.cluster.gpus_per_node, rates.measured);
 
   Ctx c{job, rates, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);
@@ -464,12 +463,6 @@ bool WeightGatherInForward(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   return !p.fsdp && p.zero_stage >= 1 && p.zero_stage < 3 && p.dp * p.cp > 1 && p.dp_overlap &&
          job.training.framework.weight_gather_in_forward;
-}
-
-double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,
-                       double expert_params) {
-  return GradReduceSeconds(costs, zero_stage, dense_params, expert_params) +
-         WeightGatherSeconds(costs, zero_stage, dense_params, expert_params);
 }
 
 double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,

@@ -82,19 +82,14 @@ struct StepCosts {
 StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const NetworkSpec& net,
                            const DeviceRates& rates);
 
-/// Gradient synchronisation of `dense_params` and `expert_params` trainable parameters over the
-/// step's DP groups: GradReduceSeconds + WeightGatherSeconds. Zero for ZeRO-3, which
-/// synchronises per layer (see FsdpLayerSeconds).
-double GradSyncSeconds(const StepCosts& costs, int zero_stage, double dense_params,
-                       double expert_params);
-
-/// The gradient half of GradSyncSeconds: all-reduce (ZeRO 0) or reduce-scatter (ZeRO 1/2) of
-/// the gradients at costs.grad_bytes_per_param.
+/// Gradient reduction of `dense_params` and `expert_params` trainable parameters over the step's
+/// DP groups: all-reduce (ZeRO 0) or reduce-scatter (ZeRO 1/2) of the gradients at
+/// costs.grad_bytes_per_param. Zero for ZeRO-3, which synchronises per layer (FsdpReduceSeconds).
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params);
 
-/// The weight half of GradSyncSeconds: the all-gather of the updated 16-bit weights after the
-/// optimizer step (ZeRO 1/2, Megatron distributed optimizer); zero for ZeRO 0 and 3.
+/// The all-gather of the updated 16-bit weights after the optimizer step over the step's DP
+/// groups (ZeRO 1/2, Megatron distributed optimizer); zero for ZeRO 0 and 3.
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
 

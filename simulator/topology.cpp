@@ -5,7 +5,7 @@
 namespace gpuplan {
 
 ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node,
-                          const MeasuredRates* measured, int64_t job_gpus) {
+                          const MeasuredRates* measured) {
   ClusterLinks l;
   l.measured = measured;
   l.gpus_per_node = static_cast<double>(std::max<int64_t>(1, gpus_per_node));
@@ -19,7 +19,6 @@ ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gp
   l.network_bytes_per_s = net.bytes_per_s_per_gpu * net.collective_efficiency;
   l.network_latency_s = net.latency_s;
   if (!net.measured_busbw.nodes.empty()) l.network_measured = &net.measured_busbw;
-  l.fabric_nodes = std::max(1.0, static_cast<double>(job_gpus) / l.gpus_per_node);
   return l;
 }
 
@@ -53,7 +52,6 @@ GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
   g.inter_latency_s = links.network_latency_s;
   g.measured = links.measured;
   g.network_measured = links.network_measured;
-  g.fabric_nodes = links.fabric_nodes;
   return g;
 }
 

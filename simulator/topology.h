@@ -22,7 +22,6 @@ struct ClusterLinks {
   const MeasuredRates* measured = nullptr;  ///< copied into every GroupLink (CollectiveSeconds)
   /// The network's measured busbw table, or nullptr; copied into every GroupLink.
   const MeasuredNetworkBusbw* network_measured = nullptr;
-  double fabric_nodes = 1;  ///< nodes of the job (GroupLink::fabric_nodes)
 };
 
 /// Per ring step inside an NVLink/NVSwitch node: an 8-GPU A100 all-reduce of 32 KiB takes
@@ -36,9 +35,8 @@ inline constexpr double kPcieStepLatencySeconds = 5.0e-6;
 inline constexpr double kPcieCollectiveEfficiency = 0.75;
 
 /// `measured`: the profile's fits for `gpu`, or nullptr (DeviceRates::measured).
-/// `job_gpus`: GPUs of the whole job (its nodes share the fabric; 0 = one node).
 ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node,
-                          const MeasuredRates* measured = nullptr, int64_t job_gpus = 0);
+                          const MeasuredRates* measured = nullptr);
 
 /// The link model of a communicator of `size` ranks whose consecutive members are `stride` ranks
 /// apart in the global rank order. gpuplan places ranks as Megatron-LM does: TP varies fastest,

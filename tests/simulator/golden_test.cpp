@@ -213,7 +213,7 @@ TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
   const ClusterLinks links =
-      ResolveLinks(*db->FindGpu("h100-sxm5-80gb"), *db->FindNetwork("ib-ndr-400"), 8, nullptr, 512);
+      ResolveLinks(*db->FindGpu("h100-sxm5-80gb"), *db->FindNetwork("ib-ndr-400"), 8);
   const GroupLink g = PlaceGroup(links, 512, 1);
   ASSERT_EQ(g.nodes(), 64);
   const double intra = g.intra_latency_s;
@@ -238,13 +238,18 @@ TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
 
 // A network with measured busbw by node count (the Ultra-Scale Playbook's cluster, figure
 // "Communication Bandwidth by Number of Nodes (size=256MB)"): a full-node group reproduces the
-// measured busbw at each node count, and a job's nodes load the fabric together.
+// measured busbw at each node count, and any group spanning nodes runs at the rate of the
+// measured ring with as many ranks.
 TEST(Golden, MeasuredNetworkBusbwByNodeCount) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
   const GpuSpec& h100 = *db->FindGpu("h100-sxm5-80gb");
   const NetworkSpec& net = *db->FindNetwork("hf-playbook-h100");
   const double bytes = 268435456.0;
+  const ClusterLinks links = ResolveLinks(h100, net, 8);
+  auto busbw = [&](Collective c, const GroupLink& g) {
+    return bytes / CollectiveSeconds(c, bytes, g) * GetCollectiveInfo(c).bus_factor(g.ranks);
+  };
   struct Point {
     Collective c;
     int nodes;
@@ -256,33 +261,42 @@ TEST(Golden, MeasuredNetworkBusbwByNodeCount) {
        {Point{Collective::kAllReduce, 4, 160.1}, Point{Collective::kAllReduce, 64, 32.9},
         Point{Collective::kAllGather, 8, 69.0}, Point{Collective::kAllGather, 64, 11.0},
         Point{Collective::kReduceScatter, 16, 54.5}}) {
-    const ClusterLinks links = ResolveLinks(h100, net, 8, nullptr, 8 * p.nodes);
     const GroupLink g = PlaceGroup(links, 8 * p.nodes, 1);
-    const double n = g.ranks;
-    const double busbw =
-        bytes / CollectiveSeconds(p.c, bytes, g) * GetCollectiveInfo(p.c).bus_factor(n);
     // Exact: the latency the measurement contained is taken out of the rate and added back.
-    EXPECT_NEAR(busbw / (p.busbw_gbps * 1e9), 1.0, 1e-9)
+    EXPECT_NEAR(busbw(p.c, g) / (p.busbw_gbps * 1e9), 1.0, 1e-9)
         << GetCollectiveInfo(p.c).name << " over " << p.nodes << " nodes";
   }
-  // A 2-node group inside a 64-node job shares the fabric with the other 31 pairs: the 64-node
-  // rate applies, not the 2-node one.
-  const ClusterLinks job64 = ResolveLinks(h100, net, 8, nullptr, 512);
-  const GroupLink pair = PlaceGroup(job64, 16, 1);
-  EXPECT_EQ(pair.nodes(), 2);
-  const double pair_busbw =
-      bytes / CollectiveSeconds(Collective::kAllGather, bytes, pair) * 15 / 16;
-  // Slightly above the 64-node busbw: the measurement's 512-rank ring latency (448 NVLink hops
-  // at 3 us and 63 network hops at 9.5 us, 1.94 ms of its 24.3 ms) is taken out of the rate,
-  // and the pair's 16-rank ring has less.
-  EXPECT_GT(pair_busbw / 11.0e9, 1.05);
-  EXPECT_LT(pair_busbw / 11.0e9, 1.09);
-  // One member per node (DP across TP8 groups): one NIC per node carries the ring.
-  const GroupLink dp = PlaceGroup(job64, 64, 8);
-  EXPECT_EQ(dp.ranks_per_node, 1);
-  const double dp_busbw = bytes / CollectiveSeconds(Collective::kAllGather, bytes, dp) * 63 / 64;
-  EXPECT_GT(dp_busbw / (11.0e9 / 8), 1.05);
-  EXPECT_LT(dp_busbw / (11.0e9 / 8), 1.09);
+  // A ring spanning nodes (all-gather): the measured ring with as many ranks took volume / busbw,
+  // of which its latency (NVLink hops inside its nodes, network hops between them) is taken out;
+  // the group's transfer runs at that per-GPU rate on each of its ranks_per_node NICs, and its own
+  // latency (every hop of a one-per-node ring is a network hop) is added.
+  auto expected = [&](const GroupLink& g, double measured_nodes, double measured_gbps) {
+    const double n = 8 * measured_nodes;
+    const double volume = bytes * (n - 1) / n;
+    const double measured_latency =
+        (n - measured_nodes) * g.intra_latency_s + (measured_nodes - 1) * g.inter_latency_s;
+    const double per_gpu = volume / (volume / (measured_gbps * 1e9) - measured_latency) / 8;
+    const double latency =
+        (g.ranks - g.nodes()) * g.intra_latency_s + (g.nodes() - 1) * g.inter_latency_s;
+    return latency + bytes * (g.ranks - 1) / g.ranks / (g.ranks_per_node * per_gpu);
+  };
+  // DP across TP8 groups over 32 nodes: a 32-rank ring, one member per node, at the 4-node
+  // measurement's rate (all_gather 119.0 GB/s).
+  const GroupLink dp = PlaceGroup(links, 32, 8);
+  ASSERT_EQ(dp.ranks_per_node, 1);
+  ASSERT_EQ(dp.nodes(), 32);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllGather, bytes, dp) / expected(dp, 4, 119.0), 1.0,
+              1e-9);
+  // DP across TP4 groups over 64 nodes (ZeRO-1's all-gather): a 128-rank ring, two members per
+  // node, at the 16-node measurement's rate (all_gather 55.0 GB/s).
+  const GroupLink dp2 = PlaceGroup(links, 128, 4);
+  ASSERT_EQ(dp2.ranks_per_node, 2);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllGather, bytes, dp2) / expected(dp2, 16, 55.0), 1.0,
+              1e-9);
+  // A ring shorter than the first measured one (2 ranks on 2 nodes) takes the 2-node rate.
+  const GroupLink pair = PlaceGroup(links, 2, 8);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllGather, bytes, pair) / expected(pair, 2, 184.6),
+              1.0, 1e-9);
 }
 
 // Interpolation: a power law between measured node counts, the first value below them, the last
