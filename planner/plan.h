@@ -12,6 +12,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/error_band.h"
 #include "simulator/job.h"
+#include "simulator/memory.h"
 #include "simulator/model.h"
 
 namespace gpuplan {
@@ -29,22 +30,12 @@ std::string_view ObjectiveName(Objective o);
 bool ParseObjective(std::string_view name, Objective* out);
 
 /// The question: a model, an amount of work, and the hardware, price and constraint choices.
-/// Default of PlanRequest::memory_margin (docs/PLANNER.md, "Memory margin"): the share of each
-/// GPU's memory a plan leaves free for what the memory model misses. In the layout sweep
-/// (docs/ACCURACY.md) the predicted peak is within 7.7% of the measured one at the median.
-inline constexpr double kDefaultMemoryMargin = 0.10;
 /// Largest margin `plan --memory-margin` accepts.
 inline constexpr double kMaxMemoryMargin = 0.9;
 /// Range of `plan --confidence`: the quantile of each plan's error band the planner ranks by
 /// (0.5: the band's median; above 0.99 a band of a few runs says nothing).
 inline constexpr double kMinConfidence = 0.5;
 inline constexpr double kMaxConfidence = 0.99;
-
-/// Whether a predicted peak leaves `margin` (a fraction in [0, 1)) of the GPU's memory free:
-/// peak <= (1 - margin) x capacity.
-inline bool FitsWithMargin(const MemoryBreakdown& m, double margin) {
-  return m.peak_bytes <= (1.0 - margin) * m.capacity_bytes;
-}
 
 struct PlanRequest {
   ModelSpec model;

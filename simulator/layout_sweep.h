@@ -70,13 +70,17 @@ struct SweepSummary {
   int not_expressible = 0;  ///< rows it cannot (rows - simulated)
   int ran = 0;              ///< simulated rows with status ok
   int crashed = 0;          ///< simulated rows with status crashed_or_oom
-  /// Groups: the simulated row predicted to run with the highest predicted tokens/s/GPU (0:
-  /// none) and its verdicts. Whole sweep: how many groups have a pick, and how many of those
-  /// picks ran and came within 10% of their group's measured best.
+  /// Groups: the planner's pick, the simulated row it would recommend (PlannerWouldPick) with
+  /// the highest predicted tokens/s/GPU (0: none), and its verdicts. Whole sweep: how many groups
+  /// have a pick, and how many of those picks ran and came within 10% of their group's measured
+  /// best.
   int pick_line = 0;
   int picks = 0;
   int picks_ran = 0;
   int picks_within_10pct = 0;
+  /// The same for the fastest row predicted to run with no margin (PredictedToRun): how the
+  /// ranking does where memory is filled to the last byte.
+  int unmargined_picks_within_10pct = 0;
   double pick_measured = 0;  ///< groups: the pick's measured tokens/s/GPU (0 if it crashed)
   double best_measured = 0;  ///< groups: the best measured tokens/s/GPU of all rows that ran
   /// Spearman of predicted vs measured tokens/s/GPU over the simulated rows that ran, a row
@@ -113,8 +117,13 @@ struct SweepPrediction {
   bool fits = false;  ///< EstimateMemory: the most loaded stage fits the GPU
   /// StackRunsLayout's message when nanotron cannot run the layout (empty when it can).
   std::string refusal;
+  /// FitsWithMargin at kDefaultMemoryMargin: the planner would consider it.
+  bool fits_with_margin = false;
   /// Predicted to run: it fits and the stack accepts it.
   bool PredictedToRun() const { return fits && refusal.empty(); }
+  /// A layout the planner would recommend: predicted to run with the planner's default memory
+  /// margin left free.
+  bool PlannerWouldPick() const { return PredictedToRun() && fits_with_margin; }
   double peak_bytes = 0;  ///< EstimateMemory's peak (the most loaded stage)
   TimeBreakdown time_s;   ///< where the predicted step time goes (expressible rows)
   /// What the measurement is of: the first pipeline stage's memory (StageMemory(job, gpu, 0)).
