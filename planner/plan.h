@@ -29,7 +29,6 @@ enum class Objective {
 std::string_view ObjectiveName(Objective o);
 bool ParseObjective(std::string_view name, Objective* out);
 
-/// The question: a model, an amount of work, and the hardware, price and constraint choices.
 /// Largest margin `plan --memory-margin` accepts.
 inline constexpr double kMaxMemoryMargin = 0.9;
 /// Range of `plan --confidence`: the quantile of each plan's error band the planner ranks by
@@ -37,6 +36,7 @@ inline constexpr double kMaxMemoryMargin = 0.9;
 inline constexpr double kMinConfidence = 0.5;
 inline constexpr double kMaxConfidence = 0.99;
 
+/// The question: a model, an amount of work, and the hardware, price and constraint choices.
 struct PlanRequest {
   ModelSpec model;
   /// Tokens to train on (samples x epochs x seq_len when given that way). Exactly one of
