@@ -114,16 +114,16 @@ double TransferSeconds(Collective c, bool across_nodes, const Latency& lat, doub
   return transfer;
 }
 
-// Per-GPU network bandwidth of collective `c` for a group of `ranks` ranks from a measured busbw
-// table: the table's full-node ring with as many ranks (ranks / gpus_per_node nodes, at least the
+// Per-GPU network bandwidth of collective `c` for the group `link` from a measured busbw table:
+// the table's full-node ring with as many ranks (ranks / gpus_per_node nodes, at least the
 // first measured count), with the latency that measurement contained taken out: its ring of n
 // ranks took S·factor/busbw seconds for the table's message size S; the model adds its own
 // latency to the bandwidth term, so the bandwidth is the one that gives that time with that
 // latency. 0 when the table does not list `c`.
-double MeasuredNetworkTransferRate(Collective c, const MeasuredNetworkBusbw& table, double ranks,
+double MeasuredNetworkTransferRate(Collective c, const MeasuredNetworkBusbw& table,
                                    const GroupLink& link) {
   const CollectiveInfo& info = GetCollectiveInfo(c);
-  const double nodes = std::max(ranks / table.gpus_per_node, table.nodes.front());
+  const double nodes = std::max(link.ranks / table.gpus_per_node, table.nodes.front());
   const double busbw = MeasuredNetworkBytesPerSecond(table, info.name, nodes);
   if (busbw <= 0.0 || table.message_bytes <= 0.0) return busbw;
   const double n = table.gpus_per_node * nodes;
@@ -147,8 +147,7 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
     link.intra_bytes_per_s = fit->busbw_bytes_per_s;
   }
   if (across_nodes && link.network_measured != nullptr) {
-    const double measured_network =
-        MeasuredNetworkTransferRate(c, *link.network_measured, link.ranks, link);
+    const double measured_network = MeasuredNetworkTransferRate(c, *link.network_measured, link);
     if (measured_network > 0.0) link.inter_bytes_per_s = measured_network;
   }
   if (c == Collective::kSendRecv) {

@@ -174,23 +174,23 @@ SweepSummary SummarizeGroup(const std::string& label,
   SweepSummary s;
   s.label = label;
   std::vector<double> predicted, measured, throughput_errors, memory_errors;
-  double best_predicted = -1, best_unmargined = -1;
-  const SweepPrediction* pick = nullptr;
-  const SweepPrediction* unmargined = nullptr;
+  // The fastest simulated row that `eligible` admits, or nullptr.
+  auto fastest = [&](bool (SweepPrediction::*eligible)() const) {
+    const SweepPrediction* best = nullptr;
+    for (const SweepPrediction* p : group) {
+      if (p->expressible && (p->*eligible)() &&
+          (best == nullptr || p->tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)) {
+        best = p;
+      }
+    }
+    return best;
+  };
   for (const SweepPrediction* p : group) {
     const SweepRow& row = *p->row;
     s.rows += 1;
     if (row.ran) s.best_measured = std::max(s.best_measured, row.measured_tokens_per_s_per_gpu);
     if (!p->expressible) continue;
     s.simulated += 1;
-    if (p->PlannerWouldPick() && p->tokens_per_s_per_gpu > best_predicted) {
-      best_predicted = p->tokens_per_s_per_gpu;
-      pick = p;
-    }
-    if (p->PredictedToRun() && p->tokens_per_s_per_gpu > best_unmargined) {
-      best_unmargined = p->tokens_per_s_per_gpu;
-      unmargined = p;
-    }
     if (!row.ran) {
       s.crashed += 1;
       if (!p->PredictedToRun()) s.crashed_predicted_fail += 1;
@@ -213,17 +213,19 @@ SweepSummary SummarizeGroup(const std::string& label,
     memory_errors.push_back(MemoryError(*p));
   }
   s.not_expressible = s.rows - s.simulated;
-  if (pick != nullptr) {
+  // Whether a pick ran within 10% of the group's measured best.
+  auto within_10pct = [&](const SweepPrediction* p) {
+    return p != nullptr && p->row->ran &&
+           p->row->measured_tokens_per_s_per_gpu >= 0.9 * s.best_measured;
+  };
+  if (const SweepPrediction* pick = fastest(&SweepPrediction::PlannerWouldPick)) {
     s.pick_line = pick->row->line;
     s.picks = 1;
     s.pick_measured = pick->row->ran ? pick->row->measured_tokens_per_s_per_gpu : 0;
     s.picks_ran = pick->row->ran ? 1 : 0;
-    s.picks_within_10pct = pick->row->ran && s.pick_measured >= 0.9 * s.best_measured ? 1 : 0;
+    s.picks_within_10pct = within_10pct(pick) ? 1 : 0;
   }
-  if (unmargined != nullptr && unmargined->row->ran &&
-      unmargined->row->measured_tokens_per_s_per_gpu >= 0.9 * s.best_measured) {
-    s.unmargined_picks_within_10pct = 1;
-  }
+  s.unmargined_picks_within_10pct = within_10pct(fastest(&SweepPrediction::PredictedToRun)) ? 1 : 0;
   s.spearman = SpearmanCorrelation(predicted, measured);
   s.median_abs_throughput_error = Median(throughput_errors);
   s.median_abs_memory_error = Median(memory_errors);
