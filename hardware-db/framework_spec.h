@@ -15,6 +15,16 @@ enum class PipelineSplit {
   kCostBalanced,  ///< nanotron: by a per-block cost estimate (CostBalancedStageLayers)
 };
 
+/// How a stack reduces the gradients under ZeRO-1 with data parallelism.
+enum class Zero1GradReduction {
+  /// Reduce-scatter in buckets as the last backward produces them, overlapped with it
+  /// (Megatron-Core's distributed optimizer with --overlap-grad-reduce, DeepSpeed).
+  kReduceScatterInBackward,
+  /// One all-reduce of the whole fp32 gradient buffer after the last backward, overlapped with
+  /// nothing (nanotron with accumulate_grad_in_fp32: no DDP wrapper, so no backward hooks).
+  kAllReduceAfterBackward,
+};
+
 /// The attention kernel a stack runs on one GPU architecture and its speed.
 struct AttentionKernel {
   std::string kernel;         ///< e.g. "flash-attn-2", "cudnn"
@@ -62,6 +72,8 @@ struct FrameworkSpec {
   /// during the next step's first forward pass (Megatron-Core --overlap-param-gather), or blocks
   /// at the end of the optimizer step (nanotron).
   bool weight_gather_in_forward = true;
+  /// ZeRO-1: how the gradients are reduced across data-parallel ranks.
+  Zero1GradReduction zero1_grad_reduction = Zero1GradReduction::kReduceScatterInBackward;
   /// Seconds the host needs to issue one transformer layer's forward and backward for one
   /// micro-batch: a floor under the layer's GPU time (docs/COST_MODEL.md, "Host-bound layers").
   double host_seconds_per_layer = 0;

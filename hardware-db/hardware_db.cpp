@@ -434,6 +434,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "eager_elementwise",
                                                  "pipeline_split",
                                                  "weight_gather_in_forward",
+                                                 "zero1_grad_reduction",
                                                  "host_ms_per_layer",
                                                  "pipeline_host_ms_per_tp_rank",
                                                  "max_zero_stage",
@@ -476,6 +477,11 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
                           ? PipelineSplit::kCostBalanced
                           : PipelineSplit::kEven;
   f->weight_gather_in_forward = RequiredBool(r, entry, "weight_gather_in_forward");
+  f->zero1_grad_reduction =
+      r.Enum("zero1_grad_reduction", {"reduce-scatter-in-backward", "all-reduce-after-backward"}) ==
+              "all-reduce-after-backward"
+          ? Zero1GradReduction::kAllReduceAfterBackward
+          : Zero1GradReduction::kReduceScatterInBackward;
   f->host_seconds_per_layer =
       r.ScaledNumber("host_ms_per_layer", 1e-3, 0.0, kMaxHostSecondsPerLayer);
   f->pipeline_host_seconds_per_tp_rank =

@@ -167,8 +167,10 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   // reduce-scatter (ZeRO-1; ZeRO-2 reduced them per micro-batch above), overlapped in buckets
   // with the last micro-batch's backward when dp_overlap (PyTorch DDP, Li et al. 2020, Sec.
   // 3.2.3), and with ZeRO-1/2 the all-gather of the updated weights once the optimizer has
-  // updated them. The stage with the most parameters: the first or the last unless stage_layers
-  // puts more layers on a middle stage.
+  // updated them. nanotron's ZeRO-1 has no backward hooks: it all-reduces the whole gradient
+  // buffer after the last backward, then gathers the weights after the optimizer, both exposed
+  // (costs.grads_all_reduced_after_backward). The stage with the most parameters: the first or
+  // the last unless stage_layers puts more layers on a middle stage.
   int64_t biggest_stage = 0;
   ShardParams biggest = ParamsPerGpu(job, 0);
   for (int64_t stage = 1; stage < par.pp; ++stage) {
@@ -188,7 +190,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     };
     const double reduce = reduce_seconds(dense_params, expert_params);
     const double gather = WeightGatherSeconds(costs, zero, dense_params, expert_params);
-    if (par.dp_overlap) {
+    if (par.dp_overlap && !costs.grads_all_reduced_after_backward) {
       const double edge = edge_bucket(biggest_stage, biggest);
       const StageLayerMix mix = StageLayerCounts(job, biggest_stage);
       const double backward = backward_window(mix);

@@ -243,7 +243,8 @@ void StepBuilder::FlushBucket(int32_t rank, bool force) {
   if (params <= 0 || (!force && params < kGradBucketParams)) return;
   // The weights are gathered once, after the optimizer step (or in the next forward).
   const double seconds = GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
-  const char* name = zero_ == 0 ? "all-reduce" : "reduce-scatter";
+  const char* name =
+      zero_ == 0 || costs_.grads_all_reduced_after_backward ? "all-reduce" : "reduce-scatter";
   Async(rank, SimStream::kDpReduce, Category::kDp, name, seconds,
         costs_.grad_bytes_per_param * params);
   r.bucket_dense = 0;
@@ -268,7 +269,8 @@ void StepBuilder::AddGradients(int32_t rank, const ShardParams& params) {
   const double share = params.Total() > 0 ? params.trainable / params.Total() : 0.0;
   r.bucket_dense += params.dense * share;
   r.bucket_expert += params.expert * share;
-  if (par_.dp_overlap) FlushBucket(rank, false);
+  // Without backward hooks (nanotron's ZeRO-1) the whole buffer is reduced after the last backward.
+  if (par_.dp_overlap && !costs_.grads_all_reduced_after_backward) FlushBucket(rank, false);
 }
 
 // Megatron-Core --overlap-param-gather (FrameworkTraits::weight_gather_in_forward): the step

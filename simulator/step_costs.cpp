@@ -406,6 +406,9 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
     s.p2p = CollectiveSeconds(Collective::kSendRecv, s.p2p_bytes, c.pp_link);
   }
   s.grad_bytes_per_param = MainGradBytesPerParam(tr.precision);
+  s.grads_all_reduced_after_backward =
+      par.zero_stage == 1 && !par.fsdp && par.dp * par.cp > 1 &&
+      tr.framework.zero1_grad_reduction == Zero1GradReduction::kAllReduceAfterBackward;
   s.tp_link = c.tp_link;
   s.cp_link = c.cp_link;
   s.ep_link = c.ep_link;
@@ -435,7 +438,9 @@ double DpGroupsSeconds(const StepCosts& costs, Collective c, double bytes_per_pa
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params) {
   if (zero_stage >= 3) return 0;
-  const Collective c = zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  const Collective c = zero_stage >= 1 && !costs.grads_all_reduced_after_backward
+                           ? Collective::kReduceScatter
+                           : Collective::kAllReduce;
   return DpGroupsSeconds(costs, c, costs.grad_bytes_per_param, dense_params, expert_params);
 }
 

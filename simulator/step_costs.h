@@ -70,6 +70,10 @@ struct StepCosts {
   double p2p = 0;                       ///< one activation (or gradient) hop between stages
   double p2p_bytes = 0;
   double grad_bytes_per_param = 4;  ///< reduced gradient element size (MainGradBytesPerParam)
+  /// ZeRO-1 on a stack that all-reduces the whole gradient buffer after the last backward
+  /// (Zero1GradReduction::kAllReduceAfterBackward, nanotron): GradReduceSeconds is that
+  /// all-reduce, and nothing overlaps it.
+  bool grads_all_reduced_after_backward = false;
   GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
   GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
   /// ZeRO-3/FSDP: the ranks one layer is sharded over (dp/dp_replicate x cp), and the replicas
@@ -83,8 +87,9 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
                            const DeviceRates& rates);
 
 /// Gradient reduction of `dense_params` and `expert_params` trainable parameters over the step's
-/// DP groups: all-reduce (ZeRO 0) or reduce-scatter (ZeRO 1/2) of the gradients at
-/// costs.grad_bytes_per_param. Zero for ZeRO-3, which synchronises per layer (FsdpReduceSeconds).
+/// DP groups: all-reduce (ZeRO 0, or costs.grads_all_reduced_after_backward) or reduce-scatter
+/// (ZeRO 1/2) of the gradients at costs.grad_bytes_per_param. Zero for ZeRO-3, which synchronises
+/// per layer (FsdpReduceSeconds).
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params);
 

@@ -579,6 +579,7 @@ json ValidFramework(const std::string& id) {
       {"eager_elementwise", true},
       {"pipeline_split", "even"},
       {"weight_gather_in_forward", false},
+      {"zero1_grad_reduction", "all-reduce-after-backward"},
       {"host_ms_per_layer", 1.5},
       {"pipeline_host_ms_per_tp_rank", 0},
       {"max_zero_stage", 2},
@@ -611,6 +612,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_EQ(f->max_zero_stage, 2);
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
+  EXPECT_EQ(f->zero1_grad_reduction, Zero1GradReduction::kAllReduceAfterBackward);
   EXPECT_EQ(f->sources.at("host_ms_per_layer"), "our code, commit abc");
   EXPECT_EQ(f->parallel_dims, (std::set<std::string>{"tp"}));
   EXPECT_FALSE(f->fp8_norm_fused_cast);
@@ -633,6 +635,8 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
       {[](json* f) { f->erase("fsdp"); },
        "framework 'mystack': field 'fsdp': missing (true or false)"},
       {[](json* f) { (*f)["pipeline_split"] = "balanced"; }, "field 'pipeline_split'"},
+      {[](json* f) { (*f)["zero1_grad_reduction"] = "overlapped"; },
+       "field 'zero1_grad_reduction'"},
       {[](json* f) { (*f)["max_zero_stage"] = 4; }, "field 'max_zero_stage'"},
       {[](json* f) { (*f)["host_ms_per_layer"] = -1; }, "field 'host_ms_per_layer'"},
       {[](json* f) { (*f)["id"] = "My Stack"; }, "field 'id': must be a lower-case word"},

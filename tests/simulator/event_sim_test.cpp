@@ -249,8 +249,9 @@ nlohmann::json Llama8bOn64H100(int zero) {
 
 // Megatron-Core --overlap-param-gather (framework.h): the weights' all-gather runs in buckets at
 // the start of the step and gates the first forward pass layer by layer; the DP reduction
-// stream carries only reduce-scatters. nanotron all-gathers the weights in one piece after its
-// optimizer step.
+// stream carries only reduce-scatters. nanotron all-reduces its whole fp32 gradient buffer in one
+// piece after the last backward, and all-gathers the weights in one piece after its optimizer
+// step.
 TEST(EventSim, MegatronGathersWeightsBeforeTheFirstForwardOnly) {
   nlohmann::json spec = Llama8bOn64H100(1);  // 4 micro-batches
   const JobSpec job = ParseTestJob(spec);
@@ -278,11 +279,21 @@ TEST(EventSim, MegatronGathersWeightsBeforeTheFirstForwardOnly) {
 
   spec["training"]["framework"] = "nanotron";
   const EventSimResult nanotron = Simulate(ParseTestJob(spec));
-  double optimizer_end = 0, nanotron_gathered = 0;
+  double optimizer_end = 0, nanotron_gathered = 0, backward_end = 0;
   int nanotron_gathers = 0;
   for (const TimelineOp& op : nanotron.timeline.ops) {
     if (op.name == "optimizer" && op.rank == 0) optimizer_end = op.end_s;
+    if (op.name == "backward" && op.rank == 0) backward_end = std::max(backward_end, op.end_s);
   }
+  int all_reduces = 0;
+  for (const TimelineOp& op : nanotron.timeline.ops) {
+    if (op.rank != 0 || op.stream != SimStream::kDpReduce) continue;
+    ++all_reduces;
+    EXPECT_EQ(op.name, "all-reduce");
+    EXPECT_NEAR(op.bytes, 4.0 * ParamsPerGpu(job, 0).trainable, 4.0);
+    EXPECT_GE(op.start_s, backward_end);
+  }
+  EXPECT_EQ(all_reduces, 1);
   for (const TimelineOp& op : nanotron.timeline.ops) {
     if (op.name != "all-gather weights" || op.rank != 0) continue;
     ++nanotron_gathers;
