@@ -7,6 +7,7 @@
 #include "planner/economics.h"
 #include "planner/report_document.h"
 #include "planner/units_format.h"
+#include "simulator/ep_overlap.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
 
@@ -167,6 +168,16 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
         FormatDuration(plan.step.breakdown_s.tp_comm) + " per step (" +
         FormatPercent(plan.step.breakdown_s.tp_comm / step) +
         ") beyond the GEMMs (docs/COST_MODEL.md, Tensor parallelism).");
+  }
+  if (p.ep_overlap && p.ep > 1) {
+    out.push_back(
+        "Assumed for EP overlap: Megatron-Core --overlap-moe-expert-parallel-comm "
+        "--delay-wgrad-compute, each all-to-all beside another micro-batch's computation, hiding " +
+        FormatPercent(kEpOverlapEfficiency) +
+        " of what the paired passes could (calibrated on one published pair); " +
+        FormatDuration(plan.step.breakdown_s.ep_comm) + " of EP communication per step (" +
+        FormatPercent(plan.step.breakdown_s.ep_comm / step) +
+        ") stays exposed (docs/COST_MODEL.md, EP overlap).");
   }
   return out;
 }

@@ -299,6 +299,8 @@ std::string LayoutSummary(const JobSpec& job) {
   }
   if (p.dp_replicate > 1) out += " HSDP" + Str(p.dp_replicate);
   if (p.cpu_offload) out += " offload";
+  if (p.tp_overlap && p.tp > 1) out += " tp-overlap";
+  if (p.ep_overlap && p.ep > 1) out += " ep-overlap";
   return out;
 }
 

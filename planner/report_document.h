@@ -14,7 +14,8 @@ namespace gpuplan {
 /// The parallel layout in one short line: "TP8 PP16 DP8 mb1 selective bf16 ZeRO-1". An uneven
 /// pipeline (first/last stage layers) shows its layers per stage: "PP16(7+14x8+7)",
 /// "PP3(27+27+26)". CP, EP and VPP appear only above 1; "selective" / "full-recompute" only when
-/// recomputing; "ZeRO-n" for stages 1-3 or "FSDP"; "offload" with CPU offload.
+/// recomputing; "ZeRO-n" for stages 1-3 or "FSDP"; "offload" with CPU offload; "tp-overlap" /
+/// "ep-overlap" with tp_overlap (tp > 1) / ep_overlap (ep > 1).
 std::string LayoutSummary(const JobSpec& job);
 
 /// Whether two plans are the same choice: GPU, count, node, layout and provider.

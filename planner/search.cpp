@@ -10,6 +10,7 @@
 #include "common/limits.h"
 #include "planner/economics.h"
 #include "simulator/cost_model.h"
+#include "simulator/ep_overlap.h"
 #include "simulator/framework.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
@@ -180,7 +181,19 @@ class PointSearch {
         if (vpp > 1 && (par.pp == 1 || micro % par.pp != 0)) break;
         par.vpp = vpp;
         par.schedule = vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
+        par.ep_overlap = false;
         SearchMemoryOptions();
+        // EP communication overlapped with another micro-batch's computation (ep_overlap.h)
+        // where the stack runs Megatron-Core's combined 1F1B schedule: both variants, since the
+        // paired passes can take longer than the all-to-all they hide. Full recomputation,
+        // which it cannot run with, is skipped in TryLayout.
+        par.ep_overlap = true;
+        const Recompute recompute = tr.recompute;
+        tr.recompute = Recompute::kNone;
+        const bool ep_overlap_runs = !EpOverlapProblem(job_).has_value();
+        tr.recompute = recompute;
+        if (ep_overlap_runs) SearchMemoryOptions();
+        par.ep_overlap = false;
       }
     }
   }
@@ -233,6 +246,10 @@ class PointSearch {
   // Checks memory (the peak must leave the request's margin free), and when it fits evaluates the
   // step and keeps the layout if it is among the fastest. Returns whether it fits.
   bool TryLayout(Recompute recompute, bool offload) {
+    if (job_.parallel.ep_overlap && recompute == Recompute::kFull) {
+      ++out_.stats.pruned_invalid;  // Megatron-Core refuses it (EpOverlapProblem)
+      return false;
+    }
     job_.training.recompute = recompute;
     job_.parallel.cpu_offload = offload;
     ++out_.stats.configurations;

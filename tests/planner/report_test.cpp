@@ -204,6 +204,13 @@ TEST_F(ReportTest, LayoutSummaryOfTheGpt3Example) {
   job->parallel.vpp = 2;
   job->training.recompute = Recompute::kFull;
   EXPECT_EQ(LayoutSummary(*job), "TP8 PP16 VPP2 DP8 mb1 full-recompute bf16 FSDP offload");
+  job->parallel.tp_overlap = true;
+  job->parallel.ep_overlap = true;  // ep 1: nothing to overlap, not shown
+  EXPECT_EQ(LayoutSummary(*job),
+            "TP8 PP16 VPP2 DP8 mb1 full-recompute bf16 FSDP offload tp-overlap");
+  job->parallel.ep = 2;
+  EXPECT_EQ(LayoutSummary(*job),
+            "TP8 PP16 VPP2 DP8 EP2 mb1 full-recompute bf16 FSDP offload tp-overlap ep-overlap");
 }
 
 TEST_F(ReportTest, JsonHasExactlyTheDocumentedTopLevelKeys) {
