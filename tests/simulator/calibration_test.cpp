@@ -47,7 +47,7 @@ TEST(Calibration, CandidateRunsParse) {
   const HardwareDb& db = BuiltinDb();
   Expected<AccuracyReport> report = CompareWithPublishedRuns(doc, path, db);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(report->overall.runs, 5);
+  EXPECT_EQ(report->overall.runs, 7);
   for (const RunComparison& r : report->runs) EXPECT_LE(std::abs(r.error), 0.35) << r.id;
 }
 
