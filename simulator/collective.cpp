@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "hardware-db/hardware.h"
 #include "simulator/calibration.h"
@@ -95,23 +96,32 @@ Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes, do
 }
 
 // Seconds of a ring collective (all-reduce, all-gather, reduce-scatter, broadcast) whose
-// transfer at the ring's bus bandwidth takes `transfer` seconds. Across nodes NCCL also runs
-// all-reduce on a double binary tree at kTreeBusbwFraction of that bandwidth and picks the
-// faster; reduce-scatter and all-gather have only the ring.
+// transfer at the ring's bus bandwidth takes `transfer` seconds, with the fastest of NCCL's
+// protocols (kCollectiveProtocols: latency x latency_factor, transfer / busbw_fraction). Across
+// nodes NCCL also runs all-reduce on a double binary tree at kTreeBusbwFraction of that bandwidth
+// and picks the faster; reduce-scatter and all-gather have only the ring.
 double RingOrTreeSeconds(Collective c, bool across_nodes, const Latency& lat, double transfer) {
-  const double ring = lat.ring + transfer;
-  if (c != Collective::kAllReduce || !across_nodes) return ring;
-  return std::min(ring, lat.tree + transfer / kTreeBusbwFraction);
+  const bool tree = c == Collective::kAllReduce && across_nodes;
+  double best = std::numeric_limits<double>::infinity();
+  for (const CollectiveProtocol& p : kCollectiveProtocols) {
+    const double t = transfer / p.busbw_fraction;
+    best = std::min(best, p.latency_factor * lat.ring + t);
+    if (tree) best = std::min(best, p.latency_factor * lat.tree + t / kTreeBusbwFraction);
+  }
+  return best;
 }
 
 // The transfer time that RingOrTreeSeconds turns into `seconds`: the inverse of that increasing
-// function of the transfer time (the larger of the two algorithms' solutions).
+// function of the transfer time, by bisection (it is at least the transfer time, so the answer
+// lies in [0, seconds]); 0 when the latency alone exceeds `seconds`.
 double TransferSeconds(Collective c, bool across_nodes, const Latency& lat, double seconds) {
-  double transfer = seconds - lat.ring;
-  if (c == Collective::kAllReduce && across_nodes) {
-    transfer = std::max(transfer, kTreeBusbwFraction * (seconds - lat.tree));
+  if (!(RingOrTreeSeconds(c, across_nodes, lat, 0.0) < seconds)) return 0.0;
+  double lo = 0.0, hi = seconds;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (RingOrTreeSeconds(c, across_nodes, lat, mid) < seconds ? lo : hi) = mid;
   }
-  return transfer;
+  return 0.5 * (lo + hi);
 }
 
 // Per-GPU network bandwidth of collective `c` for the group `link` from a measured busbw table:
@@ -169,8 +179,8 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
       bytes >= kNvlsMinBytes) {
     // NVLS: the NVSwitch reduces in the switch, so every GPU sends its buffer once and receives
     // the sum once; the measured algbw (GpuSpec::scaleup_nvls_efficiency) is nearly independent
-    // of the GPU count. NCCL picks it over the ring when it is faster.
-    return std::min(seconds, lat.ring + bytes / link.intra_nvls_bytes_per_s);
+    // of the GPU count. It runs the Simple protocol. NCCL picks it over the ring when it is faster.
+    return std::min(seconds, kSimpleLatencyFactor * lat.ring + bytes / link.intra_nvls_bytes_per_s);
   }
   return seconds;
 }

@@ -47,6 +47,33 @@ inline constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
 /// src/graph/tuning.cc, ncclTopoTuneModel: busBw * .9 for NCCL_ALGO_TREE).
 inline constexpr double kTreeBusbwFraction = 0.9;
 
+/// NCCL's protocols, as its tuning model weighs them (NVIDIA/nccl src/graph/tuning.cc): LL, which
+/// stores 8 bytes (4 of data, 4 of flag) per line and polls the flags, reaches the receiver
+/// soonest but moves data at a fraction of the link's rate; Simple, which moves whole buffers
+/// and synchronises each step with a fence, reaches the full rate at a higher latency per step.
+/// NCCL runs each collective with the protocol its model finds fastest, LL for small messages
+/// and Simple for large ones; between them neither is efficient.
+struct CollectiveProtocol {
+  std::string_view name;
+  double latency_factor;  ///< × the group's latency (the LL latency: the small-message time)
+  double busbw_fraction;  ///< × the group's bus bandwidth (Simple's)
+};
+
+/// Simple's latency / LL's. CALIBRATED on the 8-GPU all-reduce series of collectives.json (A100,
+/// B200, H200; 32 KiB - 16 GiB): the medium messages' median error (docs/COST_MODEL.md,
+/// "Collectives"). NCCL's own table gives 56 us for Simple against 15 us for LL on 8 NVLink GPUs
+/// (8.4 + 14 x 3.4 and 6.6 + 14 x 0.6), before the ~27 us nccl-tests adds to both.
+inline constexpr double kSimpleLatencyFactor = 2.0;
+/// LL's bus bandwidth / Simple's. CALIBRATED with kSimpleLatencyFactor (same rows). NCCL caps
+/// LL at half the line (its flags) and at a per-channel rate (llMaxBws).
+inline constexpr double kLlBusbwFraction = 0.2;
+
+/// The protocols gpuplan chooses between (one visible table).
+inline constexpr CollectiveProtocol kCollectiveProtocols[] = {
+    {"LL", 1.0, kLlBusbwFraction},
+    {"Simple", kSimpleLatencyFactor, 1.0},
+};
+
 /// How one communicator's ranks sit on the machine.
 struct GroupLink {
   double ranks = 1;              ///< group size n
@@ -95,7 +122,10 @@ double GroupBusBandwidth(const GroupLink& link);
 /// takes n - 1 hops (2(n - 1) for all-reduce), nodes - 1 (2(nodes - 1)) of them at
 /// link.inter_latency_s and the rest at link.intra_latency_s; across nodes an all-reduce takes the
 /// faster of that ring and a tree of 2((ranks_per_node - 1) intra + ceil(log2(nodes)) inter)
-/// latency at kTreeBusbwFraction of the bus bandwidth. All-to-all takes the tree's latency.
+/// latency at kTreeBusbwFraction of the bus bandwidth. Each algorithm runs with the faster of the
+/// protocols (kCollectiveProtocols: LL at that latency and kLlBusbwFraction of the bandwidth,
+/// Simple at kSimpleLatencyFactor times the latency and the full bandwidth; NVLS runs Simple).
+/// All-to-all takes the tree's latency.
 double CollectiveSeconds(Collective c, double bytes, const GroupLink& link);
 
 }  // namespace gpuplan

@@ -209,6 +209,8 @@ TEST(Golden, InterNodeAllReduceMatchesMeasurement) {
 // of 512 ranks (64 nodes x 8) takes 511 hops, 63 of them through the network, so the 1.7 MB
 // shard of an all-gather is latency-bound; an all-reduce across nodes takes the faster of that
 // ring (both ways) and a tree of 2(7 intra + 6 inter) steps at 0.9 of the ring's bus bandwidth.
+// Each runs with the faster protocol: LL at the hops' latency and kLlBusbwFraction of the bus
+// bandwidth, or Simple at kSimpleLatencyFactor times the latency and the full bandwidth.
 TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
@@ -219,21 +221,36 @@ TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
   const double intra = g.intra_latency_s;
   const double inter = g.inter_latency_s;
   const double bw = GroupBusBandwidth(g);
+  auto faster_protocol = [](double latency, double transfer) {
+    return std::min(latency + transfer / kLlBusbwFraction,
+                    kSimpleLatencyFactor * latency + transfer);
+  };
   const double ring_hops = 448 * intra + 63 * inter;
   const double small = 1.7e6;
   const double gather = CollectiveSeconds(Collective::kAllGather, small, g);
-  EXPECT_NEAR(gather, ring_hops + small * 511 / 512 / bw, 1e-12);
-  EXPECT_GT(ring_hops, small * 511 / 512 / bw);  // latency-bound
+  EXPECT_NEAR(gather, faster_protocol(ring_hops, small * 511 / 512 / bw), 1e-12);
+  EXPECT_NEAR(gather, ring_hops + small * 511 / 512 / bw / kLlBusbwFraction, 1e-12);  // LL
+  EXPECT_GT(ring_hops, small * 511 / 512 / bw / kLlBusbwFraction);  // latency-bound
   const double tree = 2 * (7 * intra + 6 * inter);
+  auto all_reduce = [&](double bytes) {
+    const double transfer = bytes * 2 * 511 / 512 / bw;
+    return std::min(faster_protocol(2 * ring_hops, transfer),
+                    faster_protocol(tree, transfer / kTreeBusbwFraction));
+  };
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, small, g), all_reduce(small), 1e-12);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, small, g),
-              tree + small * 2 * 511 / 512 / (kTreeBusbwFraction * bw), 1e-12);
+              tree + small * 2 * 511 / 512 / (kTreeBusbwFraction * bw) / kLlBusbwFraction,
+              1e-12);  // the tree, with LL
   const double large = 16.0 * 1024 * 1024 * 1024;
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, large, g), all_reduce(large), 1e-9);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, large, g),
-              2 * ring_hops + large * 2 * 511 / 512 / bw, 1e-9);
+              kSimpleLatencyFactor * 2 * ring_hops + large * 2 * 511 / 512 / bw,
+              1e-9);  // the ring, with Simple
   // Inside one node the ring is the whole story: 7 hops.
   const GroupLink node = PlaceGroup(links, 8, 1);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllGather, small, node),
-              7 * node.intra_latency_s + small * 7 / 8 / GroupBusBandwidth(node), 1e-12);
+              faster_protocol(7 * node.intra_latency_s, small * 7 / 8 / GroupBusBandwidth(node)),
+              1e-12);
 }
 
 // A network with measured busbw by node count (the Ultra-Scale Playbook's cluster, figure
@@ -273,11 +290,13 @@ TEST(Golden, MeasuredNetworkBusbwByNodeCount) {
   auto expected = [&](const GroupLink& g, double measured_nodes, double measured_gbps) {
     const double n = 8 * measured_nodes;
     const double volume = bytes * (n - 1) / n;
+    // 256 MB runs the Simple protocol: kSimpleLatencyFactor times the hops' latency.
     const double measured_latency =
-        (n - measured_nodes) * g.intra_latency_s + (measured_nodes - 1) * g.inter_latency_s;
+        kSimpleLatencyFactor *
+        ((n - measured_nodes) * g.intra_latency_s + (measured_nodes - 1) * g.inter_latency_s);
     const double per_gpu = volume / (volume / (measured_gbps * 1e9) - measured_latency) / 8;
-    const double latency =
-        (g.ranks - g.nodes()) * g.intra_latency_s + (g.nodes() - 1) * g.inter_latency_s;
+    const double latency = kSimpleLatencyFactor * ((g.ranks - g.nodes()) * g.intra_latency_s +
+                                                   (g.nodes() - 1) * g.inter_latency_s);
     return latency + bytes * (g.ranks - 1) / g.ranks / (g.ranks_per_node * per_gpu);
   };
   // DP across TP8 groups over 32 nodes: a 32-rank ring, one member per node, at the 4-node
