@@ -111,17 +111,20 @@ double RingOrTreeSeconds(Collective c, bool across_nodes, const Latency& lat, do
   return best;
 }
 
-// The transfer time that RingOrTreeSeconds turns into `seconds`: the inverse of that increasing
-// function of the transfer time, by bisection (it is at least the transfer time, so the answer
-// lies in [0, seconds]); 0 when the latency alone exceeds `seconds`.
+// The transfer time that RingOrTreeSeconds turns into `seconds`: the inverse of that minimum of
+// increasing lines a + b·x, which is the largest of the lines' own solutions (seconds - a) / b.
+// Not positive when the latency alone exceeds `seconds`.
 double TransferSeconds(Collective c, bool across_nodes, const Latency& lat, double seconds) {
-  if (!(RingOrTreeSeconds(c, across_nodes, lat, 0.0) < seconds)) return 0.0;
-  double lo = 0.0, hi = seconds;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (RingOrTreeSeconds(c, across_nodes, lat, mid) < seconds ? lo : hi) = mid;
+  const bool tree = c == Collective::kAllReduce && across_nodes;
+  double transfer = -std::numeric_limits<double>::infinity();
+  for (const CollectiveProtocol& p : kCollectiveProtocols) {
+    transfer = std::max(transfer, p.busbw_fraction * (seconds - p.latency_factor * lat.ring));
+    if (tree) {
+      transfer = std::max(transfer, kTreeBusbwFraction * p.busbw_fraction *
+                                        (seconds - p.latency_factor * lat.tree));
+    }
   }
-  return 0.5 * (lo + hi);
+  return transfer;
 }
 
 // Per-GPU network bandwidth of collective `c` for the group `link` from a measured busbw table:
