@@ -95,35 +95,38 @@ Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes, do
           multiplier * ((n / nodes - 1.0) * intra_s + levels * inter_s)};
 }
 
-// Seconds of a ring collective (all-reduce, all-gather, reduce-scatter, broadcast) whose
-// transfer at the ring's bus bandwidth takes `transfer` seconds, with the fastest of NCCL's
-// protocols (kCollectiveProtocols: latency x latency_factor, transfer / busbw_fraction). Across
-// nodes NCCL also runs all-reduce on a double binary tree at kTreeBusbwFraction of that bandwidth
-// and picks the faster; reduce-scatter and all-gather have only the ring.
-double RingOrTreeSeconds(Collective c, bool across_nodes, const Latency& lat, double transfer) {
+// Calls f(latency, busbw_fraction) for each way NCCL can run `c`: every protocol of
+// kCollectiveProtocols on the ring (latency x latency_factor, at busbw_fraction of the ring's bus
+// bandwidth), and across nodes for all-reduce also on a double binary tree at kTreeBusbwFraction
+// of that bandwidth; reduce-scatter and all-gather have only the ring. Each way takes
+// latency + transfer / busbw_fraction, a line in the transfer time.
+template <typename F>
+void ForEachAlgorithmAndProtocol(Collective c, bool across_nodes, const Latency& lat, F f) {
   const bool tree = c == Collective::kAllReduce && across_nodes;
-  double best = std::numeric_limits<double>::infinity();
   for (const CollectiveProtocol& p : kCollectiveProtocols) {
-    const double t = transfer / p.busbw_fraction;
-    best = std::min(best, p.latency_factor * lat.ring + t);
-    if (tree) best = std::min(best, p.latency_factor * lat.tree + t / kTreeBusbwFraction);
+    f(p.latency_factor * lat.ring, p.busbw_fraction);
+    if (tree) f(p.latency_factor * lat.tree, kTreeBusbwFraction * p.busbw_fraction);
   }
+}
+
+// Seconds of a ring collective (all-reduce, all-gather, reduce-scatter, broadcast) whose
+// transfer at the ring's bus bandwidth takes `transfer` seconds: the fastest way NCCL can run it.
+double RingOrTreeSeconds(Collective c, bool across_nodes, const Latency& lat, double transfer) {
+  double best = std::numeric_limits<double>::infinity();
+  ForEachAlgorithmAndProtocol(c, across_nodes, lat, [&](double latency, double fraction) {
+    best = std::min(best, latency + transfer / fraction);
+  });
   return best;
 }
 
 // The transfer time that RingOrTreeSeconds turns into `seconds`: the inverse of that minimum of
-// increasing lines a + b·x, which is the largest of the lines' own solutions (seconds - a) / b.
-// Not positive when the latency alone exceeds `seconds`.
+// increasing lines, which is the largest of the lines' own solutions. Not positive when the
+// latency alone exceeds `seconds`.
 double TransferSeconds(Collective c, bool across_nodes, const Latency& lat, double seconds) {
-  const bool tree = c == Collective::kAllReduce && across_nodes;
   double transfer = -std::numeric_limits<double>::infinity();
-  for (const CollectiveProtocol& p : kCollectiveProtocols) {
-    transfer = std::max(transfer, p.busbw_fraction * (seconds - p.latency_factor * lat.ring));
-    if (tree) {
-      transfer = std::max(transfer, kTreeBusbwFraction * p.busbw_fraction *
-                                        (seconds - p.latency_factor * lat.tree));
-    }
-  }
+  ForEachAlgorithmAndProtocol(c, across_nodes, lat, [&](double latency, double fraction) {
+    transfer = std::max(transfer, fraction * (seconds - latency));
+  });
   return transfer;
 }
 
