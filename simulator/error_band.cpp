@@ -50,6 +50,18 @@ std::vector<double> LogsWhere(std::span<const BandResidual> residuals, Pred keep
   return logs;
 }
 
+// Distinct publications among the residuals `keep` selects.
+template <typename Pred>
+int PublicationsWhere(std::span<const BandResidual> residuals, Pred keep) {
+  std::vector<std::string> sources;
+  for (const BandResidual& r : residuals) {
+    if (keep(r) && std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
+      sources.push_back(r.source);
+    }
+  }
+  return static_cast<int>(sources.size());
+}
+
 // Standard deviation of the median log ratio of each publication with >= kMinBandRuns runs
 // (0 when fewer than two publications have that many).
 double BetweenSourceSpread(std::span<const BandResidual> residuals) {
@@ -101,9 +113,11 @@ double NormalQuantile(double p) {
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool validated) {
+ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool validated,
+               int publications) {
   const double n = s.n;
   ErrorBand band;
+  band.publications = publications;
   band.log_centre = s.centre;
   band.log_scale = std::sqrt(s.sigma * s.sigma * (1 + 1 / n) + extra_sigma * extra_sigma);
   band.df = std::max(1.0, n - 1);
@@ -128,10 +142,21 @@ double ErrorBand::Factor(double quantile) const {
 }
 
 std::string DescribeBand(const ErrorBand& band) {
-  return band.validated
-             ? std::to_string(band.runs) + " published runs of " + band.basis + ", cross-validated"
-             : "WIDE, no published run of this class: widened from " + std::to_string(band.runs) +
-                   " runs of " + band.basis + " in other classes";
+  std::string out =
+      band.validated
+          ? std::to_string(band.runs) + " published runs of " + band.basis + ", cross-validated"
+          : "WIDE, no published run of this class: widened from " + std::to_string(band.runs) +
+                " runs of " + band.basis + " in other classes";
+  if (band.validated && band.publications < kMinBandPublications) {
+    out += ", all from one publication: widened by the spread between publications";
+  }
+  // The median run's bias, when it is large enough to move the band off the point estimate.
+  const double median_ratio = std::exp(band.log_centre);
+  if (median_ratio < 0.95 || median_ratio > 1.05) {
+    out += StrFormat("; their median ran %.0f%% %s than predicted",
+                     100 * std::abs(1 / median_ratio - 1), median_ratio < 1 ? "faster" : "slower");
+  }
+  return out;
 }
 
 std::string ScaleBandName(int64_t num_gpus) {
@@ -148,26 +173,34 @@ std::string BandStack(const JobSpec& job) {
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
                   const std::string& architecture, int64_t num_gpus) {
   const std::string scale = ScaleBandName(num_gpus);
-  const std::vector<double> fine = LogsWhere(residuals, [&](const BandResidual& r) {
+  const double tau = BetweenSourceSpread(residuals);
+  // A class's own band; one publication's runs carry that publication's bias, so the band is
+  // widened by tau as an untested class's is.
+  auto class_band = [&](auto keep, const std::string& basis) {
+    const int publications = PublicationsWhere(residuals, keep);
+    return Band(SpreadOf(LogsWhere(residuals, keep)), publications < kMinBandPublications ? tau : 0,
+                basis, true, publications);
+  };
+  auto fine = [&](const BandResidual& r) {
     return r.stack == stack && r.architecture == architecture && ScaleBandName(r.num_gpus) == scale;
-  });
-  if (static_cast<int>(fine.size()) >= kMinBandRuns) {
-    return Band(SpreadOf(fine), 0, stack + ", " + architecture + ", " + scale, true);
+  };
+  if (static_cast<int>(LogsWhere(residuals, fine).size()) >= kMinBandRuns) {
+    return class_band(fine, stack + ", " + architecture + ", " + scale);
   }
-  const std::vector<double> coarse = LogsWhere(residuals, [&](const BandResidual& r) {
+  auto coarse = [&](const BandResidual& r) {
     return r.stack == stack && r.architecture == architecture;
-  });
-  if (static_cast<int>(coarse.size()) >= kMinBandRuns) {
-    return Band(SpreadOf(coarse), 0, stack + ", " + architecture + ", any scale", true);
+  };
+  if (static_cast<int>(LogsWhere(residuals, coarse).size()) >= kMinBandRuns) {
+    return class_band(coarse, stack + ", " + architecture + ", any scale");
   }
-  std::vector<double> pool =
-      LogsWhere(residuals, [&](const BandResidual& r) { return r.stack == stack; });
-  std::string basis = stack;
-  if (pool.empty()) {
-    pool = LogsWhere(residuals, [](const BandResidual&) { return true; });
-    basis = "all stacks";
-  }
-  return Band(SpreadOf(pool), BetweenSourceSpread(residuals), std::move(basis), false);
+  auto of_stack = [&](const BandResidual& r) { return r.stack == stack; };
+  auto any = [](const BandResidual&) { return true; };
+  const bool stack_has_runs = !LogsWhere(residuals, of_stack).empty();
+  const std::vector<double> pool =
+      stack_has_runs ? LogsWhere(residuals, of_stack) : LogsWhere(residuals, any);
+  const int publications =
+      stack_has_runs ? PublicationsWhere(residuals, of_stack) : PublicationsWhere(residuals, any);
+  return Band(SpreadOf(pool), tau, stack_has_runs ? stack : "all stacks", false, publications);
 }
 
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,

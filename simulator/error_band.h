@@ -21,6 +21,9 @@ inline constexpr double kBandCentralShare = 0.80;
 /// Fewest residuals a class needs before its own band is used; a smaller class falls back to the
 /// next coarser one (docs/ACCURACY.md).
 inline constexpr int kMinBandRuns = 5;
+/// Fewest publications a class's runs must come from before its band stands on its own spread;
+/// a class from fewer is widened by the spread between publications (docs/ACCURACY.md).
+inline constexpr int kMinBandPublications = 2;
 
 /// One published run as its cross-validation fold predicted it: what a band is built from.
 struct BandResidual {
@@ -53,7 +56,8 @@ struct ErrorBand {
   double log_centre = 0;
   double log_scale = 0;
   double df = 1;
-  int runs = 0;  ///< residuals behind the band
+  int runs = 0;          ///< residuals behind the band
+  int publications = 0;  ///< publications those residuals come from
   /// The class the band comes from ("megatron-core, hopper, > 512 GPUs"), or, for an untested
   /// class, what it was pooled from (the stack, or "all stacks").
   std::string basis;
@@ -68,7 +72,8 @@ struct ErrorBand {
 
 /// What a band rests on, in words: "7 published runs of megatron-core, ampere, > 512 GPUs,
 /// cross-validated" or "WIDE, no published run of this class: widened from 190 runs of all stacks
-/// in other classes".
+/// in other classes", with ", all from one publication: widened by ..." for such a class, and
+/// "; their median ran 17% faster than predicted" when the median run is more than 5% off.
 std::string DescribeBand(const ErrorBand& band);
 
 /// The `p` quantile (0 < p < 1) of Student's t with `df` >= 1 degrees of freedom: the normal
@@ -84,7 +89,8 @@ double StudentTQuantile(double p, double df);
 /// are exp(c -/+ h). No such class: the stack's residuals (all residuals if it has none)
 /// with h = t(0.9, n-1) sqrt(s^2 (1 + 1/n) + tau^2), tau the standard deviation of the medians of
 /// the publications with >= kMinBandRuns runs: an untested class is as biased as a new
-/// publication may be. `residuals` must not be empty.
+/// publication may be. A class whose runs come from fewer than kMinBandPublications publications
+/// gets the same tau: its centre is one publication's bias. `residuals` must not be empty.
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
                   const std::string& architecture, int64_t num_gpus);
 

@@ -127,6 +127,7 @@ nlohmann::json ErrorBandToJson(const ErrorBand& band, const StepResult& r) {
            {{"low", r.tokens_per_s_per_gpu / band.high_factor},
             {"high", r.tokens_per_s_per_gpu / band.low_factor}}},
           {"runs", band.runs},
+          {"publications", band.publications},
           {"basis", band.basis},
           {"validated", band.validated}};
 }

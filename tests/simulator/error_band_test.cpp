@@ -71,6 +71,41 @@ TEST(ErrorBand, AnUntestedClassIsWidenedByTheSpreadBetweenPublications) {
   EXPECT_EQ(BandFor(r, "nanotron", "ampere", 8).basis, "all stacks");
 }
 
+TEST(ErrorBand, AClassFromOnePublicationIsWidenedByTheSpreadBetweenPublications) {
+  // Publications A and B (ampere, five runs each, medians 0 and 0.2 in log: tau = 0.2 / sqrt(2))
+  // and a Hopper class whose five runs all come from C, 20% faster than predicted.
+  std::vector<BandResidual> r;
+  for (double x : {0.0, 0.05, -0.05, 0.1, -0.1})
+    r.push_back(Residual("A", "ampere", 8, std::exp(x)));
+  for (double x : {0.2, 0.25, 0.15, 0.3, 0.1}) r.push_back(Residual("B", "ampere", 8, std::exp(x)));
+  const double c = std::log(0.8);
+  for (double x : {0.0, 0.01, -0.01, 0.02, -0.02})
+    r.push_back(Residual("C", "hopper", 1024, std::exp(c + x)));
+  // tau over the three publications' medians 0, 0.2 and log 0.8.
+  const double mean = (0.0 + 0.2 + c) / 3;
+  const double tau =
+      std::sqrt((mean * mean + (0.2 - mean) * (0.2 - mean) + (c - mean) * (c - mean)) / 2);
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 2048);
+  EXPECT_TRUE(band.validated);
+  EXPECT_EQ(band.publications, 1);
+  EXPECT_EQ(band.basis, "megatron-core, hopper, > 512 GPUs");
+  // s = 1.4826 x 0.01; t(0.9, 4) = 1.5320.
+  const double s = 1.4826 * 0.01;
+  const double half = 1.5320 * std::sqrt(s * s * 1.2 + tau * tau);
+  EXPECT_NEAR(std::log(band.low_factor), c - half, 2e-3);
+  EXPECT_NEAR(std::log(band.high_factor), c + half, 2e-3);
+  EXPECT_EQ(DescribeBand(band),
+            "5 published runs of megatron-core, hopper, > 512 GPUs, cross-validated, all from one "
+            "publication: widened by the spread between publications; their median ran 25% faster "
+            "than predicted");
+  // Two publications in a class: its own spread, no tau.
+  const ErrorBand ampere = BandFor(r, "megatron-core", "ampere", 8);
+  EXPECT_EQ(ampere.publications, 2);
+  EXPECT_EQ(DescribeBand(ampere),
+            "10 published runs of megatron-core, ampere, <= 64 GPUs, "
+            "cross-validated; their median ran 10% slower than predicted");
+}
+
 TEST(ErrorBand, ShardedDataParallelismIsItsOwnStack) {
   const nlohmann::json base = {{"model", "llama3-8b"},
                                {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 8}}},
