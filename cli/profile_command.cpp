@@ -12,13 +12,27 @@
 #include "cli/model_option.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
+#include "profiler/cpu_backends.h"
 #include "profiler/profile_report.h"
 #include "profiler/sweep.h"
 
 namespace gpuplan {
 namespace {
 
+// The machines `gpuplan profile` measures (--backend), one row each.
+struct ProfileBackendRow {
+  const char* name;
+  const char* what;
+};
+constexpr ProfileBackendRow kProfileBackends[] = {
+    {"cuda", "the local GPUs: cuBLASLt GEMMs, kernels/ on the GPU, copies, NCCL collectives"},
+    {"cpu",
+     "this host as the validator's CPU ranks run: Eigen fp32 GEMMs on one thread, the reference "
+     "kernels, memcpy (hardware-db device 'cpu')"},
+};
+
 struct ProfileCommandOptions {
+  std::string backend = "cuda";
   std::string out = "profile.json";
   std::string show;
   bool quick = false;
@@ -74,7 +88,8 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
     if (!o.gpu_id.empty()) profile->gpu_id = o.gpu_id;
     return Print(*profile, o.show, *db);
   }
-  ProfileOptions options = DefaultProfileOptions(o.quick);
+  const bool cpu = o.backend == "cpu";
+  ProfileOptions options = cpu ? CpuProfileOptions(o.quick) : DefaultProfileOptions(o.quick);
   options.device = o.device;
   options.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
   options.host = HostName();
@@ -83,15 +98,17 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
     Expected<ModelSpec> model = ResolveModel(o.model);
     if (!model.ok()) return model.status().WithPrefix("--model");
     if (o.tp < 1 || o.tokens < 1) return Status::Invalid("--tp and --tokens must be positive");
-    options.gemm_shapes = DefaultGemmShapes(o.quick);
+    if (!cpu) options.gemm_shapes = DefaultGemmShapes(o.quick);
     for (const GemmShape& s : ModelGemmShapes(*model, o.tp, o.tokens))
       options.gemm_shapes.push_back(s);
   }
-  Expected<ProfileBackends> backends = MakeSystemBackends(o.device);
+  Expected<ProfileBackends> backends =
+      cpu ? Expected<ProfileBackends>(MakeCpuBackends()) : MakeSystemBackends(o.device);
   if (!backends.ok()) return Status::Unavailable("cannot profile: " + backends.status().message());
   TerminalProfileProgress progress;
   Expected<Profile> profile = RunProfile(options, *backends, *db, &progress);
   if (!profile.ok()) return profile.status();
+  if (cpu) profile->gpu_id = kCpuDeviceId;
   if (!o.gpu_id.empty()) profile->gpu_id = o.gpu_id;
   GPUPLAN_RETURN_IF_ERROR(WriteProfile(o.out, *profile));
   GPUPLAN_RETURN_IF_ERROR(Print(*profile, o.out, *db));
@@ -103,6 +120,16 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
 
 void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
   auto o = std::make_shared<ProfileCommandOptions>();
+  std::vector<std::string> backend_names;
+  std::string backend_help = "What to measure:";
+  for (const ProfileBackendRow& b : kProfileBackends) {
+    backend_names.push_back(b.name);
+    backend_help += std::string(" '") + b.name + "': " + b.what + ";";
+  }
+  backend_help.back() = '.';
+  sub->add_option("--backend", o->backend, backend_help)
+      ->check(CLI::IsMember(backend_names))
+      ->capture_default_str();
   sub->add_option("--out", o->out, "Profile JSON to write (docs/PROFILE.md)")
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "Smaller grids and shorter timing loops (<= 3 min, one GPU)");

@@ -37,7 +37,8 @@ struct GpuSpec {
   /// Fraction of memory_bandwidth_bytes_per_s reached by streaming kernels (copy/elementwise).
   double memory_efficiency = 0;
   /// Scale-up fabric: "nvswitch" (all GPUs of a node at full bandwidth), "nvlink-bridge" (pairs),
-  /// "xgmi" (fully connected mesh) or "none" (PCIe only).
+  /// "xgmi" (fully connected mesh), "shared-memory" (the `cpu` device: ranks are processes of one
+  /// host exchanging through its memory, MPI's shared-memory transport) or "none" (PCIe only).
   std::string scaleup_kind;
   double scaleup_bytes_per_s = 0;  ///< per GPU, one direction; 0 when scaleup_kind == "none"
   int scaleup_domain_gpus = 1;     ///< GPUs that reach each other over the scale-up fabric
@@ -48,8 +49,11 @@ struct GpuSpec {
   /// scaleup_bytes_per_s inside one NVSwitch domain (nccl-tests); 0 when the switch has no NVLS
   /// (before NVSwitch gen 3) or it was not measured.
   double scaleup_nvls_efficiency = 0;
-  int pcie_gen = 0;
-  double pcie_bytes_per_s = 0;  ///< x16, one direction
+  int pcie_gen = 0;             ///< 0 for a host device (no PCIe link)
+  double pcie_bytes_per_s = 0;  ///< x16, one direction; 0 for a host device
+  /// True for a device whose ranks run in host memory (scaleup_kind "shared-memory"): nothing
+  /// to offload to, no userbuffers for TP overlap.
+  bool HostDevice() const { return scaleup_kind == "shared-memory"; }
   double tdp_watts = 0;
   std::string default_node;  ///< id of the node template this GPU usually ships in
   std::string source;
@@ -94,7 +98,7 @@ struct NodeTemplate {
   std::string gpu;  ///< GpuSpec id
   int gpus_per_node = 0;
   std::string network;  ///< NetworkSpec id of its usual scale-out fabric
-  /// Intra-node fabric: "nvswitch", "nvlink-bridge", "xgmi" or "pcie".
+  /// Intra-node fabric: "nvswitch", "nvlink-bridge", "xgmi", "pcie" or "shared-memory".
   std::string intra_node;
   /// Per-GPU one-direction bandwidth between GPUs inside the node for collectives, and latency.
   double intra_node_bytes_per_s = 0;

@@ -102,7 +102,7 @@ Status ParseScaleup(const json& object, const std::string& context, GpuSpec* g) 
   JsonObjectReader r(object, context + ": in 'scaleup'");
   r.RejectUnknownFields({"kind", "gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency",
                          "nvls_allreduce_efficiency", "notes"});
-  g->scaleup_kind = r.Enum("kind", {"nvswitch", "nvlink-bridge", "xgmi", "none"});
+  g->scaleup_kind = r.Enum("kind", {"nvswitch", "nvlink-bridge", "xgmi", "shared-memory", "none"});
   if (!r.status().ok()) return r.status();
   if (g->scaleup_kind == "none") {
     for (std::string_view f : {"gbps_per_gpu_unidir", "domain_gpus", "collective_efficiency",
@@ -187,8 +187,21 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   g->gemm_efficiency = Fraction(r, "gemm_efficiency");
   g->memory_efficiency = Fraction(r, "memory_efficiency");
   const json* scaleup = r.Object("scaleup");
-  g->pcie_gen = SmallPositiveInt(r, "pcie_gen");
-  g->pcie_bytes_per_s = r.ScaledNumber("pcie_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+  // Ranks of a host device ("shared-memory": the CPU backend's processes) run in host memory:
+  // no PCIe link, so nothing to offload to (pcie_bytes_per_s 0; ValidateJob refuses offload).
+  const bool host_device = scaleup != nullptr && scaleup->is_object() &&
+                           scaleup->value("kind", json()) == json("shared-memory");
+  if (host_device) {
+    for (std::string_view f : {"pcie_gen", "pcie_gbps_unidir"}) {
+      if (r.Has(f)) {
+        r.Fail(f, "must be omitted when scaleup.kind is 'shared-memory' (ranks in host memory)");
+      }
+    }
+  } else {
+    g->pcie_gen = SmallPositiveInt(r, "pcie_gen");
+    g->pcie_bytes_per_s =
+        r.ScaledNumber("pcie_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+  }
   g->tdp_watts = r.ScaledNumber("tdp_w", 1.0, 1.0, kMaxTdpWatts);
   g->default_node = r.OptionalString("default_node", "");  // may be absent for a user GPU
   g->source = ReadProvenance(entry, r);
@@ -302,7 +315,8 @@ Status ParseNode(const json& entry, const std::string& context, NodeTemplate* n)
   n->gpu = r.String("gpu");
   n->gpus_per_node = SmallPositiveInt(r, "gpus_per_node");
   n->network = r.String("network");
-  n->intra_node = r.Enum("intra_node", {"nvswitch", "nvlink-bridge", "xgmi", "pcie"});
+  n->intra_node =
+      r.Enum("intra_node", {"nvswitch", "nvlink-bridge", "xgmi", "pcie", "shared-memory"});
   n->intra_node_bytes_per_s =
       r.ScaledNumber("intra_node_gbps_per_gpu", kGiga, kMinBytesPerS, kMaxBytesPerS);
   n->intra_node_latency_s = r.ScaledNumber("intra_node_latency_us", kMicro, 0.0, kMaxLatencyS);

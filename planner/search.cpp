@@ -234,7 +234,7 @@ class PointSearch {
             break;
           }
         }
-        if (zero == 0) continue;
+        if (zero == 0 || point_.gpu->HostDevice()) continue;  // offload: none on a host device
         for (int level = 0; level < first_fit; ++level) {
           if (TryLayout(kLevels[level], true)) break;
         }

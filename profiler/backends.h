@@ -97,6 +97,8 @@ struct ProfileBackends {
   std::unique_ptr<KernelRunner> kernels;
   std::unique_ptr<BandwidthRunner> bandwidth;
   std::unique_ptr<CollectiveRunner> collectives;
+  /// Why `collectives` is null, for the profile's skipped list ("" = no NCCL backend).
+  std::string no_collectives_reason;
 };
 
 /// The real backends on `device` (CUDA, cuBLASLt, NCCL, NVML), or kUnavailable with the reason

@@ -44,6 +44,8 @@ struct SoftwareVersions {
   std::string driver;        ///< NVIDIA driver, "580.65.06" (NVML)
   std::string nccl;          ///< "2.27.7"
   std::string cublas;        ///< "13.0.0"
+  /// The CPU backend's GEMM library and threads: "Eigen 3.4.0, 1 thread (built without OpenMP)".
+  std::string cpu_gemm;
 };
 
 /// Side-effect boundary for GPU discovery.

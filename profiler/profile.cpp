@@ -216,6 +216,7 @@ json ProfileToJson(const Profile& p) {
   put(j["versions"], "driver", p.versions.driver);
   put(j["versions"], "nccl", p.versions.nccl);
   put(j["versions"], "cublas", p.versions.cublas);
+  put(j["versions"], "cpu_gemm", p.versions.cpu_gemm);
   j["devices"] = json::array();
   for (const GpuDeviceInfo& d : p.devices) {
     json e = {{"index", d.index},
@@ -309,12 +310,13 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
   p.skipped = r.OptionalStringList("skipped");
   if (const json* v = r.OptionalObject("versions")) {
     JsonObjectReader vr(*v, origin + ": versions");
-    vr.RejectUnknownFields({"cuda_runtime", "cuda_driver", "driver", "nccl", "cublas"});
+    vr.RejectUnknownFields({"cuda_runtime", "cuda_driver", "driver", "nccl", "cublas", "cpu_gemm"});
     p.versions.cuda_runtime = vr.OptionalString("cuda_runtime", "");
     p.versions.cuda_driver = vr.OptionalString("cuda_driver", "");
     p.versions.driver = vr.OptionalString("driver", "");
     p.versions.nccl = vr.OptionalString("nccl", "");
     p.versions.cublas = vr.OptionalString("cublas", "");
+    p.versions.cpu_gemm = vr.OptionalString("cpu_gemm", "");
     GPUPLAN_RETURN_IF_ERROR(vr.status());
   }
   if (const json* c = r.OptionalObject("corrections")) {

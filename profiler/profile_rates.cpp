@@ -8,16 +8,21 @@
 namespace gpuplan {
 namespace {
 
-// Useful FLOP/s over all samples of `kind` in a 16-bit dtype, 0 when there are none.
+// Useful FLOP/s over all samples of `kind` in a 16-bit dtype, else (a device without 16-bit
+// math: the CPU backend) in fp32; 0 when there are none.
 double AttentionRate(const Profile& p, KernelKind kind) {
-  double flops = 0, seconds = 0;
-  for (const KernelSample& k : p.kernels) {
-    if (k.kernel.kind != kind) continue;
-    if (k.kernel.dtype != Precision::kBf16 && k.kernel.dtype != Precision::kFp16) continue;
-    flops += GetKernelInfo(kind).flops(k.kernel);
-    seconds += k.seconds;
+  for (const bool sixteen_bit : {true, false}) {
+    double flops = 0, seconds = 0;
+    for (const KernelSample& k : p.kernels) {
+      if (k.kernel.kind != kind) continue;
+      const bool is_16 = k.kernel.dtype == Precision::kBf16 || k.kernel.dtype == Precision::kFp16;
+      if (sixteen_bit ? !is_16 : k.kernel.dtype != Precision::kFp32) continue;
+      flops += GetKernelInfo(kind).flops(k.kernel);
+      seconds += k.seconds;
+    }
+    if (seconds > 0) return flops / seconds;
   }
-  return seconds > 0 ? flops / seconds : 0.0;
+  return 0.0;
 }
 
 // The device-copy sample with the most bytes, or nullptr.
@@ -28,6 +33,13 @@ const BandwidthSample* LargestCopy(const Profile& p) {
       best = &b;
   }
   return best;
+}
+
+// TFLOP/s as a report prints it: whole numbers for GPUs, three significant digits below 10
+// (a CPU rank).
+std::string TflopsText(double flops_per_s) {
+  const double t = flops_per_s / 1e12;
+  return StrFormat(t < 10 ? "%.3g" : "%.0f", t);
 }
 
 std::string SkipReason(const Profile& p, std::string_view what) {
@@ -111,10 +123,10 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
     m.gemm_flops_per_s[static_cast<size_t>(i)] = fit->flops_per_s;
     cal.sources.push_back(
         {figure, true,
-         StrFormat("fit over %d shapes: best rate %.0f TFLOP/s (%.0f%% of datasheet peak), "
+         StrFormat("fit over %d shapes: best rate %s TFLOP/s (%.0f%% of datasheet peak), "
                    "fill depth %.0f, overhead %.1f us, rms error %.1f%%; x %.2f sustained in "
                    "training",
-                   fit->samples, fit->flops_per_s / 1e12,
+                   fit->samples, TflopsText(fit->flops_per_s).c_str(),
                    peak > 0 ? 100.0 * fit->flops_per_s / peak : 0.0, fit->fill_depth,
                    fit->overhead_s * 1e6, 100.0 * fit->rms_relative_error,
                    kSustainedGemmFraction)});
@@ -132,10 +144,10 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
   if (m.attention_forward_flops_per_s > 0 && m.attention_backward_flops_per_s > 0) {
     cal.sources.push_back(
         {"attention", true,
-         StrFormat("gpuplan's flash-attention kernel: forward %.0f, backward %.0f TFLOP/s "
-                   "(x %.2f sustained)",
-                   m.attention_forward_flops_per_s / 1e12, m.attention_backward_flops_per_s / 1e12,
-                   kSustainedGemmFraction)});
+         StrFormat("the profile's attention kernels (kernels/): forward %s, backward %s "
+                   "TFLOP/s (x %.2f sustained)",
+                   TflopsText(m.attention_forward_flops_per_s).c_str(),
+                   TflopsText(m.attention_backward_flops_per_s).c_str(), kSustainedGemmFraction)});
   } else {
     m.attention_forward_flops_per_s = m.attention_backward_flops_per_s = 0;
     cal.sources.push_back(
@@ -167,7 +179,7 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
        m.collectives.empty()
            ? "datasheet scale-up and network bandwidth x efficiency (the profile has no "
              "multi-GPU collectives" +
-                 std::string(profile.devices.size() < 2 ? ": one GPU)" : ")")
+                 std::string(profile.devices.size() < 2 ? ": one device)" : ")")
            : "group sizes not measured and everything across nodes: datasheet bandwidth x "
              "efficiency (a one-host profile cannot measure the network)"});
   return cal;

@@ -28,14 +28,20 @@ std::string Devices(const Profile& p) {
   return out;
 }
 
+// TFLOP/s with three decimals below 1 (a CPU rank's GEMMs), one above.
+std::string Tflops(double flops_per_s) {
+  const double t = flops_per_s / 1e12;
+  return StrFormat(t < 1 ? "%.3f" : "%.1f", t);
+}
+
 std::string Gemms(const Profile& p, const ProfileCalibration* cal, const GpuSpec* gpu) {
   if (p.gemm.empty()) return "";
-  std::string out = "\nGEMM (cuBLASLt; model = the fitted GEMM model of the cost model)\n";
+  const std::string library = p.versions.cpu_gemm.empty() ? "cuBLASLt" : p.versions.cpu_gemm;
+  std::string out = "\nGEMM (" + library + "; model = the fitted GEMM model of the cost model)\n";
   out +=
       "  dtype             m x n x k  batch     time(us)  TFLOP/s  %peak  model TFLOP/s  error\n";
   const int sms = p.devices.front().sm_count;
   for (const GemmSample& g : p.gemm) {
-    const double tflops = g.Flops() / g.seconds / 1e12;
     const double peak = gpu != nullptr ? gpu->PeakFlops(g.dtype) : 0.0;
     std::string model = "             -      -";
     if (cal != nullptr) {
@@ -45,16 +51,17 @@ std::string Gemms(const Profile& p, const ProfileCalibration* cal, const GpuSpec
         const double t =
             GemmSeconds(r, static_cast<double>(g.shape.m), static_cast<double>(g.shape.n),
                         static_cast<double>(g.shape.k), static_cast<double>(g.shape.batch));
-        model = StrFormat("  %12.1f  %+5.1f%%", g.Flops() / t / 1e12,
+        model = StrFormat("  %12s  %+5.1f%%", Tflops(g.Flops() / t).c_str(),
                           100.0 * (t - g.seconds) / g.seconds);
       }
     }
     out += StrFormat(
-        "  %-5s %21s  %5lld  %11.1f  %7.1f  %5s%s\n", std::string(PrecisionName(g.dtype)).c_str(),
+        "  %-5s %21s  %5lld  %11.1f  %7s  %5s%s\n", std::string(PrecisionName(g.dtype)).c_str(),
         (std::to_string(g.shape.m) + " x " + std::to_string(g.shape.n) + " x " +
          std::to_string(g.shape.k))
             .c_str(),
-        static_cast<long long>(g.shape.batch), g.seconds * 1e6, tflops,
+        static_cast<long long>(g.shape.batch), g.seconds * 1e6,
+        Tflops(g.Flops() / g.seconds).c_str(),
         peak > 0 ? StrFormat("%4.0f%%", 100.0 * g.Flops() / g.seconds / peak).c_str() : "-",
         model.c_str());
   }
@@ -77,7 +84,7 @@ std::string Kernels(const Profile& p) {
     const double flops = info.flops(c);
     out += StrFormat("  %-15s %-5s  %-29s %9.1f  %7s  %7.0f\n", std::string(info.name).c_str(),
                      std::string(PrecisionName(c.dtype)).c_str(), shape.c_str(), k.seconds * 1e6,
-                     flops > 0 ? StrFormat("%.1f", flops / k.seconds / 1e12).c_str() : "-",
+                     flops > 0 ? Tflops(flops / k.seconds).c_str() : "-",
                      info.bytes(c) / k.seconds / 1e9);
   }
   return out;
@@ -92,7 +99,10 @@ std::string Bandwidths(const Profile& p, const GpuSpec* gpu) {
                      std::string(BandwidthKindName(b.kind)).c_str(), b.from, b.to, b.bytes / 1e6,
                      b.seconds * 1e6, b.BytesPerSecond() / 1e9);
   }
-  if (gpu != nullptr) {
+  if (gpu != nullptr && gpu->HostDevice()) {
+    out += StrFormat("  datasheet: memory %.0f GB/s (ranks in host memory: no PCIe link)\n",
+                     gpu->memory_bandwidth_bytes_per_s / 1e9);
+  } else if (gpu != nullptr) {
     out += StrFormat("  datasheet: memory %.0f GB/s, PCIe gen%d x16 %.0f GB/s per direction\n",
                      gpu->memory_bandwidth_bytes_per_s / 1e9, gpu->pcie_gen,
                      gpu->pcie_bytes_per_s / 1e9);

@@ -310,7 +310,11 @@ Expected<Profile> RunProfile(const ProfileOptions& o, ProfileBackends& b, const 
     }
   }
 
-  if (b.collectives == nullptr) p.skipped.push_back("collectives: no NCCL backend");
+  if (b.collectives == nullptr) {
+    p.skipped.push_back("collectives: " + (b.no_collectives_reason.empty()
+                                               ? std::string("no NCCL backend")
+                                               : b.no_collectives_reason));
+  }
   if (max_ranks == 1) {
     p.skipped.push_back(
         "collectives over 2+ GPUs: this host has one GPU (1-rank NCCL calls "

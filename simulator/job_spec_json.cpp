@@ -930,6 +930,10 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if (p.cpu_offload && p.zero_stage == 0 && !p.fsdp) {
     return Fail("parallelism", "cpu_offload", "needs zero_stage >= 1 or fsdp");
   }
+  if (p.cpu_offload && gpu->HostDevice()) {
+    return Fail("parallelism", "cpu_offload",
+                "'" + c.gpu + "' ranks already run in host memory: there is nothing to offload to");
+  }
   if (p.dp_replicate < 1) {
     return Fail("parallelism", "dp_replicate", "must be at least 1, got " + Str(p.dp_replicate));
   }
@@ -966,7 +970,7 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
       return Fail("parallelism", "tp_overlap",
                   "needs the TP group inside one scale-up domain (userbuffers map the peers' "
                   "memory over NVLink/xGMI); " +
-                      (gpu->scaleup_kind == "none"
+                      (gpu->scaleup_kind == "none" || gpu->HostDevice()
                            ? c.gpu + " has no scale-up fabric"
                            : "tp = " + Str(p.tp) + " exceeds " + Str(domain) + " GPUs"));
     }

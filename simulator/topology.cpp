@@ -14,8 +14,10 @@ ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gp
   l.scaleup_busbw = gpu.scaleup_bytes_per_s * gpu.scaleup_collective_efficiency;
   l.scaleup_nvls_bytes_per_s = gpu.scaleup_bytes_per_s * gpu.scaleup_nvls_efficiency;
   l.pcie_busbw = gpu.pcie_bytes_per_s * kPcieCollectiveEfficiency;
-  l.intra_latency_s =
-      gpu.scaleup_kind == "none" ? kPcieStepLatencySeconds : kNvlinkStepLatencySeconds;
+  // A host's ranks (the cpu device) get PCIe's latency: no host measurement is built in, and a
+  // profile's MPI fits replace it (MeasuredRates).
+  l.intra_latency_s = gpu.scaleup_kind == "none" || gpu.HostDevice() ? kPcieStepLatencySeconds
+                                                                      : kNvlinkStepLatencySeconds;
   l.network_bytes_per_s = net.bytes_per_s_per_gpu * net.collective_efficiency;
   l.network_latency_s = net.latency_s;
   if (!net.measured_busbw.nodes.empty()) l.network_measured = &net.measured_busbw;
@@ -34,7 +36,7 @@ GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
   // Intra-node bandwidth depends on the fabric and on whether the members share a domain.
   double intra = links.pcie_busbw;
   const bool in_domain = span <= links.scaleup_domain_gpus;
-  if (links.scaleup_kind == "nvswitch" && in_domain) {
+  if ((links.scaleup_kind == "nvswitch" || links.scaleup_kind == "shared-memory") && in_domain) {
     intra = links.scaleup_busbw;
     if (g.ranks_per_node >= 2.0) g.intra_nvls_bytes_per_s = links.scaleup_nvls_bytes_per_s;
   } else if (links.scaleup_kind == "xgmi" && in_domain) {

@@ -88,7 +88,7 @@ TpOverlapPass TpOverlapBackward(const DeviceRates& rates, const TpOverlapGemms& 
 }
 
 int64_t TpOverlapMaxRanks(const GpuSpec& gpu, int64_t gpus_per_node) {
-  if (gpu.scaleup_kind == "none") return 1;
+  if (gpu.scaleup_kind == "none" || gpu.HostDevice()) return 1;
   return std::min<int64_t>(gpus_per_node, gpu.scaleup_domain_gpus);
 }
 

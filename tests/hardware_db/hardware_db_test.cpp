@@ -156,15 +156,23 @@ TEST_F(BuiltinDbTest, DataIsSelfConsistent) {
   for (const auto& [id, g] : db().gpus()) {
     SCOPED_TRACE(id);
     EXPECT_EQ(g.id, id);
-    // Training needs a 16-bit (or wider) tensor format.
-    EXPECT_GT(g.PeakFlops(Precision::kFp16) + g.PeakFlops(Precision::kBf16), 0);
-    EXPECT_GT(g.gemm_efficiency, 0.4);
     EXPECT_LE(g.gemm_efficiency, 1.0);
     EXPECT_GT(g.sm_count, 0);
     EXPECT_GT(g.memory_bytes, 1e9);
+    if (g.HostDevice()) {
+      // The CPU backend's rank: fp32 only, conservative rates, no PCIe link.
+      EXPECT_GT(g.PeakFlops(Precision::kFp32), 0);
+      EXPECT_EQ(g.PeakFlops(Precision::kBf16), 0);
+      EXPECT_EQ(g.pcie_bytes_per_s, 0);
+      EXPECT_GT(g.scaleup_bytes_per_s, 0);
+    } else {
+      // Training needs a 16-bit (or wider) tensor format.
+      EXPECT_GT(g.PeakFlops(Precision::kFp16) + g.PeakFlops(Precision::kBf16), 0);
+      EXPECT_GT(g.gemm_efficiency, 0.4);
+    }
     if (g.scaleup_kind == "none") {
       EXPECT_EQ(g.scaleup_bytes_per_s, 0);
-    } else {
+    } else if (!g.HostDevice()) {
       EXPECT_GT(g.scaleup_bytes_per_s, g.pcie_bytes_per_s);
       EXPECT_GE(g.scaleup_domain_gpus, 2);
     }
@@ -177,7 +185,7 @@ TEST_F(BuiltinDbTest, DataIsSelfConsistent) {
     SCOPED_TRACE(id);
     const GpuSpec* g = db().FindGpu(n.gpu);
     ASSERT_NE(g, nullptr);
-    if (n.intra_node == "nvswitch" || n.intra_node == "xgmi") {
+    if (n.intra_node == "nvswitch" || n.intra_node == "xgmi" || n.intra_node == "shared-memory") {
       EXPECT_EQ(n.intra_node, g->scaleup_kind);
       EXPECT_DOUBLE_EQ(n.intra_node_bytes_per_s, g->scaleup_bytes_per_s);
       EXPECT_LE(n.gpus_per_node, g->scaleup_domain_gpus);
@@ -446,6 +454,21 @@ TEST_F(HardwareDbFilesTest, NestedFieldErrors) {
   gpu["scaleup"]["nvls_allreduce_efficiency"] = 2;
   path = Write("o.json", json{{"gpus", {gpu}}});
   EXPECT_TRUE(Contains(LoadError(path), "field 'nvls_allreduce_efficiency'"));
+
+  // A host device (the CPU backend's ranks) has no PCIe link to describe.
+  gpu = ValidGpu("bad-gpu");
+  gpu["scaleup"]["kind"] = "shared-memory";
+  path = Write("h.json", json{{"gpus", {gpu}}});
+  err = LoadError(path);
+  EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
+  EXPECT_TRUE(Contains(err,
+                       "field 'pcie_gen': must be omitted when scaleup.kind is "
+                       "'shared-memory'"))
+      << err;
+  gpu.erase("pcie_gen");
+  gpu.erase("pcie_gbps_unidir");
+  path = Write("i.json", json{{"gpus", {gpu}}});
+  EXPECT_EQ(LoadError(path), "");
 
   gpu = ValidGpu("bad-gpu");
   gpu["scaleup"]["kind"] = "infinityband";

@@ -45,7 +45,7 @@ class FakeProbe : public GpuProbe {
   Expected<std::vector<GpuLinkInfo>> ListLinks() override {
     return std::vector<GpuLinkInfo>{{0, 1, true, 0, true, 18}, {1, 0, true, 0, true, 18}};
   }
-  SoftwareVersions Versions() override { return {"13.0", "13.0", "580.1", "2.27.7", "13.0.0"}; }
+  SoftwareVersions Versions() override { return {"13.0", "13.0", "580.1", "2.27.7", "13.0.0", ""}; }
 };
 
 class FakeGemm : public GemmRunner {

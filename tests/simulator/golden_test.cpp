@@ -192,6 +192,22 @@ TEST(Golden, NvlsAllReduceInsideAnNvswitchNode) {
   EXPECT_EQ(PlaceGroup(a100, 8, 1).intra_nvls_bytes_per_s, 0.0);
 }
 
+// The CPU backend's ranks on one host (hardware-db cpu: scaleup shared-memory, 2 GB/s per rank at
+// collective efficiency 0.5, no PCIe): a group inside the host runs at the shared-memory busbw,
+// 1 GB/s, with PCIe's per-step latency, and no NVLS.
+TEST(Golden, CpuRanksExchangeThroughSharedMemory) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const GpuSpec& cpu = *db->FindGpu("cpu");
+  EXPECT_TRUE(cpu.HostDevice());
+  const ClusterLinks links = ResolveLinks(cpu, *db->FindNetwork("eth-25"), 4);
+  const GroupLink g = PlaceGroup(links, 4, 1);
+  EXPECT_DOUBLE_EQ(g.intra_bytes_per_s, 1e9);
+  EXPECT_DOUBLE_EQ(g.intra_latency_s, kPcieStepLatencySeconds);
+  EXPECT_EQ(g.intra_nvls_bytes_per_s, 0.0);
+  EXPECT_EQ(TpOverlapMaxRanks(cpu, 4), 1);  // no userbuffers between processes
+}
+
 // Multi-node: 4 nodes x 8 B200 with 8x 50 GB/s EFA: 362 GB/s busbw at 1 GiB (collectives.json
 // mle_b200_4node_allreduce_1GiB, measured with NCCL via all_reduce_bench.py).
 TEST(Golden, InterNodeAllReduceMatchesMeasurement) {
