@@ -199,8 +199,7 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
     }
   } else {
     g->pcie_gen = SmallPositiveInt(r, "pcie_gen");
-    g->pcie_bytes_per_s =
-        r.ScaledNumber("pcie_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+    g->pcie_bytes_per_s = r.ScaledNumber("pcie_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
   }
   g->tdp_watts = r.ScaledNumber("tdp_w", 1.0, 1.0, kMaxTdpWatts);
   g->default_node = r.OptionalString("default_node", "");  // may be absent for a user GPU

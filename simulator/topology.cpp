@@ -17,7 +17,7 @@ ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gp
   // A host's ranks (the cpu device) get PCIe's latency: no host measurement is built in, and a
   // profile's MPI fits replace it (MeasuredRates).
   l.intra_latency_s = gpu.scaleup_kind == "none" || gpu.HostDevice() ? kPcieStepLatencySeconds
-                                                                      : kNvlinkStepLatencySeconds;
+                                                                     : kNvlinkStepLatencySeconds;
   l.network_bytes_per_s = net.bytes_per_s_per_gpu * net.collective_efficiency;
   l.network_latency_s = net.latency_s;
   if (!net.measured_busbw.nodes.empty()) l.network_measured = &net.measured_busbw;
