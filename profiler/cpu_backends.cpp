@@ -118,11 +118,6 @@ std::vector<double> Pattern(int64_t n, double scale = 1.0) {
   return v;
 }
 
-template <typename T>
-Status StatusOf(const Expected<T>& e) {
-  return e.ok() ? Status::Ok() : e.status();
-}
-
 class ReferenceKernelRunner : public KernelRunner {
  public:
   Expected<double> Seconds(const KernelCase& c, const TimingPolicy& t) override {
@@ -143,13 +138,13 @@ class ReferenceKernelRunner : public KernelRunner {
         const std::vector<double> q = Pattern(shape.Elements(), 0.1),
                                   k = Pattern(shape.Elements(), 0.2), v = Pattern(shape.Elements());
         if (c.kind == KernelKind::kAttentionForward) {
-          return TimeLoop(t, [&] { return StatusOf(ReferenceAttentionForward(shape, q, k, v)); });
+          return TimeLoop(t, [&] { return ReferenceAttentionForward(shape, q, k, v).status(); });
         }
         Expected<AttentionForwardResult> fwd = ReferenceAttentionForward(shape, q, k, v);
         if (!fwd.ok()) return fwd.status();
         const std::vector<double> d_o = Pattern(shape.Elements(), 0.5);
         return TimeLoop(t, [&] {
-          return StatusOf(ReferenceAttentionBackward(shape, q, k, v, fwd->o, d_o, fwd->lse));
+          return ReferenceAttentionBackward(shape, q, k, v, fwd->o, d_o, fwd->lse).status();
         });
       }
       case KernelKind::kRmsNormForward:
@@ -165,24 +160,23 @@ class ReferenceKernelRunner : public KernelRunner {
         const std::vector<double> bias = rms ? std::vector<double>{} : Pattern(c.cols, 0.1);
         constexpr double kEps = 1e-5;
         if (c.kind == KernelKind::kRmsNormForward || c.kind == KernelKind::kLayerNormForward) {
-          return TimeLoop(t, [&] {
-            return StatusOf(ReferenceNormForward(kind, shape, x, weight, bias, kEps));
-          });
+          return TimeLoop(
+              t, [&] { return ReferenceNormForward(kind, shape, x, weight, bias, kEps).status(); });
         }
         Expected<NormForwardResult> fwd = ReferenceNormForward(kind, shape, x, weight, bias, kEps);
         if (!fwd.ok()) return fwd.status();
         const std::vector<double> dy = Pattern(shape.Elements(), 0.3);
         return TimeLoop(t, [&] {
-          return StatusOf(ReferenceNormBackward(kind, shape, x, weight, fwd->mean, fwd->rstd, dy));
+          return ReferenceNormBackward(kind, shape, x, weight, fwd->mean, fwd->rstd, dy).status();
         });
       }
       case KernelKind::kGeluForward:
       case KernelKind::kGeluBackward: {
         const std::vector<double> x = Pattern(c.rows * c.cols), dy = Pattern(c.rows * c.cols, 0.3);
         if (c.kind == KernelKind::kGeluForward) {
-          return TimeLoop(t, [&] { return StatusOf(ReferenceGeluForward(x)); });
+          return TimeLoop(t, [&] { return ReferenceGeluForward(x).status(); });
         }
-        return TimeLoop(t, [&] { return StatusOf(ReferenceGeluBackward(x, dy)); });
+        return TimeLoop(t, [&] { return ReferenceGeluBackward(x, dy).status(); });
       }
       case KernelKind::kSwiGluForward:
       case KernelKind::kSwiGluBackward: {
@@ -190,9 +184,9 @@ class ReferenceKernelRunner : public KernelRunner {
                                   up = Pattern(c.rows * c.cols, 0.5),
                                   dy = Pattern(c.rows * c.cols, 0.3);
         if (c.kind == KernelKind::kSwiGluForward) {
-          return TimeLoop(t, [&] { return StatusOf(ReferenceSwiGluForward(gate, up)); });
+          return TimeLoop(t, [&] { return ReferenceSwiGluForward(gate, up).status(); });
         }
-        return TimeLoop(t, [&] { return StatusOf(ReferenceSwiGluBackward(gate, up, dy)); });
+        return TimeLoop(t, [&] { return ReferenceSwiGluBackward(gate, up, dy).status(); });
       }
       case KernelKind::kCrossEntropy: {
         const MatrixShape shape{c.rows, c.cols};
@@ -200,7 +194,7 @@ class ReferenceKernelRunner : public KernelRunner {
         const std::vector<double> logits = Pattern(shape.Elements(), 4.0);
         std::vector<int64_t> labels(static_cast<size_t>(c.rows));
         for (int64_t r = 0; r < c.rows; ++r) labels[static_cast<size_t>(r)] = (r * 7919) % c.cols;
-        return TimeLoop(t, [&] { return StatusOf(ReferenceCrossEntropy(shape, logits, labels)); });
+        return TimeLoop(t, [&] { return ReferenceCrossEntropy(shape, logits, labels).status(); });
       }
       case KernelKind::kAdam: {
         std::vector<double> param = Pattern(c.cols, 0.1), m(static_cast<size_t>(c.cols), 0.0),

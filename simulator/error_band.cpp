@@ -41,40 +41,34 @@ Spread SpreadOf(const std::vector<double>& logs) {
   return s;
 }
 
-template <typename Pred>
-std::vector<double> LogsWhere(std::span<const BandResidual> residuals, Pred keep) {
+// The residuals a predicate selects: their log ratios and the publications they come from.
+struct Selection {
   std::vector<double> logs;
-  for (const BandResidual& r : residuals) {
-    if (keep(r)) logs.push_back(std::log(r.step_time_ratio));
-  }
-  return logs;
-}
+  std::vector<std::string> sources;  ///< distinct, in order of first appearance
+};
 
-// Distinct publications among the residuals `keep` selects.
 template <typename Pred>
-int PublicationsWhere(std::span<const BandResidual> residuals, Pred keep) {
-  std::vector<std::string> sources;
+Selection Select(std::span<const BandResidual> residuals, Pred keep) {
+  Selection s;
   for (const BandResidual& r : residuals) {
-    if (keep(r) && std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
-      sources.push_back(r.source);
+    if (!keep(r)) continue;
+    s.logs.push_back(std::log(r.step_time_ratio));
+    if (std::find(s.sources.begin(), s.sources.end(), r.source) == s.sources.end()) {
+      s.sources.push_back(r.source);
     }
   }
-  return static_cast<int>(sources.size());
+  return s;
 }
 
 // Standard deviation of the median log ratio of each publication with >= kMinBandRuns runs
 // (0 when fewer than two publications have that many).
 double BetweenSourceSpread(std::span<const BandResidual> residuals) {
-  std::vector<std::string> sources;
-  for (const BandResidual& r : residuals) {
-    if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
-      sources.push_back(r.source);
-    }
-  }
+  const std::vector<std::string> sources =
+      Select(residuals, [](const BandResidual&) { return true; }).sources;
   std::vector<double> medians;
   for (const std::string& source : sources) {
     const std::vector<double> logs =
-        LogsWhere(residuals, [&](const BandResidual& r) { return r.source == source; });
+        Select(residuals, [&](const BandResidual& r) { return r.source == source; }).logs;
     if (static_cast<int>(logs.size()) >= kMinBandRuns) medians.push_back(Median(logs));
   }
   if (medians.size() < 2) return 0;
@@ -174,33 +168,29 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
                   const std::string& architecture, int64_t num_gpus) {
   const std::string scale = ScaleBandName(num_gpus);
   const double tau = BetweenSourceSpread(residuals);
-  // A class's own band; one publication's runs carry that publication's bias, so the band is
-  // widened by tau as an untested class's is.
-  auto class_band = [&](auto keep, const std::string& basis) {
-    const int publications = PublicationsWhere(residuals, keep);
-    return Band(SpreadOf(LogsWhere(residuals, keep)), publications < kMinBandPublications ? tau : 0,
-                basis, true, publications);
+  // A class's own band is widened by tau when one publication's runs make it up (its centre is
+  // that publication's bias), an untested class's always.
+  auto band_of = [&](const Selection& c, std::string basis, bool validated) {
+    const int publications = static_cast<int>(c.sources.size());
+    const bool widen = !validated || publications < kMinBandPublications;
+    return Band(SpreadOf(c.logs), widen ? tau : 0, std::move(basis), validated, publications);
   };
-  auto fine = [&](const BandResidual& r) {
+  const Selection fine = Select(residuals, [&](const BandResidual& r) {
     return r.stack == stack && r.architecture == architecture && ScaleBandName(r.num_gpus) == scale;
-  };
-  if (static_cast<int>(LogsWhere(residuals, fine).size()) >= kMinBandRuns) {
-    return class_band(fine, stack + ", " + architecture + ", " + scale);
+  });
+  if (static_cast<int>(fine.logs.size()) >= kMinBandRuns) {
+    return band_of(fine, stack + ", " + architecture + ", " + scale, true);
   }
-  auto coarse = [&](const BandResidual& r) {
+  const Selection coarse = Select(residuals, [&](const BandResidual& r) {
     return r.stack == stack && r.architecture == architecture;
-  };
-  if (static_cast<int>(LogsWhere(residuals, coarse).size()) >= kMinBandRuns) {
-    return class_band(coarse, stack + ", " + architecture + ", any scale");
+  });
+  if (static_cast<int>(coarse.logs.size()) >= kMinBandRuns) {
+    return band_of(coarse, stack + ", " + architecture + ", any scale", true);
   }
-  auto of_stack = [&](const BandResidual& r) { return r.stack == stack; };
-  auto any = [](const BandResidual&) { return true; };
-  const bool stack_has_runs = !LogsWhere(residuals, of_stack).empty();
-  const std::vector<double> pool =
-      stack_has_runs ? LogsWhere(residuals, of_stack) : LogsWhere(residuals, any);
-  const int publications =
-      stack_has_runs ? PublicationsWhere(residuals, of_stack) : PublicationsWhere(residuals, any);
-  return Band(SpreadOf(pool), tau, stack_has_runs ? stack : "all stacks", false, publications);
+  const Selection of_stack =
+      Select(residuals, [&](const BandResidual& r) { return r.stack == stack; });
+  if (!of_stack.logs.empty()) return band_of(of_stack, stack, false);
+  return band_of(Select(residuals, [](const BandResidual&) { return true; }), "all stacks", false);
 }
 
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
