@@ -12,6 +12,7 @@
 #include "cli/model_option.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
+#include "cli/run_info.h"
 #include "profiler/cpu_backends.h"
 #include "profiler/profile_report.h"
 #include "profiler/sweep.h"
@@ -52,21 +53,6 @@ class TerminalProfileProgress : public ProfileProgress {
  private:
   ProgressBar bar_;
 };
-
-std::string UtcNow() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string HostName() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
 
 // Prints the profile and, when its GPU is in the database, what the cost model takes from it.
 Status Print(const Profile& profile, const std::string& origin, const HardwareDb& db) {

@@ -7,9 +7,14 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/profile_option.h"
+#include "cli/run_info.h"
+#include "common/file_write.h"
 #include "common/str_format.h"
+#include "profiler/cpu_backends.h"
 #include "profiler/gpu_probe.h"
 #include "validator/calibrate.h"
+#include "validator/cpu_compute.h"
 #include "validator/dry_run.h"
 #include "validator/launcher.h"
 #include "validator/rank_layout.h"
@@ -18,7 +23,8 @@
 #if GPUPLAN_BUILT_WITH_MPI
 #include <mpi.h>
 
-#include "validator/comm_executor.h"
+#include "validator/cpu_run.h"
+#include "validator/step_executor.h"
 #endif
 
 namespace gpuplan {
@@ -35,6 +41,10 @@ struct ValidateOptions {
   double max_message_kb = 64;
   double watchdog_s = 300;
   std::string launch;
+  std::string report;
+  std::string profile;
+  int64_t steps = 5;
+  int64_t warmup = 2;
 };
 
 // `--launch local`: start the plan's ranks on this host with mpirun, each running this program
@@ -51,9 +61,17 @@ Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ran
     args.push_back("--hardware-db");
     args.push_back(dir);
   }
-  args.insert(args.end(), {"validate", "--plan", o.plan, "--backend", o.backend, "--comm-only",
-                           "--max-message-kb", StrFormat("%.17g", o.max_message_kb), "--watchdog",
+  args.insert(args.end(), {"validate", "--plan", o.plan, "--backend", o.backend, "--watchdog",
                            StrFormat("%.17g", o.watchdog_s)});
+  if (o.comm_only) {
+    args.insert(args.end(),
+                {"--comm-only", "--max-message-kb", StrFormat("%.17g", o.max_message_kb)});
+  } else {
+    args.insert(args.end(),
+                {"--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup)});
+    if (!o.report.empty()) args.insert(args.end(), {"--report", o.report});
+    if (!o.profile.empty()) args.insert(args.end(), {"--profile", o.profile});
+  }
   // This program's own path: the ranks run it (/proc/self/exe would name mpirun's processes).
   char self[4096] = {};
   const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -92,19 +110,21 @@ Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateO
       MPI_Finalize();
       return Status::Invalid("--plan: " + comms.status().message());
     }
-    Expected<CommRunResult> run =
-        RunCommunication(job, RankProgram(job, layout, rank), *comms, MPI_COMM_WORLD,
-                         o.max_message_kb * 1024.0, o.watchdog_s);
+    StepOptions options;
+    options.max_bytes_per_op = o.max_message_kb * 1024.0;
+    options.watchdog_s = o.watchdog_s;
+    Expected<StepRunResult> run =
+        RunStep(job, RankProgram(job, layout, rank), *comms, MPI_COMM_WORLD, options);
     if (!run.ok()) return fail(run.status());
-    Expected<std::vector<CommRunResult>> all = GatherCommResults(*run, MPI_COMM_WORLD);
+    Expected<std::vector<StepRunResult>> all = GatherStepResults(*run, MPI_COMM_WORLD);
     if (!all.ok()) return fail(all.status());
     if (rank == 0) {
       std::printf(
           "communication of one step of %s on %lld ranks (CPU backend, MPI; messages capped at "
           "%g KiB, no compute)\n%s",
           job.model.name.c_str(), static_cast<long long>(layout.world_size), o.max_message_kb,
-          FormatCommResults(*all).c_str());
-      for (const CommRunResult& x : *all) wrong += x.wrong;
+          FormatStepResults(*all).c_str());
+      for (const StepRunResult& x : *all) wrong += x.wrong;
     }
     MPI_Bcast(&wrong, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   }
@@ -118,6 +138,76 @@ Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateO
   (void)job;
   (void)layout;
   (void)o;
+  return Status::Unavailable(
+      "--backend cpu: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
+      "scripts/setup.sh, and build again)");
+#endif
+}
+
+// `--backend cpu` under mpirun: every rank computes and communicates its step (RunPlanOnCpu),
+// warm-up steps then measured ones; rank 0 sets the measurements beside the prediction, prints
+// the report as Markdown and writes it (--report, JSON, atomically). A failed rank reports and
+// aborts the job, as in RunCommOnly; a wrong element fails the run after the report is written.
+Status RunOnCpu(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
+                const HardwareDb& db, const MeasuredRates* rates) {
+#if GPUPLAN_BUILT_WITH_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != layout.world_size) {
+    MPI_Finalize();
+    return Status::Invalid(StrFormat(
+        "--plan: the plan has %lld ranks, but %d were started (mpirun -np %lld, or --launch "
+        "local)",
+        static_cast<long long>(layout.world_size), size,
+        static_cast<long long>(layout.world_size)));
+  }
+  CpuRunOptions options;
+  options.steps = o.steps;
+  options.warmup_steps = o.warmup;
+  options.watchdog_s = o.watchdog_s;
+  Expected<CpuRunMeasurement> run = RunPlanOnCpu(job, layout, MPI_COMM_WORLD, options);
+  if (!run.ok()) {
+    std::fprintf(stderr, "gpuplan: error: rank %d: %s\n", rank, run.status().message().c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return run.status();
+  }
+  MPI_Finalize();
+  if (rank != 0) return Status::Ok();
+  ValidationReport report =
+      CpuValidationReport(job, *db.FindGpu(job.cluster.gpu),
+                          *db.FindNetwork(job.cluster.inter_node), rates, *run, options);
+  report.created_utc = UtcNow();
+  report.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
+  report.host = HostName();
+  report.profile = o.profile;
+  std::unique_ptr<GpuProbe> probe = MakeCpuBackends().probe;
+  Expected<std::vector<GpuDeviceInfo>> devices = probe->ListDevices();
+  report.device = devices.ok() && !devices->empty() ? devices->front().name : "cpu";
+  std::printf("%s", ValidationReportMarkdown(report).c_str());
+  if (!o.report.empty()) {
+    GPUPLAN_RETURN_IF_ERROR(
+        WriteFileAtomically(o.report, ValidationReportToJson(report).dump(
+                                          2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                          "\n"));
+    std::printf("\nreport written to %s\n", o.report.c_str());
+  }
+  if (run->wrong > 0) {
+    return Status::Internal(
+        StrFormat("%lld elements arrived wrong", static_cast<long long>(run->wrong)));
+  }
+  return Status::Ok();
+#else
+  (void)job;
+  (void)layout;
+  (void)o;
+  (void)db;
+  (void)rates;
   return Status::Unavailable(
       "--backend cpu: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
       "scripts/setup.sh, and build again)");
@@ -192,14 +282,40 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         StrFormat("--watchdog: must be seconds in (0, 86400], got %g", o.watchdog_s));
   }
-  if (!o.launch.empty() && (o.backend != "cpu" || !o.comm_only || o.dry_run)) {
-    return Status::Invalid("--launch: needs --backend cpu --comm-only (and no --dry-run)");
+  if (!o.launch.empty() && (o.backend != "cpu" || o.dry_run)) {
+    return Status::Invalid("--launch: needs --backend cpu (and no --dry-run)");
+  }
+  if (o.steps < 1 || o.steps > 1000) {
+    return Status::Invalid(
+        StrFormat("--steps: must be in [1, 1000], got %lld", static_cast<long long>(o.steps)));
+  }
+  if (o.warmup < 0 || o.warmup > 1000) {
+    return Status::Invalid(
+        StrFormat("--warmup: must be in [0, 1000], got %lld", static_cast<long long>(o.warmup)));
+  }
+  if (o.comm_only && (!o.report.empty() || !o.profile.empty())) {
+    return Status::Invalid("--report and --profile: not with --comm-only (it measures nothing)");
   }
   if (o.backend == "cpu" && !o.dry_run) {
+    std::optional<ProfileCalibration> cal;
     if (!o.comm_only) {
-      return Status::Unavailable(
-          "--backend cpu: only --comm-only runs yet (each rank's communication, checked); the "
-          "CPU compute backend is not built (docs/VALIDATION.md)");
+      const GpuSpec& gpu = *db->FindGpu(job->cluster.gpu);
+      if (!gpu.HostDevice()) {
+        return Status::Invalid("--plan: cluster.gpu is '" + gpu.id +
+                               "'; --backend cpu runs plans on the 'cpu' device (this host's "
+                               "ranks); --comm-only checks any plan's communication");
+      }
+      GPUPLAN_RETURN_IF_ERROR(CheckCpuExecutable(*job).WithPrefix("--plan " + o.plan));
+      if (!o.profile.empty()) {
+        Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile, *db);
+        if (!loaded.ok()) return loaded.status();
+        if (loaded->rates.gpu_id != gpu.id) {
+          return Status::Invalid("--profile: " + o.profile + " calibrates " + loaded->rates.gpu_id +
+                                 ", not the cpu device; profile it with "
+                                 "`gpuplan profile --backend cpu`");
+        }
+        cal = std::move(loaded).value();
+      }
     }
     if (!o.launch.empty()) {
       if (o.launch != "local") {
@@ -207,7 +323,8 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
       }
       return LaunchLocal(o, g, layout.world_size);
     }
-    return RunCommOnly(*job, layout, o);
+    if (o.comm_only) return RunCommOnly(*job, layout, o);
+    return RunOnCpu(*job, layout, o, *db, cal ? &cal->rates : nullptr);
   }
   if (!o.dry_run) {
     std::fprintf(stderr, "%s", MissingForValidation().c_str());
@@ -246,6 +363,14 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--launch", o->launch,
                   "local: start the plan's ranks on this host with mpirun (one gpuplan process "
                   "per rank) instead of being started by mpirun");
+  sub->add_option("--report", o->report,
+                  "With --backend cpu: write the validation report (JSON) here as well as "
+                  "printing it");
+  sub->add_option("--profile", o->profile,
+                  "With --backend cpu: predict with this CPU profile (gpuplan profile --backend "
+                  "cpu), as simulate --profile does; default: the cpu device's default rates");
+  sub->add_option("--steps", o->steps, "Measured steps (default 5)");
+  sub->add_option("--warmup", o->warmup, "Warm-up steps before the measured ones (default 2)");
   sub->add_option("--watchdog", o->watchdog_s,
                   "Seconds a collective or receive waits for its peers before the run is "
                   "reported and aborted (default 300)");

@@ -1,4 +1,5 @@
-// Float64 CPU reference of the elementwise MLP activations: GELU (tanh approximation) and SwiGLU.
+// CPU reference of the elementwise MLP activations, GELU (tanh approximation) and SwiGLU: float64
+// for the tests' ground truth, float32 (the ...Into forms) for the validator's CPU ranks.
 #pragma once
 
 #include <span>
@@ -35,5 +36,16 @@ struct SwiGluGradients {
 Expected<SwiGluGradients> ReferenceSwiGluBackward(std::span<const double> gate,
                                                   std::span<const double> up,
                                                   std::span<const double> dy);
+
+/// The same in `T` (float or double) into the caller's buffers, each the size of the first input.
+template <typename T>
+Status ReferenceGeluForwardInto(std::span<const T> x, std::span<T> y);
+template <typename T>
+Status ReferenceGeluBackwardInto(std::span<const T> x, std::span<const T> dy, std::span<T> dx);
+template <typename T>
+Status ReferenceSwiGluForwardInto(std::span<const T> gate, std::span<const T> up, std::span<T> out);
+template <typename T>
+Status ReferenceSwiGluBackwardInto(std::span<const T> gate, std::span<const T> up,
+                                   std::span<const T> dy, std::span<T> dgate, std::span<T> dup);
 
 }  // namespace gpuplan::kernels

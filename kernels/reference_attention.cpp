@@ -1,19 +1,22 @@
 #include "kernels/reference_attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace gpuplan::kernels {
 namespace {
 
-double Dot(const double* a, const double* b, int64_t n) {
-  double s = 0;
+template <typename T>
+T Dot(const T* a, const T* b, int64_t n) {
+  T s = 0;
   for (int64_t c = 0; c < n; ++c) s += a[c] * b[c];
   return s;
 }
 
-Status CheckInputs(const AttentionShape& shape, std::span<const double> q,
-                   std::span<const double> k, std::span<const double> v) {
+template <typename T>
+Status CheckInputs(const AttentionShape& shape, std::span<const T> q, std::span<const T> k,
+                   std::span<const T> v) {
   GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
   GPUPLAN_RETURN_IF_ERROR(CheckSize("q", q.size(), shape.Elements()));
   GPUPLAN_RETURN_IF_ERROR(CheckSize("k", k.size(), shape.Elements()));
@@ -22,41 +25,93 @@ Status CheckInputs(const AttentionShape& shape, std::span<const double> q,
 
 }  // namespace
 
-Expected<AttentionForwardResult> ReferenceAttentionForward(const AttentionShape& shape,
-                                                           std::span<const double> q,
-                                                           std::span<const double> k,
-                                                           std::span<const double> v) {
+template <typename T>
+Status ReferenceAttentionForwardInto(const AttentionShape& shape, std::span<const T> q,
+                                     std::span<const T> k, std::span<const T> v, std::span<T> o,
+                                     std::span<T> lse) {
   GPUPLAN_RETURN_IF_ERROR(CheckInputs(shape, q, k, v));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("o", o.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("lse", lse.size(), shape.StatRows()));
   const int64_t d = shape.head_dim;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  AttentionForwardResult r;
-  r.o.assign(static_cast<size_t>(shape.Elements()), 0.0);
-  r.lse.assign(static_cast<size_t>(shape.StatRows()), 0.0);
-  std::vector<double> acc(static_cast<size_t>(d));
+  const T scale = T(1) / std::sqrt(static_cast<T>(d));
+  std::vector<T> acc(static_cast<size_t>(d));
   for (int64_t b = 0; b < shape.batch; ++b) {
     for (int64_t h = 0; h < shape.heads; ++h) {
       for (int64_t i = 0; i < shape.seq; ++i) {
-        const double* qi = q.data() + shape.Offset(b, i, h);
+        const T* qi = q.data() + shape.Offset(b, i, h);
         // Online softmax: running max m, running sum l of exp(s - m), acc = sum exp(s - m) v.
-        double m = -std::numeric_limits<double>::infinity();
-        double l = 0;
-        acc.assign(acc.size(), 0.0);
+        T m = -std::numeric_limits<T>::infinity();
+        T l = 0;
+        std::fill(acc.begin(), acc.end(), T(0));
         for (int64_t j = 0; j <= i; ++j) {
-          const double s = scale * Dot(qi, k.data() + shape.Offset(b, j, h), d);
-          const double m_new = std::max(m, s);
-          const double alpha = std::exp(m - m_new);
-          const double p = std::exp(s - m_new);
-          const double* vj = v.data() + shape.Offset(b, j, h);
+          const T s = scale * Dot(qi, k.data() + shape.Offset(b, j, h), d);
+          const T m_new = std::max(m, s);
+          const T alpha = std::exp(m - m_new);
+          const T p = std::exp(s - m_new);
+          const T* vj = v.data() + shape.Offset(b, j, h);
           for (int64_t c = 0; c < d; ++c) acc[c] = alpha * acc[c] + p * vj[c];
           l = alpha * l + p;
           m = m_new;
         }
-        double* oi = r.o.data() + shape.Offset(b, i, h);
+        T* oi = o.data() + shape.Offset(b, i, h);
         for (int64_t c = 0; c < d; ++c) oi[c] = acc[c] / l;
-        r.lse[shape.StatOffset(b, h, i)] = m + std::log(l);
+        lse[shape.StatOffset(b, h, i)] = m + std::log(l);
       }
     }
   }
+  return Status::Ok();
+}
+
+template <typename T>
+Status ReferenceAttentionBackwardInto(const AttentionShape& shape, std::span<const T> q,
+                                      std::span<const T> k, std::span<const T> v,
+                                      std::span<const T> o, std::span<const T> d_o,
+                                      std::span<const T> lse, std::span<T> dq, std::span<T> dk,
+                                      std::span<T> dv) {
+  GPUPLAN_RETURN_IF_ERROR(CheckInputs(shape, q, k, v));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("o", o.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("d_o", d_o.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("lse", lse.size(), shape.StatRows()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("dq", dq.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("dk", dk.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("dv", dv.size(), shape.Elements()));
+  const int64_t d = shape.head_dim;
+  const T scale = T(1) / std::sqrt(static_cast<T>(d));
+  std::fill(dq.begin(), dq.end(), T(0));
+  std::fill(dk.begin(), dk.end(), T(0));
+  std::fill(dv.begin(), dv.end(), T(0));
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    for (int64_t h = 0; h < shape.heads; ++h) {
+      for (int64_t i = 0; i < shape.seq; ++i) {
+        const int64_t oi = shape.Offset(b, i, h);
+        const T di = Dot(d_o.data() + oi, o.data() + oi, d);
+        const T lse_i = lse[shape.StatOffset(b, h, i)];
+        for (int64_t j = 0; j <= i; ++j) {
+          const int64_t oj = shape.Offset(b, j, h);
+          const T p = std::exp(scale * Dot(q.data() + oi, k.data() + oj, d) - lse_i);
+          const T dp = Dot(d_o.data() + oi, v.data() + oj, d);
+          const T ds = p * (dp - di);
+          for (int64_t c = 0; c < d; ++c) {
+            dv[oj + c] += p * d_o[oi + c];
+            dq[oi + c] += scale * ds * k[oj + c];
+            dk[oj + c] += scale * ds * q[oi + c];
+          }
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Expected<AttentionForwardResult> ReferenceAttentionForward(const AttentionShape& shape,
+                                                           std::span<const double> q,
+                                                           std::span<const double> k,
+                                                           std::span<const double> v) {
+  GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
+  AttentionForwardResult r;
+  r.o.resize(static_cast<size_t>(shape.Elements()));
+  r.lse.resize(static_cast<size_t>(shape.StatRows()));
+  GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionForwardInto<double>(shape, q, k, v, r.o, r.lse));
   return r;
 }
 
@@ -64,37 +119,22 @@ Expected<AttentionGradients> ReferenceAttentionBackward(
     const AttentionShape& shape, std::span<const double> q, std::span<const double> k,
     std::span<const double> v, std::span<const double> o, std::span<const double> d_o,
     std::span<const double> lse) {
-  GPUPLAN_RETURN_IF_ERROR(CheckInputs(shape, q, k, v));
-  GPUPLAN_RETURN_IF_ERROR(CheckSize("o", o.size(), shape.Elements()));
-  GPUPLAN_RETURN_IF_ERROR(CheckSize("d_o", d_o.size(), shape.Elements()));
-  GPUPLAN_RETURN_IF_ERROR(CheckSize("lse", lse.size(), shape.StatRows()));
-  const int64_t d = shape.head_dim;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
   AttentionGradients g;
-  g.dq.assign(static_cast<size_t>(shape.Elements()), 0.0);
-  g.dk.assign(g.dq.size(), 0.0);
-  g.dv.assign(g.dq.size(), 0.0);
-  for (int64_t b = 0; b < shape.batch; ++b) {
-    for (int64_t h = 0; h < shape.heads; ++h) {
-      for (int64_t i = 0; i < shape.seq; ++i) {
-        const int64_t oi = shape.Offset(b, i, h);
-        const double di = Dot(d_o.data() + oi, o.data() + oi, d);
-        const double lse_i = lse[shape.StatOffset(b, h, i)];
-        for (int64_t j = 0; j <= i; ++j) {
-          const int64_t oj = shape.Offset(b, j, h);
-          const double p = std::exp(scale * Dot(q.data() + oi, k.data() + oj, d) - lse_i);
-          const double dp = Dot(d_o.data() + oi, v.data() + oj, d);
-          const double ds = p * (dp - di);
-          for (int64_t c = 0; c < d; ++c) {
-            g.dv[oj + c] += p * d_o[oi + c];
-            g.dq[oi + c] += scale * ds * k[oj + c];
-            g.dk[oj + c] += scale * ds * q[oi + c];
-          }
-        }
-      }
-    }
-  }
+  g.dq.resize(static_cast<size_t>(shape.Elements()));
+  g.dk.resize(g.dq.size());
+  g.dv.resize(g.dq.size());
+  GPUPLAN_RETURN_IF_ERROR(
+      ReferenceAttentionBackwardInto<double>(shape, q, k, v, o, d_o, lse, g.dq, g.dk, g.dv));
   return g;
 }
+
+template Status ReferenceAttentionForwardInto<float>(const AttentionShape&, std::span<const float>,
+                                                     std::span<const float>, std::span<const float>,
+                                                     std::span<float>, std::span<float>);
+template Status ReferenceAttentionBackwardInto<float>(
+    const AttentionShape&, std::span<const float>, std::span<const float>, std::span<const float>,
+    std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>,
+    std::span<float>, std::span<float>);
 
 }  // namespace gpuplan::kernels

@@ -1,5 +1,6 @@
-// Float64 CPU reference of causal scaled dot-product attention, forward and backward, in the
-// layout of the CUDA kernels (kernels/attention.h).
+// CPU reference of causal scaled dot-product attention, forward and backward, in the layout of
+// the CUDA kernels (kernels/attention.h): float64 for the tests' ground truth, float32 (the
+// ...Into forms) for the validator's CPU ranks.
 #pragma once
 
 #include <span>
@@ -42,5 +43,20 @@ Expected<AttentionGradients> ReferenceAttentionBackward(
     const AttentionShape& shape, std::span<const double> q, std::span<const double> k,
     std::span<const double> v, std::span<const double> o, std::span<const double> d_o,
     std::span<const double> lse);
+
+/// The forward in `T` (float or double, accumulating in `T`) into o [batch, seq, heads,
+/// head_dim] and lse [batch, heads, seq].
+template <typename T>
+Status ReferenceAttentionForwardInto(const AttentionShape& shape, std::span<const T> q,
+                                     std::span<const T> k, std::span<const T> v, std::span<T> o,
+                                     std::span<T> lse);
+
+/// The backward in `T` into dq, dk, dv (overwritten).
+template <typename T>
+Status ReferenceAttentionBackwardInto(const AttentionShape& shape, std::span<const T> q,
+                                      std::span<const T> k, std::span<const T> v,
+                                      std::span<const T> o, std::span<const T> d_o,
+                                      std::span<const T> lse, std::span<T> dq, std::span<T> dk,
+                                      std::span<T> dv);
 
 }  // namespace gpuplan::kernels

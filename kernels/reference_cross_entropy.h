@@ -1,4 +1,5 @@
-// Float64 CPU reference of softmax cross-entropy over the rows of a logit matrix.
+// CPU reference of softmax cross-entropy over the rows of a logit matrix: float64 for the tests'
+// ground truth, float32 (the ...Into form) for the validator's CPU ranks.
 #pragma once
 
 #include <cstdint>
@@ -23,5 +24,12 @@ struct CrossEntropyResult {
 Expected<CrossEntropyResult> ReferenceCrossEntropy(const MatrixShape& shape,
                                                    std::span<const double> logits,
                                                    std::span<const int64_t> labels);
+
+/// The same in `T` (float or double) into loss [rows] and dlogits [rows, cols]; returns the mean
+/// loss (accumulated in double).
+template <typename T>
+Expected<double> ReferenceCrossEntropyInto(const MatrixShape& shape, std::span<const T> logits,
+                                           std::span<const int64_t> labels, std::span<T> loss,
+                                           std::span<T> dlogits);
 
 }  // namespace gpuplan::kernels

@@ -1,4 +1,5 @@
-// Float64 CPU reference of RMSNorm and LayerNorm over the rows of a matrix, forward and backward.
+// CPU reference of RMSNorm and LayerNorm over the rows of a matrix, forward and backward: float64
+// for the tests' ground truth, float32 (the ...Into forms) for the validator's CPU ranks.
 #pragma once
 
 #include <span>
@@ -43,5 +44,20 @@ Expected<NormGradients> ReferenceNormBackward(NormKind kind, const MatrixShape& 
                                               std::span<const double> mean,
                                               std::span<const double> rstd,
                                               std::span<const double> dy);
+
+/// The forward in `T` (float or double) into the caller's buffers: y [rows, cols], mean [rows]
+/// (LayerNorm; empty for RMSNorm), rstd [rows]. Accumulates in `T`. Same checks as above.
+template <typename T>
+Status ReferenceNormForwardInto(NormKind kind, const MatrixShape& shape, std::span<const T> x,
+                                std::span<const T> weight, std::span<const T> bias, double eps,
+                                std::span<T> y, std::span<T> mean, std::span<T> rstd);
+
+/// The backward in `T` into dx [rows, cols], dweight [cols], dbias [cols] (LayerNorm; empty for
+/// RMSNorm); dweight and dbias are overwritten, not accumulated.
+template <typename T>
+Status ReferenceNormBackwardInto(NormKind kind, const MatrixShape& shape, std::span<const T> x,
+                                 std::span<const T> weight, std::span<const T> mean,
+                                 std::span<const T> rstd, std::span<const T> dy, std::span<T> dx,
+                                 std::span<T> dweight, std::span<T> dbias);
 
 }  // namespace gpuplan::kernels

@@ -111,13 +111,16 @@ class EigenGemmRunner : public GemmRunner {
 };
 
 // Deterministic inputs in [-1, 1): the kernels' time does not depend on the values.
-std::vector<double> Pattern(int64_t n, double scale = 1.0) {
-  std::vector<double> v(static_cast<size_t>(n));
+std::vector<float> Pattern(int64_t n, float scale = 1.0f) {
+  std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = scale * (static_cast<double>((i * 37) % 200) / 100.0 - 1);
+    v[static_cast<size_t>(i)] = scale * (static_cast<float>((i * 37) % 200) / 100.0f - 1);
   return v;
 }
 
+std::vector<float> Zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
+
+// The reference kernels in float32 into preallocated outputs, as the executor's ranks run them.
 class ReferenceKernelRunner : public KernelRunner {
  public:
   Expected<double> Seconds(const KernelCase& c, const TimingPolicy& t) override {
@@ -125,26 +128,30 @@ class ReferenceKernelRunner : public KernelRunner {
     const double elements = info.attention
                                 ? static_cast<double>(c.batch * c.seq * c.heads * c.head_dim)
                                 : static_cast<double>(c.rows * c.cols);
-    // Inputs, outputs and saved statistics in float64: at most about eight tensors of a case.
-    if (8.0 * 8.0 * elements > kMaxCaseBytes) {
-      return TooLarge(std::string(info.name), 64.0 * elements);
+    // Inputs, outputs and saved statistics in float32: at most about eight tensors of a case.
+    if (8.0 * 4.0 * elements > kMaxCaseBytes) {
+      return TooLarge(std::string(info.name), 32.0 * elements);
     }
     using namespace kernels;
+    using F = std::span<const float>;
     switch (c.kind) {
       case KernelKind::kAttentionForward:
       case KernelKind::kAttentionBackward: {
         const AttentionShape shape{c.batch, c.seq, c.heads, c.head_dim};
         GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
-        const std::vector<double> q = Pattern(shape.Elements(), 0.1),
-                                  k = Pattern(shape.Elements(), 0.2), v = Pattern(shape.Elements());
+        const int64_t n = shape.Elements();
+        const std::vector<float> q = Pattern(n, 0.1f), k = Pattern(n, 0.2f), v = Pattern(n);
+        std::vector<float> o = Zeros(n), lse = Zeros(shape.StatRows());
+        GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionForwardInto<float>(shape, q, k, v, o, lse));
         if (c.kind == KernelKind::kAttentionForward) {
-          return TimeLoop(t, [&] { return ReferenceAttentionForward(shape, q, k, v).status(); });
+          return TimeLoop(
+              t, [&] { return ReferenceAttentionForwardInto<float>(shape, q, k, v, o, lse); });
         }
-        Expected<AttentionForwardResult> fwd = ReferenceAttentionForward(shape, q, k, v);
-        if (!fwd.ok()) return fwd.status();
-        const std::vector<double> d_o = Pattern(shape.Elements(), 0.5);
+        const std::vector<float> d_o = Pattern(n, 0.5f);
+        std::vector<float> dq = Zeros(n), dk = Zeros(n), dv = Zeros(n);
         return TimeLoop(t, [&] {
-          return ReferenceAttentionBackward(shape, q, k, v, fwd->o, d_o, fwd->lse).status();
+          return ReferenceAttentionBackwardInto<float>(shape, q, k, v, F(o), d_o, F(lse), dq, dk,
+                                                       dv);
         });
       }
       case KernelKind::kRmsNormForward:
@@ -156,52 +163,63 @@ class ReferenceKernelRunner : public KernelRunner {
         const NormKind kind = rms ? NormKind::kRmsNorm : NormKind::kLayerNorm;
         const MatrixShape shape{c.rows, c.cols};
         GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
-        const std::vector<double> x = Pattern(shape.Elements()), weight = Pattern(c.cols, 0.5);
-        const std::vector<double> bias = rms ? std::vector<double>{} : Pattern(c.cols, 0.1);
+        const std::vector<float> x = Pattern(shape.Elements()), weight = Pattern(c.cols, 0.5f);
+        const std::vector<float> bias = rms ? std::vector<float>{} : Pattern(c.cols, 0.1f);
+        std::vector<float> y = Zeros(shape.Elements()), mean = Zeros(rms ? 0 : c.rows),
+                           rstd = Zeros(c.rows);
         constexpr double kEps = 1e-5;
+        auto forward = [&] {
+          return ReferenceNormForwardInto<float>(kind, shape, x, weight, bias, kEps, y, mean, rstd);
+        };
+        GPUPLAN_RETURN_IF_ERROR(forward());
         if (c.kind == KernelKind::kRmsNormForward || c.kind == KernelKind::kLayerNormForward) {
-          return TimeLoop(
-              t, [&] { return ReferenceNormForward(kind, shape, x, weight, bias, kEps).status(); });
+          return TimeLoop(t, forward);
         }
-        Expected<NormForwardResult> fwd = ReferenceNormForward(kind, shape, x, weight, bias, kEps);
-        if (!fwd.ok()) return fwd.status();
-        const std::vector<double> dy = Pattern(shape.Elements(), 0.3);
+        const std::vector<float> dy = Pattern(shape.Elements(), 0.3f);
+        std::vector<float> dx = Zeros(shape.Elements()), dweight = Zeros(c.cols),
+                           dbias = Zeros(rms ? 0 : c.cols);
         return TimeLoop(t, [&] {
-          return ReferenceNormBackward(kind, shape, x, weight, fwd->mean, fwd->rstd, dy).status();
+          return ReferenceNormBackwardInto<float>(kind, shape, x, weight, F(mean), F(rstd), dy, dx,
+                                                  dweight, dbias);
         });
       }
       case KernelKind::kGeluForward:
       case KernelKind::kGeluBackward: {
-        const std::vector<double> x = Pattern(c.rows * c.cols), dy = Pattern(c.rows * c.cols, 0.3);
+        const int64_t n = c.rows * c.cols;
+        const std::vector<float> x = Pattern(n), dy = Pattern(n, 0.3f);
+        std::vector<float> out = Zeros(n);
         if (c.kind == KernelKind::kGeluForward) {
-          return TimeLoop(t, [&] { return ReferenceGeluForward(x).status(); });
+          return TimeLoop(t, [&] { return ReferenceGeluForwardInto<float>(x, out); });
         }
-        return TimeLoop(t, [&] { return ReferenceGeluBackward(x, dy).status(); });
+        return TimeLoop(t, [&] { return ReferenceGeluBackwardInto<float>(x, dy, out); });
       }
       case KernelKind::kSwiGluForward:
       case KernelKind::kSwiGluBackward: {
-        const std::vector<double> gate = Pattern(c.rows * c.cols),
-                                  up = Pattern(c.rows * c.cols, 0.5),
-                                  dy = Pattern(c.rows * c.cols, 0.3);
+        const int64_t n = c.rows * c.cols;
+        const std::vector<float> gate = Pattern(n), up = Pattern(n, 0.5f), dy = Pattern(n, 0.3f);
+        std::vector<float> out = Zeros(n), dup = Zeros(n);
         if (c.kind == KernelKind::kSwiGluForward) {
-          return TimeLoop(t, [&] { return ReferenceSwiGluForward(gate, up).status(); });
+          return TimeLoop(t, [&] { return ReferenceSwiGluForwardInto<float>(gate, up, out); });
         }
-        return TimeLoop(t, [&] { return ReferenceSwiGluBackward(gate, up, dy).status(); });
+        return TimeLoop(t,
+                        [&] { return ReferenceSwiGluBackwardInto<float>(gate, up, dy, out, dup); });
       }
       case KernelKind::kCrossEntropy: {
         const MatrixShape shape{c.rows, c.cols};
         GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
-        const std::vector<double> logits = Pattern(shape.Elements(), 4.0);
+        const std::vector<float> logits = Pattern(shape.Elements(), 4.0f);
+        std::vector<float> loss = Zeros(c.rows), dlogits = Zeros(shape.Elements());
         std::vector<int64_t> labels(static_cast<size_t>(c.rows));
         for (int64_t r = 0; r < c.rows; ++r) labels[static_cast<size_t>(r)] = (r * 7919) % c.cols;
-        return TimeLoop(t, [&] { return ReferenceCrossEntropy(shape, logits, labels).status(); });
+        return TimeLoop(t, [&] {
+          return ReferenceCrossEntropyInto<float>(shape, logits, labels, loss, dlogits).status();
+        });
       }
       case KernelKind::kAdam: {
-        std::vector<double> param = Pattern(c.cols, 0.1), m(static_cast<size_t>(c.cols), 0.0),
-                            v(static_cast<size_t>(c.cols), 0.0);
-        const std::vector<double> grad = Pattern(c.cols, 0.01);
+        std::vector<float> param = Pattern(c.cols, 0.1f), m = Zeros(c.cols), v = Zeros(c.cols);
+        const std::vector<float> grad = Pattern(c.cols, 0.01f);
         const AdamWConfig config;
-        return TimeLoop(t, [&] { return ReferenceAdamWStep(config, param, m, v, grad); });
+        return TimeLoop(t, [&] { return ReferenceAdamWStep<float>(config, param, m, v, grad); });
       }
       case KernelKind::kCount:
         break;

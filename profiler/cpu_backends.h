@@ -2,7 +2,7 @@
 // compute, one thread per rank and float32, so that a plan on the `cpu` device
 // (hardware-db/data/gpus.json) is predicted from what its ranks will execute. GEMMs run through
 // Eigen (built without OpenMP: one thread), the transformer kernels are the reference
-// implementations of kernels/ (float64, as the executor runs them), copies are memcpy.
+// implementations of kernels/ in float32 (as the executor runs them), copies are memcpy.
 // Collectives are not measured here: they need the MPI ranks of a launch (docs/PROFILE.md).
 #pragma once
 

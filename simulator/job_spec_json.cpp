@@ -15,6 +15,7 @@
 #include "simulator/ep_overlap.h"
 #include "simulator/framework.h"
 #include "simulator/hf_config.h"
+#include "simulator/memory.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
@@ -475,8 +476,9 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   return r.status();
 }
 
-Status ParseOverhead(const nlohmann::json* j, const std::string& origin, OverheadSpec* o) {
-  *o = OverheadSpec{};
+Status ParseOverhead(const nlohmann::json* j, const std::string& origin,
+                     const OverheadSpec& defaults, OverheadSpec* o) {
+  *o = defaults;
   if (j == nullptr) return Status::Ok();
   JsonObjectReader r(*j, origin + ": overhead");
   r.RejectUnknownFields({"framework_gb", "fragmentation"});
@@ -516,7 +518,8 @@ Expected<JobSpec> Parse(const nlohmann::json& spec, const std::string& origin,
   GPUPLAN_RETURN_IF_ERROR(ParseTraining(training, origin, job.model, db, &job.training));
   GPUPLAN_RETURN_IF_ERROR(
       ParseParallel(parallelism, origin, job.cluster.num_gpus, names, &job.parallel));
-  GPUPLAN_RETURN_IF_ERROR(ParseOverhead(overhead, origin, &job.overhead));
+  GPUPLAN_RETURN_IF_ERROR(ParseOverhead(
+      overhead, origin, DefaultOverhead(*db.FindGpu(job.cluster.gpu)), &job.overhead));
   ApplyStackPipelineSplit(&job);
   GPUPLAN_RETURN_IF_ERROR(Validate(job, db, names).WithPrefix(origin));
   GPUPLAN_RETURN_IF_ERROR(StackRunsLayout(job).WithPrefix(origin));

@@ -9,6 +9,11 @@
 #include "simulator/tp_overlap.h"
 
 namespace gpuplan {
+
+OverheadSpec DefaultOverhead(const GpuSpec& gpu) {
+  return gpu.HostDevice() ? OverheadSpec{0.0, 0.0} : OverheadSpec{};
+}
+
 namespace {
 
 // Bytes per parameter of 4-bit NF4 storage with double quantisation: 4 bits + 0.127 bits of

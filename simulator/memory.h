@@ -91,6 +91,11 @@ struct MemoryBreakdown {
   bool fits = false;             ///< peak_bytes <= capacity_bytes
 };
 
+/// The overhead a job spec gets when it states none: OverheadSpec's defaults on a GPU; none on the
+/// host device (HostDevice: the CPU executor's ranks have no CUDA context, cuBLAS or NCCL
+/// workspaces, and its arena counts exactly the bytes it asks for, so no fragmentation either).
+OverheadSpec DefaultOverhead(const GpuSpec& gpu);
+
 /// Default of the planner's memory margin (PlanRequest::memory_margin, docs/PLANNER.md "Memory
 /// margin"): the share of each GPU's memory a plan leaves free for what the memory model misses.
 /// In the layout sweep (docs/ACCURACY.md) the predicted peak is within 7.7% of the measured one at

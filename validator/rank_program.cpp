@@ -236,6 +236,19 @@ std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_lay
   return ops;
 }
 
+std::vector<LayerOp> ExpandLayers(const JobSpec& job, int64_t stage, const ProgramStep& step,
+                                  const RankOp& op) {
+  std::vector<LayerOp> out;
+  const int64_t first = ChunkFirstLayer(job, stage, step.pass.chunk);
+  for (int64_t layer = first; layer < first + op.count; ++layer) {
+    const bool moe = job.model.is_moe() && layer >= job.model.moe_first_dense_layers;
+    for (RankOp& inner : LayerProgram(job, op.layers_pass, moe)) {
+      out.push_back({layer, std::move(inner)});
+    }
+  }
+  return out;
+}
+
 std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layout, int64_t rank) {
   const ParallelSpec& p = job.parallel;
   const RankCoord& me = layout.ranks[static_cast<size_t>(rank)];
@@ -251,7 +264,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
   const double vocab = static_cast<double>(job.model.vocab_size);
   const bool full_recompute = job.training.recompute == Recompute::kFull;
 
-  auto layers_op = [&](int64_t chunk, const char* what) {
+  auto layers_op = [&](int64_t chunk, PassKind kind, const char* what) {
     const int64_t first = ChunkFirstLayer(job, stage, chunk);
     const int64_t n = ChunkLayers(job, stage, chunk);
     RankOp op;
@@ -259,6 +272,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
     op.name = StrFormat("layers %lld-%lld %s", static_cast<long long>(first),
                         static_cast<long long>(first + n - 1), what);
     op.count = n;
+    op.layers_pass = kind;
     return op;
   };
   auto p2p = [&](RankOpKind kind, const char* what, int64_t peer) {
@@ -287,7 +301,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
     if (pass.kind == PassKind::kForward) {
       if (vs > 0) ops.push_back(p2p(RankOpKind::kRecv, "recv activation", prev));
       if (vs == 0) ops.push_back(Compute("embedding_fwd", Rows(d.T, d.h)));
-      ops.push_back(layers_op(pass.chunk, "forward"));
+      ops.push_back(layers_op(pass.chunk, PassKind::kForward, "forward"));
       if (vs == last_virtual) {
         ops.push_back(Compute(NormName(d, "_fwd"), Rows(d.T, d.h)));
         ops.push_back(Compute("gemm lm_head", Gemm(d.T, vocab / d.t, d.h)));
@@ -303,12 +317,14 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
         ops.push_back(Compute("gemm lm_head dgrad", Gemm(d.T, d.h, vocab / d.t)));
         ops.push_back(Compute("gemm lm_head wgrad", Gemm(vocab / d.t, d.h, d.T)));
       }
-      if (full_recompute) ops.push_back(layers_op(pass.chunk, "forward (recompute)"));
-      ops.push_back(layers_op(pass.chunk, "backward"));
+      if (full_recompute) {
+        ops.push_back(layers_op(pass.chunk, PassKind::kForward, "forward (recompute)"));
+      }
+      ops.push_back(layers_op(pass.chunk, PassKind::kBackward, "backward"));
       if (vs == 0) ops.push_back(Compute("embedding_bwd", Rows(d.T, d.h)));
       if (vs > 0) ops.push_back(p2p(RankOpKind::kSend, "send gradient", prev));
     } else {
-      ops.push_back(layers_op(pass.chunk, "weight gradients"));
+      ops.push_back(layers_op(pass.chunk, PassKind::kWeightGrad, "weight gradients"));
     }
     steps.push_back(std::move(step));
   }

@@ -32,6 +32,9 @@ struct RankOp {
   int64_t peer = -1;                 ///< kSend / kRecv: the other rank
   double bytes = 0;                  ///< kCollective: nccl-tests size; kSend/kRecv: message
   int64_t count = 1;                 ///< repeats (e.g. gradient buckets, CP ring steps)
+  /// kLayers: which LayerProgram the layers run (kForward also inside a backward pass: the
+  /// recomputation of full activation recompute).
+  PassKind layers_pass = PassKind::kForward;
 };
 
 /// One line of a rank's step: a schedule pass (`pass` set) or a step-level phase.
@@ -49,6 +52,18 @@ struct ProgramStep {
 /// reduce-scatter after each block with sequence parallelism), norm, [router + EP all-to-all],
 /// FC1, activation, FC2, TP all-reduce. Backward mirrors it with data- and weight-gradient GEMMs.
 std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_layer);
+
+/// One op of a layer run, with the model layer it belongs to.
+struct LayerOp {
+  int64_t layer = 0;
+  RankOp op;
+};
+
+/// The ops of layer run `op` (kLayers) of `step` on pipeline stage `stage`: LayerProgram of
+/// op.layers_pass for each of its layers in order, MoE layers after the model's leading dense
+/// ones.
+std::vector<LayerOp> ExpandLayers(const JobSpec& job, int64_t stage, const ProgramStep& step,
+                                  const RankOp& op);
 
 /// The whole step of `rank`: every pass of its stage's pass order (PassOrder) with the receives
 /// before and sends after it, then gradient synchronisation and the optimizer.

@@ -194,7 +194,7 @@ std::string ValidationReportMarkdown(const ValidationReport& r) {
       static_cast<long long>(job.training.seq_len));
   out += "Run: " +
          std::string(r.mode == ValidationMode::kFull
-                         ? "every rank on its own GPU, real collectives"
+                         ? "every rank its own process on its own device, real collectives"
                          : "rank replay of rank " + std::to_string(r.replayed_rank) +
                                ": its own work on one GPU, communication at the "
                                "modelled times") +

@@ -34,7 +34,7 @@ TEST_P(AdamGpuTest, StepMatchesReference) {
   std::vector<double> ref_param = param;
   std::vector<double> ref_m = m;
   std::vector<double> ref_v = v;
-  ASSERT_TRUE(ReferenceAdamWStep(config, ref_param, ref_m, ref_v, grad).ok());
+  ASSERT_TRUE(ReferenceAdamWStep<double>(config, ref_param, ref_m, ref_v, grad).ok());
 
   const DeviceArray param_dev = ToDevice(DType::kFp32, param);
   const DeviceArray m_dev = ToDevice(DType::kFp32, m);

@@ -22,7 +22,7 @@ TEST(ReferenceAdamTest, FirstStepMovesByLrTimesSignPlusDecay) {
   const std::vector<double> grad = UniformValues(20, -1, 1, 2);
   std::vector<double> m(20, 0.0);
   std::vector<double> v(20, 0.0);
-  ASSERT_TRUE(ReferenceAdamWStep(config, param, m, v, grad).ok());
+  ASSERT_TRUE(ReferenceAdamWStep<double>(config, param, m, v, grad).ok());
   for (size_t i = 0; i < param.size(); ++i) {
     const double sign = grad[i] > 0 ? 1.0 : -1.0;
     // |g| / (|g| + eps) differs from 1 by at most eps / |g|.
@@ -45,7 +45,7 @@ TEST(ReferenceAdamTest, BiasCorrectionMakesAConstantGradientMoveAtLr) {
   std::vector<double> v(2, 0.0);
   for (int64_t step = 1; step <= 5; ++step) {
     config.step = step;
-    ASSERT_TRUE(ReferenceAdamWStep(config, param, m, v, grad).ok());
+    ASSERT_TRUE(ReferenceAdamWStep<double>(config, param, m, v, grad).ok());
   }
   EXPECT_NEAR(param[0], 0.5 - 5 * 1e-3 * 0.3 / (0.3 + 1e-8), 1e-12);
   EXPECT_NEAR(param[1], -0.25 + 5 * 1e-3 * 2.0 / (2.0 + 1e-8), 1e-12);
@@ -58,14 +58,14 @@ TEST(ReferenceAdamTest, RejectsBadConfigAndSizesWithoutTouchingTheState) {
   const std::vector<double> grad = {1.0, 1.0};
   AdamWConfig config;
   config.beta1 = 1.0;
-  EXPECT_EQ(ReferenceAdamWStep(config, param, m, v, grad).kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(ReferenceAdamWStep<double>(config, param, m, v, grad).kind(), ErrorKind::kInvalidInput);
   config = AdamWConfig{};
   config.step = 0;
-  EXPECT_EQ(ReferenceAdamWStep(config, param, m, v, grad).kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(ReferenceAdamWStep<double>(config, param, m, v, grad).kind(), ErrorKind::kInvalidInput);
   config = AdamWConfig{};
   config.eps = 0;
-  EXPECT_EQ(ReferenceAdamWStep(config, param, m, v, grad).kind(), ErrorKind::kInvalidInput);
-  EXPECT_EQ(ReferenceAdamWStep(AdamWConfig{}, param, m, v, std::vector<double>{1.0}).kind(),
+  EXPECT_EQ(ReferenceAdamWStep<double>(config, param, m, v, grad).kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(ReferenceAdamWStep<double>(AdamWConfig{}, param, m, v, std::vector<double>{1.0}).kind(),
             ErrorKind::kInvalidInput);
   EXPECT_EQ(param[0], 1.0);
   EXPECT_EQ(m[0], 0.0);

@@ -1,6 +1,7 @@
-#include "validator/comm_executor.h"
+#include "validator/step_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -64,21 +65,42 @@ int64_t Pattern(int tag, int64_t sender, int64_t i) {
   return (static_cast<int64_t>(tag) << 40) | (sender << 24) | (i & 0xFFFFFF);
 }
 
+// The phase a collective over `group` is timed into.
+double& CommPhase(GroupKind group, TimeBreakdown* phases) {
+  switch (group) {
+    case GroupKind::kTp:
+      return phases->tp_comm;
+    case GroupKind::kCp:
+      return phases->cp_comm;
+    case GroupKind::kEp:
+      return phases->ep_comm;
+    case GroupKind::kPp:
+      return phases->pp_comm;
+    default:
+      return phases->dp_comm;
+  }
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
-Expected<CommRunResult> RunCommunication(const JobSpec& job,
-                                         const std::vector<ProgramStep>& program,
-                                         const PlanCommunicators& comms, MPI_Comm world,
-                                         double max_bytes_per_op, double watchdog_s) {
-  const double max_bytes = std::max(8.0, max_bytes_per_op);
+Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramStep>& program,
+                                const PlanCommunicators& comms, MPI_Comm world,
+                                const StepOptions& options) {
+  const double max_bytes = std::max(8.0, options.max_bytes_per_op);
+  const double watchdog_s = options.watchdog_s;
   int rank = 0;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
   const int64_t pp = job.parallel.pp;
   const int64_t stage = comms.Coord().pp;
-  CommRunResult result;
+  StepRunResult result;
+  TimeBreakdown& phases = result.phases;
   std::deque<std::vector<int64_t>> send_buffers;  // alive until their sends complete
   std::vector<MPI_Request> sends;
-  const double start = MPI_Wtime();
+  const double start = Now();
 
   auto collective = [&](const RankOp& op) -> Status {
     std::string members;
@@ -88,35 +110,48 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
     const Watchdog watchdog{watchdog_s, "'" + op.name + "' over " +
                                             std::string(GroupKindName(op.group)) + " ranks [" +
                                             members + "]"};
+    const double t0 = Now();
     Expected<CollectiveCheck> check = RunCollective(op, comms.Get(op.group), max_bytes, watchdog);
     if (!check.ok()) return check.status();
+    CommPhase(op.group, &phases) += Now() - t0;
     result.collectives += op.count;
     result.elements += check->elements;
     result.wrong += check->wrong;
+    return Status::Ok();
+  };
+  auto compute = [&](const RankOp& op, const OpSite& site, double* phase) -> Status {
+    if (options.compute == nullptr) return Status::Ok();
+    const double t0 = Now();
+    const Status st = options.compute->Run(op, site);
+    if (!st.ok()) return st.WithPrefix("rank " + std::to_string(rank));
+    *phase += Now() - t0;
     return Status::Ok();
   };
 
   for (const ProgramStep& step : program) {
     const int64_t vs = step.pass.chunk * pp + stage;
     const bool backward = step.pass.kind == PassKind::kBackward;
+    double* compute_phase = step.is_pass ? &phases.compute : &phases.optimizer;
     for (const RankOp& op : step.ops) {
       switch (op.kind) {
         case RankOpKind::kCompute:
+          GPUPLAN_RETURN_IF_ERROR(compute(op, OpSite{step.pass}, compute_phase));
           break;
         case RankOpKind::kCollective:
           GPUPLAN_RETURN_IF_ERROR(collective(op));
           break;
-        case RankOpKind::kLayers: {
-          const int64_t first = ChunkFirstLayer(job, stage, step.pass.chunk);
-          for (int64_t layer = first; layer < first + op.count; ++layer) {
-            const bool moe = job.model.is_moe() && layer >= job.model.moe_first_dense_layers;
-            for (const RankOp& inner : LayerProgram(job, step.pass.kind, moe)) {
-              if (inner.kind == RankOpKind::kCollective) GPUPLAN_RETURN_IF_ERROR(collective(inner));
+        case RankOpKind::kLayers:
+          for (const LayerOp& inner : ExpandLayers(job, stage, step, op)) {
+            if (inner.op.kind == RankOpKind::kCollective) {
+              GPUPLAN_RETURN_IF_ERROR(collective(inner.op));
+            } else if (inner.op.kind == RankOpKind::kCompute) {
+              const OpSite site{step.pass, inner.layer, op.layers_pass};
+              GPUPLAN_RETURN_IF_ERROR(compute(inner.op, site, compute_phase));
             }
           }
           break;
-        }
         case RankOpKind::kSend: {
+          const double t0 = Now();
           // A forward sends to virtual stage vs + 1, a backward to vs - 1.
           const int tag = Tag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
           const int64_t n = Elements(op.bytes, max_bytes);
@@ -127,9 +162,11 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
                                                 static_cast<int>(op.peer), tag, world, &request));
           sends.push_back(request);
           ++result.sends;
+          phases.pp_comm += Now() - t0;
           break;
         }
         case RankOpKind::kRecv: {
+          const double t0 = Now();
           const int tag = Tag(backward, step.pass.microbatch, vs);
           const int64_t n = Elements(op.bytes, max_bytes);
           std::vector<int64_t> buffer(static_cast<size_t>(n), -1);
@@ -144,41 +181,65 @@ Expected<CommRunResult> RunCommunication(const JobSpec& job,
           }
           result.elements += n;
           ++result.receives;
+          phases.pp_comm += Now() - t0;
           break;
         }
       }
     }
+    if (step.is_pass && options.compute != nullptr) options.compute->EndPass(step.pass);
   }
+  const double t0 = Now();
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(sends, {watchdog_s, "the step's pipeline sends"}));
-  result.seconds = MPI_Wtime() - start;
+  phases.pp_comm += Now() - t0;
+  result.seconds = Now() - start;
   return result;
 }
 
-Expected<std::vector<CommRunResult>> GatherCommResults(const CommRunResult& mine, MPI_Comm world) {
+Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world) {
   int rank = 0;
   int size = 0;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(world, &size));
-  const double row[6] = {static_cast<double>(mine.collectives), static_cast<double>(mine.sends),
-                         static_cast<double>(mine.receives),    static_cast<double>(mine.elements),
-                         static_cast<double>(mine.wrong),       mine.seconds};
-  std::vector<double> all(rank == 0 ? static_cast<size_t>(6 * size) : 0);
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Gather(row, 6, MPI_DOUBLE, all.data(), 6, MPI_DOUBLE, 0, world));
-  std::vector<CommRunResult> out;
-  for (size_t i = 0; i + 6 <= all.size(); i += 6) {
-    out.push_back(CommRunResult{static_cast<int64_t>(all[i]), static_cast<int64_t>(all[i + 1]),
-                                static_cast<int64_t>(all[i + 2]), static_cast<int64_t>(all[i + 3]),
-                                static_cast<int64_t>(all[i + 4]), all[i + 5]});
+  const TimeBreakdown& p = mine.phases;
+  constexpr int kFields = 14;
+  const double row[kFields] = {static_cast<double>(mine.collectives),
+                               static_cast<double>(mine.sends),
+                               static_cast<double>(mine.receives),
+                               static_cast<double>(mine.elements),
+                               static_cast<double>(mine.wrong),
+                               mine.seconds,
+                               p.compute,
+                               p.tp_comm,
+                               p.cp_comm,
+                               p.pp_comm,
+                               p.dp_comm,
+                               p.ep_comm,
+                               p.bubble,
+                               p.optimizer};
+  std::vector<double> all(rank == 0 ? static_cast<size_t>(kFields * size) : 0);
+  GPUPLAN_MPI_RETURN_IF_ERROR(
+      MPI_Gather(row, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, world));
+  std::vector<StepRunResult> out;
+  for (size_t i = 0; i + kFields <= all.size(); i += kFields) {
+    const double* x = all.data() + i;
+    StepRunResult r{static_cast<int64_t>(x[0]),
+                    static_cast<int64_t>(x[1]),
+                    static_cast<int64_t>(x[2]),
+                    static_cast<int64_t>(x[3]),
+                    static_cast<int64_t>(x[4]),
+                    x[5],
+                    TimeBreakdown{x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13]}};
+    out.push_back(r);
   }
   return out;
 }
 
-std::string FormatCommResults(const std::vector<CommRunResult>& results) {
+std::string FormatStepResults(const std::vector<StepRunResult>& results) {
   std::string out = StrFormat("%6s %12s %8s %8s %14s %8s %10s\n", "rank", "collectives", "sends",
                               "receives", "elements", "#wrong", "time (s)");
-  CommRunResult total;
+  StepRunResult total;
   for (size_t r = 0; r < results.size(); ++r) {
-    const CommRunResult& x = results[r];
+    const StepRunResult& x = results[r];
     out += StrFormat("%6zu %12lld %8lld %8lld %14lld %8lld %10.3f\n", r,
                      static_cast<long long>(x.collectives), static_cast<long long>(x.sends),
                      static_cast<long long>(x.receives), static_cast<long long>(x.elements),

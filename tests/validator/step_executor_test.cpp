@@ -3,13 +3,14 @@
 // Every rank runs its RankProgram's collectives, sends and receives over the plan's
 // communicators; the step must finish (no deadlock: ctest's timeout), every element must arrive
 // right, and every receive must meet its send.
-#include "validator/comm_executor.h"
+#include "validator/step_executor.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include "tests/validator/mpi_world.h"
 #include "tests/validator/test_job.h"
+#include "validator/cpu_run.h"
 
 namespace gpuplan {
 namespace {
@@ -30,8 +31,10 @@ void RunPlan(const TestLayout& l, int zero_stage = 0) {
   Expected<PlanCommunicators> comms = PlanCommunicators::Split(layout, MPI_COMM_WORLD);
   ASSERT_TRUE(comms.ok()) << comms.status().message();
   const std::vector<ProgramStep> program = RankProgram(job, layout, WorldRank());
-  Expected<CommRunResult> run =
-      RunCommunication(job, program, *comms, MPI_COMM_WORLD, kMaxBytesPerOp, kWatchdogSeconds);
+  StepOptions options;
+  options.max_bytes_per_op = kMaxBytesPerOp;
+  options.watchdog_s = kWatchdogSeconds;
+  Expected<StepRunResult> run = RunStep(job, program, *comms, MPI_COMM_WORLD, options);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->wrong, 0) << run->wrong << " of " << run->elements << " elements wrong";
   EXPECT_GT(run->elements, 0);
@@ -67,6 +70,46 @@ TEST(CommExecutor, Pp2Vpp2Tp2) {
       {.tp = 2, .pp = 2, .vpp = 2, .schedule = Schedule::kInterleaved, .sequence_parallel = true}));
 }
 TEST(CommExecutor, Cp2Dp2ZeroThree) { RunPlan(Small({.cp = 2, .dp = 2}), 3); }
+
+// A tiny Llama-style model on the cpu device, computed and communicated: DP2 ZeRO-1 on 2 ranks,
+// TP2 PP2 with sequence parallelism on 4.
+TEST(CpuRun, TinyPlanComputesAndCommunicates) {
+  TestLayout l = WorldSize() == 2 ? TestLayout{.dp = 2} : TestLayout{.tp = 2, .pp = 2};
+  l.sequence_parallel = l.tp > 1;
+  l.seq_len = 128;
+  JobSpec job = TestJob(l);
+  job.model.name = "tiny";
+  job.model.num_layers = 4;
+  job.model.hidden_size = 128;
+  job.model.ffn_hidden_size = 344;
+  job.model.num_attention_heads = 4;
+  job.model.num_kv_heads = 2;
+  job.model.vocab_size = 4096;
+  job.model.tied_embeddings = false;
+  job.cluster.gpu = "cpu";
+  job.cluster.inter_node = "eth-25";
+  job.training.precision = Precision::kFp32;
+  job.training.global_batch_size = 4;
+  job.parallel.zero_stage = l.dp > 1 ? 1 : 0;
+  job.overhead = OverheadSpec{0, 0};
+  const Status valid = ValidateJob(job, BuiltinDb());
+  ASSERT_TRUE(valid.ok()) << valid.message();
+  if (job.cluster.num_gpus != WorldSize()) GTEST_SKIP() << "a plan of 2 or 4 ranks";
+  CpuRunOptions options;
+  options.steps = 2;
+  options.warmup_steps = 1;
+  options.watchdog_s = kWatchdogSeconds;
+  Expected<CpuRunMeasurement> run = RunPlanOnCpu(job, MakeRankLayout(job), MPI_COMM_WORLD, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run->step_seconds.size(), 2u);
+  if (WorldRank() != 0) return;
+  EXPECT_EQ(run->wrong, 0);
+  EXPECT_GT(run->elements, 0);
+  EXPECT_GT(run->phases.compute, 0);
+  EXPECT_GT(run->phases.optimizer, 0);
+  EXPECT_GT(run->peak_memory_bytes, 4.0 * 3 * static_cast<double>(run->parameters));
+  for (double s : run->step_seconds) EXPECT_GT(s, 0);
+}
 
 }  // namespace
 }  // namespace gpuplan

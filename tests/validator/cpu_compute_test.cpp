@@ -1,0 +1,103 @@
+// The CPU backend's compute on one rank, without MPI: what it refuses, that every op of a tiny
+// plan's program runs, and that its arena counts what a forward keeps until the backward.
+#include "validator/cpu_compute.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/validator/test_job.h"
+#include "validator/rank_layout.h"
+
+namespace gpuplan {
+namespace {
+
+JobSpec TinyCpuJob() {
+  JobSpec job = TestJob({.seq_len = 128});
+  job.model.name = "tiny";
+  job.model.num_layers = 2;
+  job.model.hidden_size = 128;
+  job.model.ffn_hidden_size = 344;
+  job.model.num_attention_heads = 4;
+  job.model.num_kv_heads = 2;
+  job.model.vocab_size = 4096;
+  job.cluster.gpu = "cpu";
+  job.cluster.inter_node = "eth-25";
+  job.training.precision = Precision::kFp32;
+  job.training.global_batch_size = 2;
+  job.overhead = OverheadSpec{0, 0};
+  const Status st = ValidateJob(job, BuiltinDb());
+  EXPECT_TRUE(st.ok()) << st.message();
+  return job;
+}
+
+TEST(CpuCompute, RefusesWhatTheCpuBackendDoesNotRun) {
+  JobSpec job = TinyCpuJob();
+  job.training.precision = Precision::kBf16;
+  EXPECT_EQ(CheckCpuExecutable(job).message(),
+            "training.precision: the CPU backend computes in fp32 (got bf16)");
+  job = TinyCpuJob();
+  job.training.attention = AttentionImpl::kUnfused;
+  EXPECT_NE(CheckCpuExecutable(job).message().find("training.attention"), std::string::npos);
+}
+
+// Runs the compute ops of one pass of `program`.
+void RunPass(CpuCompute& c, const JobSpec& job, const ProgramStep& step) {
+  for (const RankOp& op : step.ops) {
+    if (op.kind == RankOpKind::kCompute) {
+      const Status st = c.Run(op, OpSite{step.pass});
+      ASSERT_TRUE(st.ok()) << op.name << ": " << st.message();
+    } else if (op.kind == RankOpKind::kLayers) {
+      for (const LayerOp& inner : ExpandLayers(job, 0, step, op)) {
+        if (inner.op.kind != RankOpKind::kCompute) continue;
+        const Status st = c.Run(inner.op, OpSite{step.pass, inner.layer, op.layers_pass});
+        ASSERT_TRUE(st.ok()) << inner.op.name << ": " << st.message();
+      }
+    }
+  }
+  if (step.is_pass) c.EndPass(step.pass);
+}
+
+TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
+  const JobSpec job = TinyCpuJob();
+  const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
+  Expected<std::unique_ptr<CpuCompute>> c = CpuCompute::Create(job, program, 0, 0);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // Parameters and gradients: every GEMM weight, norm and the untied embedding and LM head.
+  const double h = 128, qkv = 128 + 2 * 64, f = 344, v = 4096;
+  const double layer = h * qkv + h * h + h * 2 * f + f * h + 2 * h;  // + 2 norms' weights...
+  EXPECT_GE(static_cast<double>((*c)->Parameters()), 2 * (layer - h) + 2 * v * h);
+  const double state = (*c)->Arena().LiveBytes();
+  EXPECT_EQ(state, 8.0 * static_cast<double>((*c)->Parameters()));
+  // 1F1B on one stage: F mb0, B mb0, F mb1, B mb1, then the optimizer.
+  ASSERT_EQ(program[0].label, "F mb0 c0");
+  RunPass(**c, job, program[0]);
+  const double after_forward = (*c)->Arena().LiveBytes();
+  // Kept: at least the logits and their gradient (2 x 128 x 4096 floats).
+  EXPECT_GT(after_forward - state, 4.0 * 2 * 128 * 4096);
+  RunPass(**c, job, program[1]);
+  const double scratch = (*c)->Arena().LiveBytes() - state;
+  EXPECT_LT(scratch, after_forward - state);  // the forward's outputs are freed, scratch stays
+  for (size_t i = 2; i < program.size(); ++i) RunPass(**c, job, program[i]);
+  // AdamW's two moments for every parameter (no ZeRO) joined at the optimizer step.
+  EXPECT_EQ((*c)->Arena().LiveBytes(),
+            state + scratch + 8.0 * static_cast<double>((*c)->Parameters()));
+  EXPECT_GE((*c)->Arena().PeakBytes(), after_forward);
+}
+
+TEST(CpuCompute, UnknownOpIsInvalid) {
+  const JobSpec job = TinyCpuJob();
+  const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
+  Expected<std::unique_ptr<CpuCompute>> c = CpuCompute::Create(job, program, 0, 0);
+  ASSERT_TRUE(c.ok());
+  RankOp op;
+  op.name = "softmax_fwd";
+  op.shape = "4 x 4";
+  EXPECT_EQ((*c)->Run(op, OpSite{}).message(),
+            "compute op 'softmax_fwd': not one the CPU backend runs");
+  op.name = "gemm qkv";
+  op.shape = "4 x 4";
+  EXPECT_EQ((*c)->Run(op, OpSite{}).message(),
+            "compute op 'gemm qkv': shape '4 x 4' is not 'm x n x k'");
+}
+
+}  // namespace
+}  // namespace gpuplan
