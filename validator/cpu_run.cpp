@@ -26,7 +26,7 @@ Expected<CpuRunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& l
   const std::vector<ProgramStep> program = RankProgram(job, layout, rank);
   Expected<std::unique_ptr<CpuCompute>> compute =
       CpuCompute::Create(job, program, me.pp, me.dp * job.parallel.cp + me.cp);
-  if (!compute.ok()) return compute.status().WithPrefix("rank " + std::to_string(rank));
+  if (!compute.ok()) return compute.status();
   StepOptions step_options;
   step_options.watchdog_s = options.watchdog_s;
   step_options.compute = compute->get();

@@ -45,8 +45,9 @@ struct CpuRunMeasurement {
 };
 
 /// Runs `job` (CheckCpuExecutable must hold) with the ranks of `world`, whose size is the plan's
-/// (Invalid otherwise). Collective over `world`. Errors name the rank; a watchdog or MPI error on
-/// one rank returns there while its peers wait: the caller reports and aborts the job.
+/// (Invalid otherwise). Collective over `world`. Errors are this rank's (the caller names it); a
+/// watchdog or MPI error on one rank returns there while its peers wait: the caller reports and
+/// aborts the job.
 Expected<CpuRunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& layout,
                                          MPI_Comm world, const CpuRunOptions& options);
 

@@ -123,7 +123,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     if (options.compute == nullptr) return Status::Ok();
     const double t0 = Now();
     const Status st = options.compute->Run(op, site);
-    if (!st.ok()) return st.WithPrefix("rank " + std::to_string(rank));
+    if (!st.ok()) return st;
     *phase += Now() - t0;
     return Status::Ok();
   };
