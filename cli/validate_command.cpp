@@ -85,31 +85,53 @@ Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ran
   return *code == 2 ? Status::Invalid(why) : Status::Unavailable(why);
 }
 
+#if GPUPLAN_BUILT_WITH_MPI
+// MPI started for the ranks of `layout`; this process's rank, or Invalid (after MPI_Finalize)
+// when mpirun started another number of ranks: the same on every rank, so no abort is needed.
+Expected<int> StartRanks(const RankLayout& layout) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  const Status size = CheckWorldSize(layout, MPI_COMM_WORLD);
+  if (!size.ok()) {
+    MPI_Finalize();
+    return Status::Invalid("--plan: " + size.message());
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// Prints `st` as `rank`'s error and aborts the whole job (MPI_Abort), so that no peer waits.
+Status AbortRanks(int rank, const Status& st) {
+  std::fprintf(stderr, "gpuplan: error: rank %d: %s\n", rank, st.message().c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  return st;
+}
+#else
+// What --backend cpu answers in a build without MPI.
+Status NoMpi() {
+  return Status::Unavailable(
+      "--backend cpu: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
+      "scripts/setup.sh, and build again)");
+}
+#endif
+
 // `--backend cpu --comm-only` under mpirun: every rank runs its step's communication over the
 // plan's MPI communicators, every element checked; rank 0 prints the table. A watchdog that
 // fires or a wrong element aborts the whole job (MPI_Abort) with exit status 1 after rank 0 (or
 // the rank that saw it) has printed why, so no rank is left waiting.
 Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o) {
 #if GPUPLAN_BUILT_WITH_MPI
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  auto fail = [&](const Status& st) {
-    std::fprintf(stderr, "gpuplan: error: rank %d: %s\n", rank, st.message().c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return st;
-  };
+  Expected<int> started = StartRanks(layout);
+  if (!started.ok()) return started.status();
+  const int rank = *started;
+  auto fail = [rank](const Status& st) { return AbortRanks(rank, st); };
   int64_t wrong = 0;
   {  // the communicators are freed before MPI_Finalize
     Expected<PlanCommunicators> comms = PlanCommunicators::Split(layout, MPI_COMM_WORLD);
-    if (!comms.ok()) {
-      // A rank count that does not match the plan is the same on every rank: no abort needed.
-      MPI_Finalize();
-      return Status::Invalid("--plan: " + comms.status().message());
-    }
+    if (!comms.ok()) return fail(comms.status());
     StepOptions options;
     options.max_bytes_per_op = o.max_message_kb * 1024.0;
     options.watchdog_s = o.watchdog_s;
@@ -138,9 +160,7 @@ Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateO
   (void)job;
   (void)layout;
   (void)o;
-  return Status::Unavailable(
-      "--backend cpu: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
-      "scripts/setup.sh, and build again)");
+  return NoMpi();
 #endif
 }
 
@@ -151,32 +171,15 @@ Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateO
 Status RunOnCpu(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
                 const HardwareDb& db, const MeasuredRates* rates) {
 #if GPUPLAN_BUILT_WITH_MPI
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != layout.world_size) {
-    MPI_Finalize();
-    return Status::Invalid(StrFormat(
-        "--plan: the plan has %lld ranks, but %d were started (mpirun -np %lld, or --launch "
-        "local)",
-        static_cast<long long>(layout.world_size), size,
-        static_cast<long long>(layout.world_size)));
-  }
+  Expected<int> started = StartRanks(layout);
+  if (!started.ok()) return started.status();
+  const int rank = *started;
   CpuRunOptions options;
   options.steps = o.steps;
   options.warmup_steps = o.warmup;
   options.watchdog_s = o.watchdog_s;
   Expected<CpuRunMeasurement> run = RunPlanOnCpu(job, layout, MPI_COMM_WORLD, options);
-  if (!run.ok()) {
-    std::fprintf(stderr, "gpuplan: error: rank %d: %s\n", rank, run.status().message().c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return run.status();
-  }
+  if (!run.ok()) return AbortRanks(rank, run.status());
   MPI_Finalize();
   if (rank != 0) return Status::Ok();
   ValidationReport report =
@@ -208,9 +211,7 @@ Status RunOnCpu(const JobSpec& job, const RankLayout& layout, const ValidateOpti
   (void)o;
   (void)db;
   (void)rates;
-  return Status::Unavailable(
-      "--backend cpu: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
-      "scripts/setup.sh, and build again)");
+  return NoMpi();
 #endif
 }
 

@@ -25,6 +25,17 @@ struct TimeBreakdown {
   double Total() const {
     return compute + tp_comm + cp_comm + pp_comm + dp_comm + ep_comm + bubble + optimizer;
   }
+  /// Adds `weight` times every phase of `other` to this one's (sums and means of measured steps).
+  void Add(const TimeBreakdown& other, double weight = 1) {
+    compute += weight * other.compute;
+    tp_comm += weight * other.tp_comm;
+    cp_comm += weight * other.cp_comm;
+    pp_comm += weight * other.pp_comm;
+    dp_comm += weight * other.dp_comm;
+    ep_comm += weight * other.ep_comm;
+    bubble += weight * other.bubble;
+    optimizer += weight * other.optimizer;
+  }
 };
 
 /// The answer for one job (docs/METRICS.md defines every field).

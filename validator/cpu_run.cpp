@@ -45,12 +45,7 @@ Expected<CpuRunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& l
     if (!measured) continue;
     mine.push_back(step->seconds);
     total.seconds += step->seconds;
-    for (double TimeBreakdown::*f :
-         {&TimeBreakdown::compute, &TimeBreakdown::tp_comm, &TimeBreakdown::cp_comm,
-          &TimeBreakdown::pp_comm, &TimeBreakdown::dp_comm, &TimeBreakdown::ep_comm,
-          &TimeBreakdown::bubble, &TimeBreakdown::optimizer}) {
-      total.phases.*f += step->phases.*f / static_cast<double>(options.steps);
-    }
+    total.phases.Add(step->phases, 1.0 / static_cast<double>(options.steps));
   }
   out.step_seconds.resize(mine.size());
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Reduce(mine.data(), out.step_seconds.data(),

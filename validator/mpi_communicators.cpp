@@ -48,11 +48,9 @@ PlanCommunicators::~PlanCommunicators() {
   }
 }
 
-Expected<PlanCommunicators> PlanCommunicators::Split(const RankLayout& layout, MPI_Comm world) {
+Status CheckWorldSize(const RankLayout& layout, MPI_Comm world) {
   int size = 0;
-  int rank = 0;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(world, &size));
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
   if (size != layout.world_size) {
     return Status::Invalid(
         StrFormat("the plan has %lld ranks and MPI started %d; run mpirun -np "
@@ -60,6 +58,13 @@ Expected<PlanCommunicators> PlanCommunicators::Split(const RankLayout& layout, M
                   static_cast<long long>(layout.world_size), size,
                   static_cast<long long>(layout.world_size)));
   }
+  return Status::Ok();
+}
+
+Expected<PlanCommunicators> PlanCommunicators::Split(const RankLayout& layout, MPI_Comm world) {
+  int rank = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
+  GPUPLAN_RETURN_IF_ERROR(CheckWorldSize(layout, world));
   PlanCommunicators out;
   out.coord_ = layout.ranks[static_cast<size_t>(rank)];
   for (int k = 0; k < kGroupKindCount; ++k) {

@@ -16,13 +16,16 @@
 
 namespace gpuplan {
 
+/// Ok when `world` has layout.world_size ranks; else Invalid naming both and how to launch.
+Status CheckWorldSize(const RankLayout& layout, MPI_Comm world);
+
 /// This rank's communicators of a plan: for each GroupKind, the MPI communicator of the group the
 /// rank belongs to (MPI_Comm_split of `world` by group, keyed by the rank's place in it, so the
 /// communicator ranks follow RankLayout's order). Errors return (MPI_ERRORS_RETURN) instead of
 /// aborting. Move-only; frees its communicators.
 class PlanCommunicators {
  public:
-  /// Splits `world`, whose size must be layout.world_size (Invalid otherwise, naming both). Every
+  /// Splits `world`, whose size must be layout.world_size (CheckWorldSize). Every
   /// rank of `world` must call it (MPI_Comm_split is collective). Checks that each communicator
   /// has its group's size.
   static Expected<PlanCommunicators> Split(const RankLayout& layout, MPI_Comm world);

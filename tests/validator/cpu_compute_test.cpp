@@ -10,31 +10,15 @@
 namespace gpuplan {
 namespace {
 
-JobSpec TinyCpuJob() {
-  JobSpec job = TestJob({.seq_len = 128});
-  job.model.name = "tiny";
-  job.model.num_layers = 2;
-  job.model.hidden_size = 128;
-  job.model.ffn_hidden_size = 344;
-  job.model.num_attention_heads = 4;
-  job.model.num_kv_heads = 2;
-  job.model.vocab_size = 4096;
-  job.cluster.gpu = "cpu";
-  job.cluster.inter_node = "eth-25";
-  job.training.precision = Precision::kFp32;
-  job.training.global_batch_size = 2;
-  job.overhead = OverheadSpec{0, 0};
-  const Status st = ValidateJob(job, BuiltinDb());
-  EXPECT_TRUE(st.ok()) << st.message();
-  return job;
-}
+// Two layers at 128 tokens on one rank: 1F1B over 4 micro-batches.
+JobSpec TwoLayerJob() { return TinyCpuJob({.seq_len = 128}, 2); }
 
 TEST(CpuCompute, RefusesWhatTheCpuBackendDoesNotRun) {
-  JobSpec job = TinyCpuJob();
+  JobSpec job = TwoLayerJob();
   job.training.precision = Precision::kBf16;
   EXPECT_EQ(CheckCpuExecutable(job).message(),
             "training.precision: the CPU backend computes in fp32 (got bf16)");
-  job = TinyCpuJob();
+  job = TwoLayerJob();
   job.training.attention = AttentionImpl::kUnfused;
   EXPECT_NE(CheckCpuExecutable(job).message().find("training.attention"), std::string::npos);
 }
@@ -57,7 +41,7 @@ void RunPass(CpuCompute& c, const JobSpec& job, const ProgramStep& step) {
 }
 
 TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
-  const JobSpec job = TinyCpuJob();
+  const JobSpec job = TwoLayerJob();
   const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
   Expected<std::unique_ptr<CpuCompute>> c = CpuCompute::Create(job, program, 0, 0);
   ASSERT_TRUE(c.ok()) << c.status().message();
@@ -67,7 +51,7 @@ TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
   EXPECT_GE(static_cast<double>((*c)->Parameters()), 2 * (layer - h) + 2 * v * h);
   const double state = (*c)->Arena().LiveBytes();
   EXPECT_EQ(state, 8.0 * static_cast<double>((*c)->Parameters()));
-  // 1F1B on one stage: F mb0, B mb0, F mb1, B mb1, then the optimizer.
+  // 1F1B on one stage: F mb0, B mb0, F mb1, B mb1, ..., then the optimizer.
   ASSERT_EQ(program[0].label, "F mb0 c0");
   RunPass(**c, job, program[0]);
   const double after_forward = (*c)->Arena().LiveBytes();
@@ -84,7 +68,7 @@ TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
 }
 
 TEST(CpuCompute, UnknownOpIsInvalid) {
-  const JobSpec job = TinyCpuJob();
+  const JobSpec job = TwoLayerJob();
   const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
   Expected<std::unique_ptr<CpuCompute>> c = CpuCompute::Create(job, program, 0, 0);
   ASSERT_TRUE(c.ok());

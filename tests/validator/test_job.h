@@ -44,4 +44,27 @@ inline JobSpec TestJob(const TestLayout& l) {
   return job;
 }
 
+/// A tiny Llama-style model (h 128, SwiGLU 344, 4 heads, 2 KV heads, untied vocabulary 4096) of
+/// `layers` layers on the cpu device in fp32, global batch 4, with the layout of `l`; the overhead
+/// is the cpu device's (none).
+inline JobSpec TinyCpuJob(TestLayout l, int64_t layers) {
+  JobSpec job = TestJob(l);
+  job.model.name = "tiny";
+  job.model.num_layers = layers;
+  job.model.hidden_size = 128;
+  job.model.ffn_hidden_size = 344;
+  job.model.num_attention_heads = 4;
+  job.model.num_kv_heads = 2;
+  job.model.vocab_size = 4096;
+  job.model.tied_embeddings = false;
+  job.cluster.gpu = "cpu";
+  job.cluster.inter_node = "eth-25";
+  job.training.precision = Precision::kFp32;
+  job.training.global_batch_size = 4;
+  job.overhead = OverheadSpec{0, 0};
+  const Status st = ValidateJob(job, BuiltinDb());
+  EXPECT_TRUE(st.ok()) << st.message();
+  return job;
+}
+
 }  // namespace gpuplan
