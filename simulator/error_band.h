@@ -71,7 +71,7 @@ struct ErrorBand {
 };
 
 /// What a band rests on, in words: "7 published runs of megatron-core, ampere, > 512 GPUs,
-/// cross-validated" or "WIDE, no published run of this class: widened from 190 runs of all stacks
+/// cross-validated" or "WIDE, no published run of this class: widened from 200 runs of all stacks
 /// in other classes", with ", all from one publication: widened by ..." for such a class, and
 /// "; their median ran 17% faster than predicted" when the median run is more than 5% off.
 std::string DescribeBand(const ErrorBand& band);

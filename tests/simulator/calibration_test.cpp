@@ -63,6 +63,10 @@ TEST(Calibration, LeaveOneSourceOut) {
   std::printf("\n%s\n", FormatCrossValidation(*cv, true).c_str());
   EXPECT_EQ(cv->cross_validated.runs, static_cast<int>(runs->size())) << "no run is rejected";
   EXPECT_LE(cv->cross_validated.mape, 0.10) << "overall cross-validated MAPE";
+  // Issue 18: held out, every publication is predicted within 15% on mean |error|.
+  for (const CrossValidationFold& fold : cv->folds) {
+    EXPECT_LE(fold.cross_validated.mape, 0.15) << fold.source;
+  }
   // The shipped constants are what the runs say: within half a point of the grid's best MAPE.
   EXPECT_LE(cv->in_sample.mape, cv->fitted_on_all_mape + 0.005);
 
@@ -83,13 +87,14 @@ TEST(Calibration, LeaveOneSourceOut) {
   }
 
   // Error bands (docs/ACCURACY.md, "Error bands"): each publication's runs against bands built
-  // without it. Issue 18 asks for 75-85%; a band that holds fewer than 75% is too narrow to bet
-  // a deadline on.
+  // without it. Issue 18 asks for 75-85%: a band that holds fewer than 75% is too narrow to bet
+  // a deadline on, one that holds more than 85% wider than the residuals call for.
   const std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
   const BandCoverage coverage = CrossValidatedBandCoverage(residuals);
   std::printf("%s\n", FormatBandCoverage(coverage, true).c_str());
   EXPECT_EQ(coverage.runs, static_cast<int>(runs->size()));
   EXPECT_GE(coverage.covered, 0.75 * coverage.runs);
+  EXPECT_LE(coverage.covered, 0.85 * coverage.runs);
 
   // The shipped residuals file (what simulate's bands are built from) is this computation's.
   Expected<std::vector<BandResidual>> shipped = ReadBandResidualsFile(BuiltinBandResidualsPath());
