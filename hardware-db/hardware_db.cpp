@@ -450,6 +450,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "zero1_grad_reduction",
                                                  "host_ms_per_layer",
                                                  "pipeline_host_ms_per_tp_rank",
+                                                 "tp_ms_per_inter_node_hop",
                                                  "max_zero_stage",
                                                  "fsdp",
                                                  "pipeline_needs_pp_minus_1_microbatches",
@@ -499,6 +500,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
       r.ScaledNumber("host_ms_per_layer", 1e-3, 0.0, kMaxHostSecondsPerLayer);
   f->pipeline_host_seconds_per_tp_rank =
       r.ScaledNumber("pipeline_host_ms_per_tp_rank", 1e-3, 0.0, kMaxHostSecondsPerLayer);
+  f->tp_seconds_per_inter_node_hop =
+      r.ScaledNumber("tp_ms_per_inter_node_hop", 1e-3, 0.0, kMaxHostSecondsPerLayer);
   f->max_zero_stage = static_cast<int>(r.IntInRange("max_zero_stage", 0, 3));
   f->fsdp = RequiredBool(r, entry, "fsdp");
   f->pipeline_needs_pp_minus_1_microbatches =

@@ -266,11 +266,18 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // routed experts all-gather the dispatched copies over the expert TP group after the EP
   // all-to-all and reduce-scatter them before the combine (token_dispatcher.py), e x T/t x
   // top_k rows of h (the pair runs in reverse backward).
+  // A TP group that spans nodes pays the stack's FrameworkSpec::tp_seconds_per_inter_node_hop
+  // per collective and node boundary beyond one node (docs/COST_MODEL.md, "Tensor parallelism
+  // across nodes"); overlap does not hide it.
   if (par.tp > 1) {
     const double bytes = T * h * c.act_bytes;
-    const double one = sp ? CollectiveSeconds(Collective::kAllGather, bytes, c.tp_link) +
-                                CollectiveSeconds(Collective::kReduceScatter, bytes, c.tp_link)
-                          : CollectiveSeconds(Collective::kAllReduce, bytes, c.tp_link);
+    const double inter_node_hops = std::max(0.0, c.tp_link.nodes() - 1.0);
+    const double pair_hops =
+        tr.framework.tp_seconds_per_inter_node_hop * inter_node_hops * (sp ? 2.0 : 1.0);
+    const double one = (sp ? CollectiveSeconds(Collective::kAllGather, bytes, c.tp_link) +
+                                 CollectiveSeconds(Collective::kReduceScatter, bytes, c.tp_link)
+                           : CollectiveSeconds(Collective::kAllReduce, bytes, c.tp_link)) +
+                       pair_hops;
     double mlp = one;
     if (moe && sp) {
       const double routed_bytes = e * local_tokens * routed * imbalance * h * c.act_bytes;
@@ -289,8 +296,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       g.fc1_width = moe ? 0.0 : up_width;
       g.fc2_width = moe ? 0.0 : f / t;
       const double moe_mlp = moe ? mlp : 0.0;
-      lt.tp_fwd = TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp;
-      lt.tp_bwd = TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp;
+      const double overlapped_hops = (moe ? 1.0 : 2.0) * pair_hops;
+      lt.tp_fwd =
+          TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp + overlapped_hops;
+      lt.tp_bwd =
+          TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp + overlapped_hops;
     } else {
       lt.tp_fwd = one + mlp;
       lt.tp_bwd = one + mlp;

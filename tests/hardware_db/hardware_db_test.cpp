@@ -605,6 +605,7 @@ json ValidFramework(const std::string& id) {
       {"zero1_grad_reduction", "all-reduce-after-backward"},
       {"host_ms_per_layer", 1.5},
       {"pipeline_host_ms_per_tp_rank", 0},
+      {"tp_ms_per_inter_node_hop", 0},
       {"max_zero_stage", 2},
       {"fsdp", false},
       {"pipeline_needs_pp_minus_1_microbatches", false},

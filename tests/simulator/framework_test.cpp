@@ -51,7 +51,7 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 17u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 18u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -115,9 +115,8 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
 
 // The 1B's dense layer costs on `gpus` H100s at TP `tp` (sequence parallel when tp > 1), PP `pp`
 // and DP the rest, micro-batches of `mbs` sequences, `micro_batches` of them per step.
-LayerCosts DenseLayer(const std::string& f, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
-                      int64_t micro_batches) {
-  JobSpec j = Llama1B(f);
+LayerCosts DenseLayerOf(JobSpec j, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
+                        int64_t micro_batches) {
   j.cluster.num_gpus = gpus;
   j.parallel.tp = tp;
   j.parallel.pp = pp;
@@ -128,6 +127,11 @@ LayerCosts DenseLayer(const std::string& f, int64_t gpus, int64_t tp, int64_t pp
   const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
   const DeviceRates rates = DatasheetRates(gpu, j.training.precision);
   return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
+}
+
+LayerCosts DenseLayer(const std::string& f, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
+                      int64_t micro_batches) {
+  return DenseLayerOf(Llama1B(f), gpus, tp, pp, mbs, micro_batches);
 }
 
 // Host-bound layers: with TP 8 the 1B's layer is ~1.2 ms of GPU work per micro-batch, under
@@ -241,6 +245,37 @@ TEST(Framework, NanotronPipelinedFloorGrowsWithTp) {
   EXPECT_NEAR(flat.Forward() + flat.tp_fwd, nanotron.host_seconds_per_layer / 3.0, 1e-15);
   const LayerCosts megatron = DenseLayer("megatron-core", 64, 8, 2, 1, 8);
   EXPECT_LT(megatron.Forward() + megatron.tp_fwd, nanotron.host_seconds_per_layer / 3.0);
+}
+
+// Tensor parallelism across nodes: each TP collective pays the stack's
+// tp_seconds_per_inter_node_hop per node boundary beyond the first node, so with sequence
+// parallelism a layer's two all-gather + reduce-scatter pairs add 4 x hop x (nodes - 1) per
+// pass: 3 ms for nanotron's TP 16 over 2 nodes, 9 ms for TP 32 over 4, nothing within a node.
+// The host floor is set aside to compare GPU-side costs; Megatron-Core charges nothing.
+TEST(Framework, TpAcrossNodesPaysPerCollectiveAndHop) {
+  const double hop = Stack("nanotron").tp_seconds_per_inter_node_hop;
+  EXPECT_DOUBLE_EQ(hop, 0.75e-3);
+  EXPECT_DOUBLE_EQ(Stack("megatron-core").tp_seconds_per_inter_node_hop, 0.0);
+  JobSpec with = Llama1B("nanotron");
+  with.training.framework.host_seconds_per_layer = 0;
+  JobSpec without = with;
+  without.training.framework.tp_seconds_per_inter_node_hop = 0;
+  for (const auto& [tp, nodes] : {std::pair<int64_t, double>{8, 1}, {16, 2}, {32, 4}}) {
+    const LayerCosts a = DenseLayerOf(with, 64, tp, 1, 1, 1);
+    const LayerCosts b = DenseLayerOf(without, 64, tp, 1, 1, 1);
+    EXPECT_NEAR(a.tp_fwd - b.tp_fwd, 4 * hop * (nodes - 1), 1e-12) << tp;
+    EXPECT_NEAR(a.tp_bwd - b.tp_bwd, 4 * hop * (nodes - 1), 1e-12) << tp;
+    EXPECT_NEAR(a.Forward() + a.bwd, b.Forward() + b.bwd, 1e-15) << tp;  // GPU work unchanged
+  }
+  // Overlapped TP (Transformer Engine userbuffers) hides bandwidth, not the per-hop cost.
+  JobSpec overlap = with;
+  overlap.parallel.tp_overlap = true;
+  JobSpec overlap_free = without;
+  overlap_free.parallel.tp_overlap = true;
+  const LayerCosts a = DenseLayerOf(overlap, 64, 16, 1, 1, 1);
+  const LayerCosts b = DenseLayerOf(overlap_free, 64, 16, 1, 1, 1);
+  EXPECT_NEAR(a.tp_fwd - b.tp_fwd, 4 * hop, 1e-12);
+  EXPECT_NEAR(a.tp_bwd - b.tp_bwd, 4 * hop, 1e-12);
 }
 
 TEST(Framework, NanotronCostBalancedStages) {

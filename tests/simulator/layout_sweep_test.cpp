@@ -126,10 +126,10 @@ TEST(LayoutSweep, ShippedSweep) {
   EXPECT_LE(all.ran_predicted_fail, 0.03 * all.ran);
   // Issue 16's bar on ranking: the median over the groups of the Spearman correlation.
   EXPECT_GE(all.spearman, 0.8);
-  // With the cluster's measured collective busbw (hf-playbook-h100) the median throughput error
-  // is 26% (223% on the datasheet network); the stalls it leaves are pipeline rows
-  // (docs/ACCURACY.md).
-  EXPECT_LE(all.median_abs_throughput_error, 0.30);
+  // With the cluster's measured collective busbw (hf-playbook-h100) and nanotron's cross-node TP
+  // cost the median throughput error is 18% (issue 18's bar: 15%); the stalls it leaves are
+  // pipeline rows (docs/ACCURACY.md).
+  EXPECT_LE(all.median_abs_throughput_error, 0.20);
   EXPECT_GE(all.stalled_pp, 0.9 * all.stalled);
   // Each group's pick is the fastest row the planner would recommend: predicted to run with the
   // default memory margin free, no such row of its group predicted faster.
