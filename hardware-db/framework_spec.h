@@ -80,8 +80,9 @@ struct FrameworkSpec {
   /// Added to host_seconds_per_layer per tensor-parallel rank when the layout is pipelined.
   double pipeline_host_seconds_per_tp_rank = 0;
   /// Seconds added to each tensor-parallel collective per node boundary its ring crosses beyond
-  /// one node (group nodes - 1), over what NCCL's bandwidth and latency give: TP groups that span
-  /// nodes (docs/COST_MODEL.md, "Tensor parallelism across nodes").
+  /// one node (group nodes - 1), over what NCCL's bandwidth and latency give, and with pp >= 2 to
+  /// the host floor per TP rank and boundary: TP groups that span nodes (docs/COST_MODEL.md,
+  /// "Tensor parallelism across nodes").
   double tp_seconds_per_inter_node_hop = 0;
   /// Highest ZeRO stage the stack runs (nanotron shards only the optimizer state: 1).
   int max_zero_stage = 3;

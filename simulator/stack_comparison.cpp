@@ -93,8 +93,8 @@ std::string FormatStackComparison(const std::vector<StackComparisonRow>& rows, b
       "stack-specific: on the stack that ran it (training.framework, frameworks.json). "
       "Publications: cross-validated mean |error| of tokens/s/GPU; the layout sweep: median "
       "|error| of the rows that ran: the two constants refitted here are not fitted on it, "
-      "nanotron's two host constants are (frameworks.json, CALIBRATED), so its stack-specific "
-      "figure is in-sample for those.\n";
+      "nanotron's host and cross-node TP constants are (frameworks.json, CALIBRATED), so its "
+      "stack-specific figure is in-sample for those.\n";
   return out;
 }
 

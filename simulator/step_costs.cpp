@@ -269,9 +269,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // A TP group that spans nodes pays the stack's FrameworkSpec::tp_seconds_per_inter_node_hop
   // per collective and node boundary beyond one node (docs/COST_MODEL.md, "Tensor parallelism
   // across nodes"); overlap does not hide it.
+  const double inter_node_hops = par.tp > 1 ? std::max(0.0, c.tp_link.nodes() - 1.0) : 0.0;
   if (par.tp > 1) {
     const double bytes = T * h * c.act_bytes;
-    const double inter_node_hops = std::max(0.0, c.tp_link.nodes() - 1.0);
     const double pair_hops =
         tr.framework.tp_seconds_per_inter_node_hop * inter_node_hops * (sp ? 2.0 : 1.0);
     const double one = (sp ? CollectiveSeconds(Collective::kAllGather, bytes, c.tp_link) +
@@ -333,11 +333,13 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // (kernels and the blocking TP and EP collectives) is shorter, the GPU waits for the host.
   // One third of the floor is forward, two thirds backward (autograd issues about twice the
   // forward's ops); a full recomputation re-issues the forward.
-  // Pipelined layouts raise the floor by FrameworkTraits::pipeline_host_seconds_per_tp_rank per
-  // TP rank.
+  // Pipelined layouts raise the floor per TP rank by FrameworkTraits::
+  // pipeline_host_seconds_per_tp_rank, plus tp_seconds_per_inter_node_hop per node boundary when
+  // the TP group spans nodes (docs/COST_MODEL.md, "Host-bound layers").
   const FrameworkSpec& stack = tr.framework;
-  const double host = stack.host_seconds_per_layer +
-                      (par.pp > 1 ? stack.pipeline_host_seconds_per_tp_rank * t : 0.0);
+  const double per_tp_rank = stack.pipeline_host_seconds_per_tp_rank +
+                             stack.tp_seconds_per_inter_node_hop * inter_node_hops;
+  const double host = stack.host_seconds_per_layer + (par.pp > 1 ? per_tp_rank * t : 0.0);
   if (host > 0) {
     const double host_fwd = host / 3.0;
     const double host_bwd = 2.0 * host / 3.0;
