@@ -113,7 +113,7 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
   EXPECT_DOUBLE_EQ(alone.grads_bytes, 2 * alone.weights_bytes);  // fp32 main grads, no buckets
 }
 
-// The 1B's dense layer costs on `gpus` H100s at TP `tp` (sequence parallel when tp > 1), PP `pp`
+// Job `j`'s dense layer costs on `gpus` GPUs at TP `tp` (sequence parallel when tp > 1), PP `pp`
 // and DP the rest, micro-batches of `mbs` sequences, `micro_batches` of them per step.
 LayerCosts DenseLayerOf(JobSpec j, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
                         int64_t micro_batches) {
@@ -129,6 +129,7 @@ LayerCosts DenseLayerOf(JobSpec j, int64_t gpus, int64_t tp, int64_t pp, int64_t
   return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node), rates).dense;
 }
 
+// The same for the 1B on H100s under stack `f`.
 LayerCosts DenseLayer(const std::string& f, int64_t gpus, int64_t tp, int64_t pp, int64_t mbs,
                       int64_t micro_batches) {
   return DenseLayerOf(Llama1B(f), gpus, tp, pp, mbs, micro_batches);
