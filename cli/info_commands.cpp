@@ -15,6 +15,7 @@
 #include "simulator/layout_sweep.h"
 #include "simulator/presets.h"
 #include "simulator/stack_comparison.h"
+#include "simulator/sweep_cross_validation.h"
 
 namespace gpuplan {
 namespace {
@@ -44,8 +45,11 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
     Expected<std::vector<SweepRow>> sweep =
         ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", *db);
     if (!sweep.ok()) return sweep.status();
-    stacks.push_back(CompareSweepStackModels(*sweep, *db));
-    std::printf("%s\n%s\n%s", FormatCrossValidation(*cv, markdown).c_str(),
+    Expected<SweepCrossValidationReport> sweep_cv = CrossValidateSweepByModel(*sweep, *db);
+    if (!sweep_cv.ok()) return sweep_cv.status();
+    stacks.push_back(CompareSweepStackModels(*sweep, *sweep_cv, *db));
+    std::printf("%s\n%s\n%s\n%s", FormatCrossValidation(*cv, markdown).c_str(),
+                FormatSweepCrossValidation(*sweep_cv, markdown).c_str(),
                 FormatStackComparison(stacks, markdown).c_str(),
                 FormatBandCoverage(CrossValidatedBandCoverage(residuals), markdown).c_str());
     return Status::Ok();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_reader.h"
+#include "common/median.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
@@ -18,12 +19,6 @@ namespace {
 // is a data error, not a residual).
 constexpr double kMinRatio = 0.01;
 constexpr double kMaxRatio = 100;
-
-double Median(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  const size_t n = x.size();
-  return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 struct Spread {
   double centre = 0;  ///< median of the logs

@@ -12,6 +12,7 @@
 #include "common/checked_math.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
+#include "common/median.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/framework.h"
@@ -122,13 +123,6 @@ class RowReader {
   std::string context_;
   Status status_ = Status::Ok();
 };
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // 1-based ranks, ties averaged.
 std::vector<double> Ranks(const std::vector<double>& x) {

@@ -50,16 +50,16 @@ std::vector<StackComparisonRow> CompareStackModels(const std::vector<PublishedRu
 }
 
 StackComparisonRow CompareSweepStackModels(const std::vector<SweepRow>& rows,
+                                           const SweepCrossValidationReport& specific,
                                            const HardwareDb& db) {
   std::vector<SweepRow> agnostic_rows = rows;
   for (SweepRow& r : agnostic_rows) r.job.training.framework = FrameworkSpec{};
-  const SweepReport specific = CompareWithLayoutSweep(rows, db);
   const SweepReport agnostic = CompareWithLayoutSweep(agnostic_rows, db);
   StackComparisonRow row;
   row.source = "layout sweep (ultrascale_sweep.csv)";
   row.stacks = rows.empty() ? "" : rows.front().job.training.framework.id;
-  row.runs = specific.overall.ran;
-  row.specific_error = specific.overall.median_abs_throughput_error;
+  row.runs = specific.rows;
+  row.specific_error = specific.cross_validated_median_abs_error;
   row.agnostic_error = agnostic.overall.median_abs_throughput_error;
   row.median = true;
   return row;
@@ -91,10 +91,10 @@ std::string FormatStackComparison(const std::vector<StackComparisonRow>& rows, b
   out +=
       "\nStack-agnostic: every run timed as if on the default stack (megatron-core); "
       "stack-specific: on the stack that ran it (training.framework, frameworks.json). "
-      "Publications: cross-validated mean |error| of tokens/s/GPU; the layout sweep: median "
-      "|error| of the rows that ran: the two constants refitted here are not fitted on it, "
-      "nanotron's host and cross-node TP constants are (frameworks.json, CALIBRATED), so its "
-      "stack-specific figure is in-sample for those.\n";
+      "Publications: cross-validated mean |error| of tokens/s/GPU; the layout sweep: "
+      "cross-validated median |error| of the rows that ran (the two constants refitted for the "
+      "publications are not fitted on it; nanotron's constants fitted on it are refitted with "
+      "each model held out).\n";
   return out;
 }
 

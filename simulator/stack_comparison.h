@@ -9,6 +9,7 @@
 
 #include "simulator/accuracy.h"
 #include "simulator/cross_validation.h"
+#include "simulator/sweep_cross_validation.h"
 
 namespace gpuplan {
 
@@ -20,9 +21,8 @@ struct StackComparisonRow {
   std::string source;
   std::string stacks;  ///< the stacks its runs name, in order of first appearance, "+"-joined
   int runs = 0;        ///< runs (published) or rows that ran and gpuplan can express (sweep)
-  /// Publications: the cross-validated mean |error| of tokens/s/GPU. Sweep: the median |error|
-  /// (the sweep's own metric, docs/ACCURACY.md); the sweep has no say in the two constants the
-  /// cross-validation refits, but nanotron's host constants are fitted on it.
+  /// Publications: the cross-validated mean |error| of tokens/s/GPU. Sweep: the cross-validated
+  /// median |error| (the sweep's own metric, docs/ACCURACY.md; each model held out).
   double agnostic_error = 0;
   double specific_error = 0;
   bool median = false;  ///< the errors are medians (the sweep)
@@ -40,8 +40,12 @@ std::vector<StackComparisonRow> CompareStackModels(const std::vector<PublishedRu
                                                    const CrossValidationReport& agnostic);
 
 /// The layout sweep's row: the median |error| of tokens/s/GPU over the rows that ran, with the
-/// sweep's stack (nanotron) and with every row on the default stack.
-StackComparisonRow CompareSweepStackModels(const std::vector<SweepRow>& rows, const HardwareDb& db);
+/// sweep's stack (nanotron) as `specific` cross-validated it (each model held out), and with every
+/// row on the default stack (which has no constant fitted on the sweep). `specific` must come
+/// from `rows`.
+StackComparisonRow CompareSweepStackModels(const std::vector<SweepRow>& rows,
+                                           const SweepCrossValidationReport& specific,
+                                           const HardwareDb& db);
 
 /// The table: source, stacks, runs, stack-agnostic and stack-specific error and the change.
 /// `markdown` for docs/ACCURACY.md, otherwise aligned text.
