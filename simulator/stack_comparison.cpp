@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "common/str_format.h"
 #include "simulator/layout_sweep.h"
@@ -19,24 +21,43 @@ std::vector<StackComparisonRow> CompareStackModels(const std::vector<PublishedRu
                                                    const CrossValidationReport& agnostic) {
   std::vector<StackComparisonRow> rows;
   std::map<std::string, size_t> index;
+  // Per stack: its pooled row and the publications that ran it.
+  std::map<std::string, std::pair<StackComparisonRow, std::set<std::string>>> by_stack;
+  std::vector<std::string> stack_order;
   for (size_t i = 0; i < runs.size() && i < specific.runs.size() && i < agnostic.runs.size(); ++i) {
     const std::string& source = runs[i].source;
     auto [it, added] = index.emplace(source, rows.size());
     if (added) rows.push_back(StackComparisonRow{source, "", 0, 0, 0, false});
-    StackComparisonRow& row = rows[it->second];
     const std::string& stack = runs[i].job.training.framework.id;
-    if (("+" + row.stacks + "+").find("+" + stack + "+") == std::string::npos) {
-      row.stacks += (row.stacks.empty() ? "" : "+") + stack;
+    auto [pooled, new_stack] = by_stack.try_emplace(stack);
+    if (new_stack) stack_order.push_back(stack);
+    pooled->second.second.insert(source);
+    for (StackComparisonRow* row : {&rows[it->second], &pooled->second.first}) {
+      if (("+" + row->stacks + "+").find("+" + stack + "+") == std::string::npos) {
+        row->stacks += (row->stacks.empty() ? "" : "+") + stack;
+      }
+      ++row->runs;
+      row->specific_error += std::fabs(specific.runs[i].error);
+      row->agnostic_error += std::fabs(agnostic.runs[i].error);
     }
-    ++row.runs;
-    row.specific_error += std::fabs(specific.runs[i].error);
-    row.agnostic_error += std::fabs(agnostic.runs[i].error);
+  }
+  // A stack that more than one publication ran gets a row of its own: whether knowing the stack
+  // helps is a question per stack, and one publication's row may differ from another's by the
+  // refitted constants alone.
+  for (const std::string& stack : stack_order) {
+    auto& [row, sources] = by_stack.at(stack);
+    if (sources.size() < 2) continue;
+    row.source = StrFormat("%zu publications", sources.size());
+    row.per_stack = true;
+    rows.push_back(row);
   }
   StackComparisonRow all{"all published runs", "", 0, 0, 0, false};
   for (StackComparisonRow& row : rows) {
-    all.runs += row.runs;
-    all.specific_error += row.specific_error;
-    all.agnostic_error += row.agnostic_error;
+    if (!row.per_stack) {
+      all.runs += row.runs;
+      all.specific_error += row.specific_error;
+      all.agnostic_error += row.agnostic_error;
+    }
     row.specific_error /= row.runs;
     row.agnostic_error /= row.runs;
   }

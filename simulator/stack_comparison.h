@@ -26,12 +26,16 @@ struct StackComparisonRow {
   double agnostic_error = 0;
   double specific_error = 0;
   bool median = false;  ///< the errors are medians (the sweep)
+  /// All runs of one stack that several publications ran (`source` says how many).
+  bool per_stack = false;
 };
 
 /// `runs` with every job moved to the default stack (FrameworkSpec{}).
 std::vector<PublishedRun> OnDefaultStack(std::vector<PublishedRun> runs);
 
-/// Per publication, in order of its first run, then "all published runs": the cross-validated error
+/// Per publication, in order of its first run, then per stack that more than one publication ran
+/// ("4 publications", in order of the stack's first run), then "all published runs": the
+/// cross-validated error
 /// of the stack-specific model (`specific`, CrossValidatePublishedRuns of `runs`) and of the
 /// stack-agnostic one
 /// (`agnostic`, of OnDefaultStack(runs)). Both reports must come from `runs`, in its order.

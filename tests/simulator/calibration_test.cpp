@@ -72,7 +72,8 @@ TEST(Calibration, LeaveOneSourceOut) {
   EXPECT_LE(cv->in_sample.mape, cv->fitted_on_all_mape + 0.005);
 
   // Issue 18: knowing the stack helps, on the publications that ran another stack than the
-  // default (llm-foundry: Composer), over all runs, and on the nanotron layout sweep.
+  // default (llm-foundry: Composer), on the default stack's publications together, over all
+  // runs, and on the nanotron layout sweep.
   Expected<CrossValidationReport> agnostic = CrossValidatePublishedRuns(OnDefaultStack(*runs));
   ASSERT_TRUE(agnostic.ok()) << agnostic.status().message();
   std::vector<StackComparisonRow> stacks = CompareStackModels(*runs, *cv, *agnostic);
@@ -93,8 +94,10 @@ TEST(Calibration, LeaveOneSourceOut) {
   }
   stacks.push_back(CompareSweepStackModels(*sweep, *sweep_cv, db));
   std::printf("%s\n", FormatStackComparison(stacks, true).c_str());
+  // A publication that ran the default stack is timed by the same model both ways (its rows
+  // differ by the refitted constants alone); its stack is judged over all its publications.
   for (const StackComparisonRow& row : stacks) {
-    if (row.stacks != "megatron-core") {
+    if (row.stacks != "megatron-core" || row.per_stack) {
       EXPECT_LT(row.specific_error, row.agnostic_error) << row.source;
     }
   }
