@@ -45,6 +45,7 @@ struct ValidateOptions {
   std::string profile;
   int64_t steps = 5;
   int64_t warmup = 2;
+  bool require_targets = false;
 };
 
 // `--launch local`: start the plan's ranks on this host with mpirun, each running this program
@@ -71,6 +72,7 @@ Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ran
                 {"--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup)});
     if (!o.report.empty()) args.insert(args.end(), {"--report", o.report});
     if (!o.profile.empty()) args.insert(args.end(), {"--profile", o.profile});
+    if (o.require_targets) args.push_back("--require-targets");
   }
   // This program's own path: the ranks run it (/proc/self/exe would name mpirun's processes).
   char self[4096] = {};
@@ -204,6 +206,14 @@ Status RunOnCpu(const JobSpec& job, const RankLayout& layout, const ValidateOpti
     return Status::Internal(
         StrFormat("%lld elements arrived wrong", static_cast<long long>(run->wrong)));
   }
+  if (o.require_targets && !report.MeetsTargets()) {
+    const ValidationTargets t = TargetsFor(job);
+    return Status::Internal(
+        StrFormat("--require-targets: the prediction misses its targets (step time %+.1f%%, within "
+                  "%.0f%%; peak memory %+.1f%%, within %.0f%%)",
+                  100 * report.StepError(), 100 * t.step_time, 100 * report.MemoryError(),
+                  100 * t.peak_memory));
+  }
   return Status::Ok();
 #else
   (void)job;
@@ -294,8 +304,12 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         StrFormat("--warmup: must be in [0, 1000], got %lld", static_cast<long long>(o.warmup)));
   }
-  if (o.comm_only && (!o.report.empty() || !o.profile.empty())) {
-    return Status::Invalid("--report and --profile: not with --comm-only (it measures nothing)");
+  if (o.comm_only && (!o.report.empty() || !o.profile.empty() || o.require_targets)) {
+    return Status::Invalid(
+        "--report, --profile and --require-targets: not with --comm-only (it measures nothing)");
+  }
+  if (o.require_targets && (o.backend != "cpu" || o.dry_run)) {
+    return Status::Invalid("--require-targets: needs --backend cpu (and no --dry-run)");
   }
   if (o.backend == "cpu" && !o.dry_run) {
     std::optional<ProfileCalibration> cal;
@@ -371,6 +385,9 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
                   "With --backend cpu: predict with this CPU profile (gpuplan profile --backend "
                   "cpu), as simulate --profile does; default: the cpu device's default rates");
   sub->add_option("--steps", o->steps, "Measured steps (default 5)");
+  sub->add_flag("--require-targets", o->require_targets,
+                "With --backend cpu: exit 1 when the prediction misses the report's targets "
+                "(step time within 25%, peak memory within 10%; the report is written first)");
   sub->add_option("--warmup", o->warmup, "Warm-up steps before the measured ones (default 2)");
   sub->add_option("--watchdog", o->watchdog_s,
                   "Seconds a collective or receive waits for its peers before the run is "
@@ -403,6 +420,13 @@ Status RunCalibrate(const CalibrateOptions& o, const GlobalOptions& g) {
               profile->gpu_id.c_str(), reports.size(),
               Noun(reports.size(), "report", "reports").c_str(),
               FormatCalibration(*result).c_str());
+  if (!result->Improves()) {
+    return Status::Unavailable(StrFormat(
+        "calibrate: the corrections would raise the rms step-time error on these reports from "
+        "%.1f%% to %.1f%%, so nothing is written (the measured phases and the predicted ones "
+        "are not split alike for these runs; docs/VALIDATION.md)",
+        100 * result->rms_error_before, 100 * result->rms_error_after));
+  }
   profile->corrections = result->corrections;
   const std::string out = o.out.empty() ? o.profile : o.out;
   GPUPLAN_RETURN_IF_ERROR(WriteProfile(out, *profile));

@@ -34,6 +34,9 @@ struct GpuSpec {
   int sm_count = 0;                         ///< streaming multiprocessors (CUs on AMD)
   /// Best measured dense-GEMM throughput / dense peak (the "maximum achievable matmul FLOPS").
   double gemm_efficiency = 0;
+  /// Training GEMM throughput over the best single-GEMM rate on this device; 0: the
+  /// fraction calibrated on the published GPU runs (kSustainedGemmFraction, simulator/gemm_time.h).
+  double sustained_gemm_fraction = 0;
   /// Fraction of memory_bandwidth_bytes_per_s reached by streaming kernels (copy/elementwise).
   double memory_efficiency = 0;
   /// Scale-up fabric: "nvswitch" (all GPUs of a node at full bandwidth), "nvlink-bridge" (pairs),

@@ -165,10 +165,26 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   JsonObjectReader r(entry, context);
   // Bookkeeping fields (source, notes, verified, unverified_fields) are allowed in every entry so
   // reference data can be copied with its provenance.
-  r.RejectUnknownFields({"id", "name", "vendor", "architecture", "tflops_dense", "memory_gb",
-                         "memory_bandwidth_gbps", "sm_count", "gemm_efficiency",
-                         "memory_efficiency", "scaleup", "pcie_gen", "pcie_gbps_unidir", "tdp_w",
-                         "default_node", "source", "notes", "verified", "unverified_fields"});
+  r.RejectUnknownFields({"id",
+                         "name",
+                         "vendor",
+                         "architecture",
+                         "tflops_dense",
+                         "memory_gb",
+                         "memory_bandwidth_gbps",
+                         "sm_count",
+                         "gemm_efficiency",
+                         "sustained_gemm_fraction",
+                         "memory_efficiency",
+                         "scaleup",
+                         "pcie_gen",
+                         "pcie_gbps_unidir",
+                         "tdp_w",
+                         "default_node",
+                         "source",
+                         "notes",
+                         "verified",
+                         "unverified_fields"});
   g->id = r.String("id");
   g->name = r.String("name");
   g->vendor = r.String("vendor");
@@ -185,6 +201,9 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
       r.ScaledNumber("memory_bandwidth_gbps", kGiga, kMinBytesPerS, kMaxBytesPerS);
   g->sm_count = SmallPositiveInt(r, "sm_count");
   g->gemm_efficiency = Fraction(r, "gemm_efficiency");
+  if (r.Has("sustained_gemm_fraction")) {
+    g->sustained_gemm_fraction = Fraction(r, "sustained_gemm_fraction");
+  }
   g->memory_efficiency = Fraction(r, "memory_efficiency");
   const json* scaleup = r.Object("scaleup");
   // Ranks of a host device ("shared-memory": the CPU backend's processes) run in host memory:

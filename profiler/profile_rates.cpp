@@ -9,18 +9,25 @@ namespace gpuplan {
 namespace {
 
 // Useful FLOP/s over all samples of `kind` in a 16-bit dtype, else (a device without 16-bit
-// math: the CPU backend) in fp32; 0 when there are none.
-double AttentionRate(const Profile& p, KernelKind kind) {
+// math: the CPU backend) in fp32, at kAttentionReferenceTokens: each sample's FLOPs divided by
+// the device's AttentionLengthFactor at its length (`half_rate_tokens`, DeviceRates). 0 when
+// there are none; `precision` gets kBf16 or kFp32, the family the samples ran in.
+double AttentionRate(const Profile& p, KernelKind kind, double half_rate_tokens,
+                     Precision* precision) {
   for (const bool sixteen_bit : {true, false}) {
     double flops = 0, seconds = 0;
     for (const KernelSample& k : p.kernels) {
       if (k.kernel.kind != kind) continue;
       const bool is_16 = k.kernel.dtype == Precision::kBf16 || k.kernel.dtype == Precision::kFp16;
       if (sixteen_bit ? !is_16 : k.kernel.dtype != Precision::kFp32) continue;
-      flops += GetKernelInfo(kind).flops(k.kernel);
+      flops += GetKernelInfo(kind).flops(k.kernel) /
+               AttentionLengthFactor(static_cast<double>(k.kernel.seq), half_rate_tokens);
       seconds += k.seconds;
     }
-    if (seconds > 0) return flops / seconds;
+    if (seconds > 0) {
+      *precision = sixteen_bit ? Precision::kBf16 : Precision::kFp32;
+      return flops / seconds;
+    }
   }
   return 0.0;
 }
@@ -129,7 +136,7 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
                    fit->samples, TflopsText(fit->flops_per_s).c_str(),
                    peak > 0 ? 100.0 * fit->flops_per_s / peak : 0.0, fit->fill_depth,
                    fit->overhead_s * 1e6, 100.0 * fit->rms_relative_error,
-                   kSustainedGemmFraction)});
+                   SustainedGemmFraction(*gpu))});
     if (p == Precision::kBf16 || shape_fit < 0)
       shape_fit = static_cast<int>(cal.gemm_fits.size()) - 1;
   }
@@ -139,15 +146,19 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
     if (f.overhead_s > 0) m.kernel_overhead_s = f.overhead_s;
   }
 
-  m.attention_forward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionForward);
-  m.attention_backward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionBackward);
+  const double half_rate_tokens = AttentionHalfRateTokens(*gpu);
+  m.attention_forward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionForward,
+                                                  half_rate_tokens, &m.attention_precision);
+  m.attention_backward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionBackward,
+                                                   half_rate_tokens, &m.attention_precision);
   if (m.attention_forward_flops_per_s > 0 && m.attention_backward_flops_per_s > 0) {
     cal.sources.push_back(
         {"attention", true,
          StrFormat("the profile's attention kernels (kernels/): forward %s, backward %s "
                    "TFLOP/s (x %.2f sustained)",
                    TflopsText(m.attention_forward_flops_per_s).c_str(),
-                   TflopsText(m.attention_backward_flops_per_s).c_str(), kSustainedGemmFraction)});
+                   TflopsText(m.attention_backward_flops_per_s).c_str(),
+                   SustainedGemmFraction(*gpu))});
   } else {
     m.attention_forward_flops_per_s = m.attention_backward_flops_per_s = 0;
     cal.sources.push_back(

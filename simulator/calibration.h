@@ -33,9 +33,13 @@ struct MeasuredRates {
   /// (it was fitted with it; 0 is a valid fit).
   double gemm_fill_depth = 0;
   double kernel_overhead_s = 0;  ///< fitted fixed cost per kernel; 0 = kKernelOverheadSeconds
-  /// Fused causal attention throughput (useful FLOP/s) forward and backward, bf16 kernels.
+  /// Causal attention throughput (useful FLOP/s) forward and backward at
+  /// kAttentionReferenceTokens (samples at other lengths normalised by the device's
+  /// AttentionLengthFactor), of kernels that ran in `attention_precision`: kBf16 for 16-bit
+  /// samples, kFp32 for fp32 ones.
   double attention_forward_flops_per_s = 0;
   double attention_backward_flops_per_s = 0;
+  Precision attention_precision = Precision::kBf16;
   double memory_bytes_per_s = 0;  ///< streaming-copy bandwidth (bytes read + written per second)
   std::vector<CollectiveFit> collectives;
   /// Corrections fitted from validation reports (`gpuplan calibrate`): measured / predicted time

@@ -5,10 +5,15 @@
 
 namespace gpuplan {
 
+double SustainedGemmFraction(const GpuSpec& gpu, const RateCalibration& calibration) {
+  return gpu.sustained_gemm_fraction > 0 ? gpu.sustained_gemm_fraction
+                                         : calibration.sustained_gemm_fraction;
+}
+
 DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
                            const RateCalibration& calibration) {
   DeviceRates r;
-  const double sustained = gpu.gemm_efficiency * calibration.sustained_gemm_fraction;
+  const double sustained = gpu.gemm_efficiency * SustainedGemmFraction(gpu, calibration);
   r.matmul_flops_per_s = gpu.PeakFlops(precision) * sustained;
   // fp8 training keeps attention in bf16 (Transformer Engine recipes).
   const Precision attention = precision == Precision::kFp8 ? Precision::kBf16 : precision;
@@ -19,6 +24,7 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
   r.sm_count = std::max(1, gpu.sm_count);
   r.kernel_overhead_s = kKernelOverheadSeconds;
   r.activation_bytes = (precision == Precision::kFp32 || precision == Precision::kTf32) ? 4 : 2;
+  r.attention_half_rate_tokens = AttentionHalfRateTokens(gpu);
   return r;
 }
 
@@ -29,17 +35,20 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
   r.measured = measured;
   const double gemm = measured->gemm_flops_per_s[static_cast<size_t>(precision)];
   if (gemm > 0) {
-    r.matmul_flops_per_s = gemm * kSustainedGemmFraction;
+    r.matmul_flops_per_s = gemm * SustainedGemmFraction(gpu);
     r.gemm_fill_depth = measured->gemm_fill_depth;
   }
   if (measured->kernel_overhead_s > 0) r.kernel_overhead_s = measured->kernel_overhead_s;
-  const bool half_attention = precision == Precision::kBf16 || precision == Precision::kFp16 ||
-                              precision == Precision::kFp8;
-  if (half_attention && measured->attention_forward_flops_per_s > 0 &&
+  // The measured attention kernels stand for the job's when they ran in its precision family:
+  // 16-bit samples for bf16/fp16/fp8 training (fp8 keeps attention in bf16), fp32 ones for fp32.
+  const bool sixteen_bit_job = precision == Precision::kBf16 || precision == Precision::kFp16 ||
+                               precision == Precision::kFp8;
+  const bool sixteen_bit_samples = measured->attention_precision != Precision::kFp32;
+  if (sixteen_bit_job == sixteen_bit_samples && measured->attention_forward_flops_per_s > 0 &&
       measured->attention_backward_flops_per_s > 0) {
-    r.attention_flops_per_s = measured->attention_forward_flops_per_s * kSustainedGemmFraction;
+    r.attention_flops_per_s = measured->attention_forward_flops_per_s * SustainedGemmFraction(gpu);
     r.attention_backward_flops_per_s =
-        measured->attention_backward_flops_per_s * kSustainedGemmFraction;
+        measured->attention_backward_flops_per_s * SustainedGemmFraction(gpu);
   }
   if (measured->memory_bytes_per_s > 0) r.memory_bytes_per_s = measured->memory_bytes_per_s;
   const double c = measured->compute_time_factor;
@@ -51,8 +60,15 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
   return r;
 }
 
-double AttentionLengthFactor(double tokens) {
-  const double s0 = kAttentionHalfRateTokens;
+double AttentionHalfRateTokens(const GpuSpec& gpu) {
+  // The host device runs the reference attention of kernels/, one query row at a time: no tiles
+  // to fill, and its rate does not follow the length (a 2-core CI host, 2026-11-25: 7.5 GFLOP/s
+  // forward at 256 and at 512 tokens, backward 5.8 and 6.4).
+  return gpu.HostDevice() ? 0 : kAttentionHalfRateTokens;
+}
+
+double AttentionLengthFactor(double tokens, double half_rate_tokens) {
+  const double s0 = half_rate_tokens;
   const double ref = kAttentionReferenceTokens;
   return (tokens / (tokens + s0)) / (ref / (ref + s0));
 }

@@ -12,6 +12,16 @@ namespace gpuplan {
 /// k-elements of pipeline fill and epilogue per GEMM tile (see GemmSeconds): two k-tiles of 32.
 inline constexpr double kGemmFillDepth = 64;
 
+/// Sequence length at which a fused attention kernel runs at half its long-sequence rate: the
+/// rate over sequences of s tokens goes as s / (s + s0). Shorter sequences leave fewer key blocks
+/// per query block to amortise each block's prologue and epilogue over, and a larger share of
+/// the blocks on the causal diagonal. FITTED: least squares in log rate on the FlashAttention-3
+/// paper's H100 benchmark (Shah et al. 2024, "Attention forward speed, head dim 128 (H100 80GB
+/// SXM5)", causal, 512-16,384 tokens) for FlashAttention-2 and cuDNN, the kernels Megatron-LM
+/// (Transformer Engine) and nanotron run: s0 = 396 tokens (rounded to 400), RMS error 1.8%
+/// (FlashAttention-3 alone: 604). Golden test Golden.AttentionRateFollowsTheSequenceLength.
+inline constexpr double kAttentionHalfRateTokens = 400;
+
 /// The achievable rates of one GPU at one precision. DatasheetRates() derives them from the
 /// hardware database; CalibratedRates() replaces what a measured profile has.
 struct DeviceRates {
@@ -23,6 +33,9 @@ struct DeviceRates {
   double kernel_overhead_s = 0;  ///< fixed cost per kernel (launch + tail), see kKernelOverhead
   double gemm_fill_depth = kGemmFillDepth;  ///< see GemmSeconds
   double activation_bytes = 2;              ///< bytes per activation element at this precision
+  /// s0 of AttentionLengthFactor: the sequence length at which the attention kernel runs at half
+  /// its long-sequence rate. 0: its rate does not depend on the length (the host device).
+  double attention_half_rate_tokens = kAttentionHalfRateTokens;
   /// Measured collective fits for groups inside one node (CollectiveSeconds), or nullptr.
   const MeasuredRates* measured = nullptr;
 };
@@ -50,25 +63,20 @@ inline constexpr double kSustainedGemmFraction = 0.80;
 /// the sweep. A measured profile replaces it.
 inline constexpr double kFusedAttentionRelativeEfficiency = 0.40;
 
-/// Sequence length at which a fused attention kernel runs at half its long-sequence rate: the
-/// rate over sequences of s tokens goes as s / (s + s0). Shorter sequences leave fewer key blocks
-/// per query block to amortise each block's prologue and epilogue over, and a larger share of
-/// the blocks on the causal diagonal. FITTED: least squares in log rate on the FlashAttention-3
-/// paper's H100 benchmark (Shah et al. 2024, "Attention forward speed, head dim 128 (H100 80GB
-/// SXM5)", causal, 512-16,384 tokens) for FlashAttention-2 and cuDNN, the kernels Megatron-LM
-/// (Transformer Engine) and nanotron run: s0 = 396 tokens (rounded to 400), RMS error 1.8%
-/// (FlashAttention-3 alone: 604). Golden test Golden.AttentionRateFollowsTheSequenceLength.
-inline constexpr double kAttentionHalfRateTokens = 400;
-
 /// Sequence length at which the fused-attention rate is matmul x
 /// kFusedAttentionRelativeEfficiency (or the measured profile's rate, whose samples run 1,024 to
 /// 8,192 tokens).
 inline constexpr double kAttentionReferenceTokens = 4096;
 
+/// The attention kernel's s0 on `gpu` (DeviceRates::attention_half_rate_tokens):
+/// kAttentionHalfRateTokens for a GPU's fused kernels, 0 for the host device's reference kernel.
+double AttentionHalfRateTokens(const GpuSpec& gpu);
+
 /// Rate of a fused attention kernel over sequences of `tokens` (> 0) relative to its rate over
-/// kAttentionReferenceTokens: (s / (s + s0)) / (ref / (ref + s0)), s0 = kAttentionHalfRateTokens.
-/// Below 1 for shorter sequences (0.92 at 2,048, 0.62 at 512), up to 1.10 for very long ones.
-double AttentionLengthFactor(double tokens);
+/// kAttentionReferenceTokens: (s / (s + s0)) / (ref / (ref + s0)), s0 = `half_rate_tokens`
+/// (>= 0; 0 gives 1 at every length). Below 1 for shorter sequences (0.92 at 2,048, 0.62 at 512
+/// with kAttentionHalfRateTokens), up to 1.10 for very long ones.
+double AttentionLengthFactor(double tokens, double half_rate_tokens = kAttentionHalfRateTokens);
 
 /// The two rate constants calibrated on the published runs, as one value: the shipped ones by
 /// default; `gpuplan accuracy --cross-validate` refits them on subsets of the runs
@@ -78,18 +86,24 @@ struct RateCalibration {
   double fused_attention_relative_efficiency = kFusedAttentionRelativeEfficiency;
 };
 
+/// The sustained GEMM fraction on `gpu`: its database entry's (GpuSpec::sustained_gemm_fraction)
+/// when it states one, else `calibration`'s.
+double SustainedGemmFraction(const GpuSpec& gpu, const RateCalibration& calibration = {});
+
 /// Rates from datasheet peak x the database's measured efficiencies, with `calibration`'s
-/// sustained GEMM fraction and fused-attention efficiency (both > 0).
+/// sustained GEMM fraction (unless the GPU states its own) and fused-attention efficiency (both
+/// > 0).
 DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
                            const RateCalibration& calibration = {});
 
 /// DatasheetRates with every figure `measured` has replaced, when `measured` is not null and was
 /// taken on `gpu` (same id); otherwise the datasheet rates. The replacements (docs/PROFILE.md):
-///  - GEMM: matmul = fitted best single-GEMM rate x kSustainedGemmFraction (the same sustained
-///    fraction the datasheet path applies to peak x gemm_efficiency), fill depth and kernel
-///    overhead from the same fit;
-///  - attention (bf16/fp16/fp8 training): the measured kernel rates x kSustainedGemmFraction,
-///    instead of matmul x kFusedAttentionRelativeEfficiency;
+///  - GEMM: matmul = fitted best single-GEMM rate x SustainedGemmFraction(gpu) (the same
+///    sustained fraction the datasheet path applies to peak x gemm_efficiency), fill depth and
+///    kernel overhead from the same fit;
+///  - attention: the measured kernel rates x SustainedGemmFraction(gpu), instead of matmul x
+///    kFusedAttentionRelativeEfficiency, when they ran in the job's precision family (16-bit
+///    kernels for bf16/fp16/fp8 training, fp32 kernels for fp32);
 ///  - memory: the measured copy bandwidth instead of peak x memory_efficiency;
 ///  - collectives: `measured` is kept in the rates for CollectiveSeconds;
 ///  - validation corrections: compute rates divided by measured->compute_time_factor and the

@@ -127,7 +127,8 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     // A fused kernel is slower per FLOP on shorter sequences (AttentionLengthFactor). Under CP
     // each ring step's kernel sees a chunk of s/cp tokens: the diagonal step s/cp queries against
     // s/cp keys, the others half of that against all of it (taken at s/cp as well).
-    const double length = AttentionLengthFactor(s_full / static_cast<double>(par.cp));
+    const double length =
+        AttentionLengthFactor(s_full / static_cast<double>(par.cp), r.attention_half_rate_tokens);
     const double speed = length * c.attention_speed;
     lt.fwd_attn = flops / (r.attention_flops_per_s * speed) + r.kernel_overhead_s;
     lt.bwd_attn = kFlashBackwardRatio * flops / (r.attention_backward_flops_per_s * speed) +

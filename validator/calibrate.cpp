@@ -65,28 +65,31 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
   MeasuredRates after = cal->rates;
   after.compute_time_factor = out.corrections.compute_time_factor;
   after.communication_time_factor = out.corrections.communication_time_factor;
+  double before_sq = 0, after_sq = 0;
   for (size_t i = 0; i < reports.size(); ++i) {
-    out.rows.push_back({names[i], reports[i].MeasuredStepSeconds(), before[i],
-                        Predict(after, reports[i], db).step_time_s});
+    const CalibrationRow row{names[i], reports[i].MeasuredStepSeconds(), before[i],
+                             Predict(after, reports[i], db).step_time_s};
+    before_sq += std::pow((row.before_s - row.measured_s) / row.measured_s, 2);
+    after_sq += std::pow((row.after_s - row.measured_s) / row.measured_s, 2);
+    out.rows.push_back(row);
   }
+  const double n = static_cast<double>(reports.size());
+  out.rms_error_before = std::sqrt(before_sq / n);
+  out.rms_error_after = std::sqrt(after_sq / n);
   return out;
 }
 
 std::string FormatCalibration(const CalibrationResult& c) {
   std::string out =
       "  report                              measured   before   error    after   error\n";
-  double before_sq = 0, after_sq = 0;
   for (const CalibrationRow& r : c.rows) {
     const double eb = (r.before_s - r.measured_s) / r.measured_s;
     const double ea = (r.after_s - r.measured_s) / r.measured_s;
-    before_sq += eb * eb;
-    after_sq += ea * ea;
     out += StrFormat("  %-34s %8.4f %8.4f %+6.1f%% %8.4f %+6.1f%%\n", r.report.c_str(),
                      r.measured_s, r.before_s, 100 * eb, r.after_s, 100 * ea);
   }
-  const double n = static_cast<double>(c.rows.size());
-  out += StrFormat("  rms step-time error: %.1f%% before, %.1f%% after\n",
-                   100 * std::sqrt(before_sq / n), 100 * std::sqrt(after_sq / n));
+  out += StrFormat("  rms step-time error: %.1f%% before, %.1f%% after\n", 100 * c.rms_error_before,
+                   100 * c.rms_error_after);
   out += StrFormat("  corrections: compute x %.3f (%d %s), communication x %.3f (%d full %s)\n",
                    c.corrections.compute_time_factor, c.compute_reports,
                    Noun(c.compute_reports, "report", "reports").c_str(),

@@ -26,6 +26,13 @@ struct CalibrationResult {
   std::vector<CalibrationRow> rows;
   int compute_reports = 0;        ///< reports the compute factor was fitted to
   int communication_reports = 0;  ///< full runs with communication, for the communication factor
+  /// Root-mean-square relative step-time error over the reports, before and after the
+  /// corrections.
+  double rms_error_before = 0;
+  double rms_error_after = 0;
+  /// The corrections predict the reports better (rms_error_after <= rms_error_before): only then
+  /// should they be written.
+  bool Improves() const { return rms_error_after <= rms_error_before; }
 };
 
 /// Re-predicts each report's job with `profile` as it stands, then multiplies its compute factor

@@ -154,12 +154,11 @@ Status CpuCompute::RegisterWeights(const RankOp& op, int64_t layer) {
 
 std::span<const float> CpuCompute::Scratch(size_t n) {
   if (scratch_.size() < n) {
-    scratch_ = MemoryArena::Buffer();  // release before growing
-    scratch_ = arena_.Allocate(n);
-    std::span<float> s = scratch_.span();
-    for (size_t i = 0; i < n; ++i) s[i] = PatternValue(i);
+    const size_t had = scratch_.size();
+    scratch_.resize(n);
+    for (size_t i = had; i < n; ++i) scratch_[i] = PatternValue(i);
   }
-  return scratch_.span().first(n);
+  return std::span<const float>(scratch_).first(n);
 }
 
 std::span<float> CpuCompute::Output(size_t n) {
@@ -337,6 +336,9 @@ Status CpuCompute::Run(const RankOp& op, const OpSite& site) {
   }
   for (int64_t i = 0; i < op.count; ++i) {
     const Status st = RunOnce(op, site);
+    // This op's unkept outputs are the next op's input: they live until it ends (an op with
+    // none, a weight-gradient GEMM, leaves the input of the op after it alive).
+    if (!transient_.empty()) previous_ = std::move(transient_);
     transient_.clear();
     if (!st.ok()) return st;
   }
@@ -344,6 +346,7 @@ Status CpuCompute::Run(const RankOp& op, const OpSite& site) {
 }
 
 void CpuCompute::EndPass(const PipelinePass& pass) {
+  previous_.clear();  // the pass's last output has gone to the next stage or the optimizer
   checkpointed_layer_ = -1;
   const bool split = GetScheduleInfo(job_.parallel.schedule).splits_backward;
   if (pass.kind == (split ? PassKind::kWeightGrad : PassKind::kBackward)) {

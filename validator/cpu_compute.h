@@ -73,8 +73,10 @@ Status CheckCpuExecutable(const JobSpec& job);
 /// outputs are kept until the end of the backward of the same micro-batch and chunk (the
 /// weight-gradient pass when the schedule splits the backward); with full recompute only each
 /// layer's input is kept and the recomputation's outputs live until that backward ends. Backward
-/// outputs are freed when their op ends. Inputs the op does not get from a kept buffer come from
-/// one scratch pattern buffer, grown to the largest input (counted too).
+/// outputs live until the next op ends (they are its input), or until the pass ends. The values
+/// ops read come from one scratch pattern buffer grown to the largest input; it stands in for the
+/// buffers a real run reads (the previous op's output, a kept activation), which the arena
+/// counts already, so it is not counted.
 ///
 /// Ops by name (RankProgram, LayerProgram): "gemm <w>" C[m x n] = A[m x k] W[k x n]; "gemm <w>
 /// dgrad" dX = dY W^T; "gemm <w> wgrad" dW[m x n] += dY^T X into the gradient slice of <w>;
@@ -121,7 +123,9 @@ class CpuCompute : public ComputeBackend {
   JobSpec job_;
   int64_t dp_index_ = 0;
   MemoryArena arena_;
-  MemoryArena::Buffer params_, grads_, exp_avg_, exp_avg_sq_, scratch_;
+  MemoryArena::Buffer params_, grads_, exp_avg_, exp_avg_sq_;
+  /// Synthetic inputs (Scratch): outside the arena, see the class comment.
+  std::vector<float> scratch_;
   std::vector<int64_t> labels_;
   std::map<std::pair<int64_t, std::string>, std::pair<size_t, size_t>> weights_;  // offset, size
   size_t next_weight_ = 0;
@@ -130,6 +134,7 @@ class CpuCompute : public ComputeBackend {
   /// Buffers kept for the backward of (micro-batch, chunk).
   std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_;
   std::vector<MemoryArena::Buffer> transient_;  // outputs of the op running now
+  std::vector<MemoryArena::Buffer> previous_;   // those of the op before it: this op's input
   bool keep_outputs_ = false;                   // set per op by Run
   std::pair<int64_t, int64_t> saving_for_{0, 0};
   int64_t checkpointed_layer_ = -1;

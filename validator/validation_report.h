@@ -17,9 +17,15 @@ namespace gpuplan {
 inline constexpr const char* kValidationReportFormat = "gpuplan-validation";
 inline constexpr int kValidationReportVersion = 1;
 
-/// Targets of issue 6: step time within 10 %, peak memory within 5 %.
-inline constexpr double kStepTimeTarget = 0.10;
-inline constexpr double kPeakMemoryTarget = 0.05;
+/// How close a prediction must come to the measurement, as |error| fractions.
+struct ValidationTargets {
+  double step_time = 0;
+  double peak_memory = 0;
+};
+
+/// On GPUs (issue 6): step time within 10 %, peak memory within 5 %. On the CPU backend
+/// (cluster.gpu "cpu"; issue 19): 25 % and 10 %, its ranks sharing a small, noisy host.
+ValidationTargets TargetsFor(const JobSpec& job);
 
 /// How the plan was executed.
 enum class ValidationMode {
@@ -53,6 +59,8 @@ struct ValidationReport {
   double MeasuredStepSeconds() const;  ///< median of step_seconds
   double StepError() const;            ///< (predicted - measured) / measured
   double MemoryError() const;          ///< (predicted - measured) / measured
+  /// Both errors within TargetsFor(job).
+  bool MeetsTargets() const;
 };
 
 std::string_view ValidationModeName(ValidationMode mode);  ///< "full", "rank_replay"

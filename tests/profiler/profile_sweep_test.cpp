@@ -5,6 +5,7 @@
 #include "profiler/profile_rates.h"
 #include "profiler/sweep.h"
 #include "simulator/cost_model.h"
+#include "simulator/gemm_time.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/presets.h"
 #include "simulator/topology.h"
@@ -15,6 +16,8 @@ namespace gpuplan {
 namespace {
 
 constexpr double kMemoryBw = 3.0e12;
+/// Attention rates at kAttentionReferenceTokens; the fake's kernels follow AttentionLengthFactor
+/// at other lengths, as the cost model assumes of a GPU's fused kernels.
 constexpr double kAttentionFwd = 400e12, kAttentionBwd = 300e12;
 constexpr double kAlpha = 20e-6, kBusBw = 350e9;
 
@@ -62,8 +65,9 @@ class FakeKernels : public KernelRunner {
   Expected<double> Seconds(const KernelCase& c, const TimingPolicy&) override {
     if (c.kind == KernelKind::kAdam) return Status::Unavailable("out of memory: 5.6 GB");
     const KernelInfo& info = GetKernelInfo(c.kind);
-    if (c.kind == KernelKind::kAttentionForward) return info.flops(c) / kAttentionFwd;
-    if (c.kind == KernelKind::kAttentionBackward) return info.flops(c) / kAttentionBwd;
+    const double length = AttentionLengthFactor(static_cast<double>(c.seq));
+    if (c.kind == KernelKind::kAttentionForward) return info.flops(c) / (kAttentionFwd * length);
+    if (c.kind == KernelKind::kAttentionBackward) return info.flops(c) / (kAttentionBwd * length);
     return info.bytes(c) / kMemoryBw;
   }
 };

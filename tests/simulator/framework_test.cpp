@@ -249,8 +249,9 @@ TEST(Framework, NanotronPipelinedFloorGrowsWithTp) {
   // A TP group across nodes: each rank's share also pays the cross-node cost per node boundary,
   // 16 x (1.75 + 0.75 x 1) ms at TP 16 over two nodes, 32 x (1.75 + 0.75 x 3) at TP 32 over four.
   for (const auto& [tp, nodes] : {std::pair<int64_t, double>{16, 2}, {32, 4}}) {
-    const double spanning = nanotron.host_seconds_per_layer +
-                            tp * (1.75e-3 + nanotron.tp_seconds_per_inter_node_hop * (nodes - 1));
+    const double spanning =
+        nanotron.host_seconds_per_layer +
+        static_cast<double>(tp) * (1.75e-3 + nanotron.tp_seconds_per_inter_node_hop * (nodes - 1));
     const LayerCosts wide = DenseLayer("nanotron", 128, tp, 2, 1, 8);
     EXPECT_NEAR(wide.Forward() + wide.tp_fwd, spanning / 3.0, 1e-15) << tp;
     EXPECT_NEAR(wide.bwd + wide.tp_bwd, 2.0 * spanning / 3.0, 1e-15) << tp;

@@ -470,5 +470,43 @@ TEST(Golden, AttentionRateFollowsTheSequenceLength) {
       (kAttentionReferenceTokens + kAttentionHalfRateTokens) / kAttentionReferenceTokens;
   EXPECT_NEAR(AttentionLengthFactor(kAttentionHalfRateTokens), asymptote / 2, 1e-12);
 }
+
+// The host device's attention is the reference kernel of kernels/, whose rate does not follow the
+// length (measured on a 2-core host: 7.5 GFLOP/s forward at 256 and at 512 tokens); its GEMMs
+// and measured attention run alone on their core, at the rate the profile times (gpus.json:
+// sustained_gemm_fraction 1). A profile's fp32 attention samples stand for fp32 jobs, its 16-bit
+// ones for bf16/fp16/fp8 jobs only.
+TEST(Golden, HostDeviceRatesAreTheProfiles) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const GpuSpec& cpu = *db->FindGpu("cpu");
+  const GpuSpec& h100 = *db->FindGpu("h100-sxm5-80gb");
+  EXPECT_DOUBLE_EQ(AttentionLengthFactor(256, AttentionHalfRateTokens(cpu)), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionHalfRateTokens(h100), kAttentionHalfRateTokens);
+  EXPECT_DOUBLE_EQ(SustainedGemmFraction(cpu), 1.0);
+  EXPECT_DOUBLE_EQ(SustainedGemmFraction(h100), kSustainedGemmFraction);
+  EXPECT_DOUBLE_EQ(SustainedGemmFraction(h100, RateCalibration{0.7, 0.4}), 0.7);
+
+  MeasuredRates measured;
+  measured.gpu_id = "cpu";
+  measured.gemm_flops_per_s[static_cast<int>(Precision::kFp32)] = 46e9;
+  measured.attention_forward_flops_per_s = 7.5e9;
+  measured.attention_backward_flops_per_s = 6e9;
+  measured.attention_precision = Precision::kFp32;
+  const DeviceRates r = CalibratedRates(cpu, Precision::kFp32, &measured);
+  EXPECT_DOUBLE_EQ(r.matmul_flops_per_s, 46e9);
+  EXPECT_DOUBLE_EQ(r.attention_flops_per_s, 7.5e9);
+  EXPECT_DOUBLE_EQ(r.attention_backward_flops_per_s, 6e9);
+
+  measured.gpu_id = h100.id;
+  const DeviceRates datasheet = DatasheetRates(h100, Precision::kBf16);
+  EXPECT_DOUBLE_EQ(CalibratedRates(h100, Precision::kBf16, &measured).attention_flops_per_s,
+                   datasheet.attention_flops_per_s);
+  measured.attention_precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(CalibratedRates(h100, Precision::kBf16, &measured).attention_flops_per_s,
+                   7.5e9 * kSustainedGemmFraction);
+  EXPECT_DOUBLE_EQ(CalibratedRates(h100, Precision::kFp32, &measured).attention_flops_per_s,
+                   DatasheetRates(h100, Precision::kFp32).attention_flops_per_s);
+}
 }  // namespace
 }  // namespace gpuplan
