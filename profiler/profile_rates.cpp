@@ -147,11 +147,13 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
   }
 
   const double half_rate_tokens = AttentionHalfRateTokens(*gpu);
+  Precision backward_precision = Precision::kBf16;
   m.attention_forward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionForward,
                                                   half_rate_tokens, &m.attention_precision);
-  m.attention_backward_flops_per_s = AttentionRate(profile, KernelKind::kAttentionBackward,
-                                                   half_rate_tokens, &m.attention_precision);
-  if (m.attention_forward_flops_per_s > 0 && m.attention_backward_flops_per_s > 0) {
+  m.attention_backward_flops_per_s =
+      AttentionRate(profile, KernelKind::kAttentionBackward, half_rate_tokens, &backward_precision);
+  if (m.attention_forward_flops_per_s > 0 && m.attention_backward_flops_per_s > 0 &&
+      m.attention_precision == backward_precision) {
     cal.sources.push_back(
         {"attention", true,
          StrFormat("the profile's attention kernels (kernels/): forward %s, backward %s "
@@ -164,7 +166,7 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
     cal.sources.push_back(
         {"attention", false,
          StrFormat("datasheet GEMM rate x %.2f (the profile lacks attention_fwd and "
-                   "attention_bwd samples)",
+                   "attention_bwd samples of one precision)",
                    kFusedAttentionRelativeEfficiency)});
   }
 

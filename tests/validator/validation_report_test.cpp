@@ -37,6 +37,26 @@ TEST(ValidationReport, FixtureReadsAndRoundTrips) {
   EXPECT_TRUE(Contains(md, "within 5%: met"));
 }
 
+// Targets per device: 10% / 5% on GPUs (issue 6), 25% / 10% on the CPU backend (issue 19). The
+// same errors meet the CPU's and miss the GPU's.
+TEST(ValidationReport, TargetsFollowTheDevice) {
+  Expected<ValidationReport> r = ReadValidationReport(kFixture, BuiltinDb());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  r->step_seconds = {1.0};
+  r->predicted_step_s = 0.8;  // -20%
+  r->measured_peak_memory_bytes = 100e9;
+  r->predicted_peak_memory_bytes = 92e9;  // -8%
+  EXPECT_FALSE(r->MeetsTargets());
+  EXPECT_TRUE(Contains(ValidationReportMarkdown(*r), "within 10%: missed"));
+  r->job.cluster.gpu = "cpu";
+  EXPECT_DOUBLE_EQ(TargetsFor(r->job).step_time, 0.25);
+  EXPECT_DOUBLE_EQ(TargetsFor(r->job).peak_memory, 0.10);
+  EXPECT_TRUE(r->MeetsTargets());
+  EXPECT_TRUE(Contains(ValidationReportMarkdown(*r), "within 25%: met"));
+  r->predicted_peak_memory_bytes = 89e9;  // -11%
+  EXPECT_FALSE(r->MeetsTargets());
+}
+
 TEST(ValidationReport, BadReportsNameTheField) {
   Expected<nlohmann::json> j = ReadJsonFile(kFixture);
   ASSERT_TRUE(j.ok());
