@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <type_traits>
 
 #include "common/median.h"
 #include "common/str_format.h"
@@ -107,15 +109,18 @@ Errors Summarize(const std::vector<double>& relative_errors) {
   return Errors{Median(abs), Median(relative_errors)};
 }
 
-std::string Milliseconds(const SweepConstants& c) {
+// One value per constant, "a / b / c": seconds as milliseconds, or row counts.
+template <typename T>
+std::string PerConstant(const std::vector<T>& values) {
   std::string out;
-  for (double seconds : c) out += StrFormat("%s%.2f", out.empty() ? "" : " / ", seconds * 1e3);
-  return out;
-}
-
-std::string Counts(const std::vector<int>& counts) {
-  std::string out;
-  for (int n : counts) out += StrFormat("%s%d", out.empty() ? "" : " / ", n);
+  for (T v : values) {
+    out += out.empty() ? "" : " / ";
+    if constexpr (std::is_floating_point_v<T>) {
+      out += StrFormat("%.2f", v * 1e3);
+    } else {
+      out += std::to_string(v);
+    }
+  }
   return out;
 }
 
@@ -169,8 +174,7 @@ Expected<SweepCrossValidationReport> CrossValidateSweepByModel(const std::vector
     std::vector<double> in_sample, cross_validated;
     for (const SweepRow* row : held_out) {
       const double measured = row->measured_tokens_per_s_per_gpu;
-      in_sample.push_back((PredictTokensPerS(*row, ShippedConstants(*row), db) - measured) /
-                          measured);
+      in_sample.push_back((PredictTokensPerS(*row, report.shipped, db) - measured) / measured);
       cross_validated.push_back((PredictTokensPerS(*row, fold.fitted, db) - measured) / measured);
     }
     fold.rows = static_cast<int>(held_out.size());
@@ -214,8 +218,9 @@ std::string FormatSweepCrossValidation(const SweepCrossValidationReport& report,
     }
   };
   for (const SweepFold& f : report.folds) {
-    line(f.model, f.rows, Milliseconds(f.fitted), Counts(f.fit_rows), f.in_sample_median_abs_error,
-         f.cross_validated_median_abs_error, f.cross_validated_median_error);
+    line(f.model, f.rows, PerConstant(f.fitted), PerConstant(f.fit_rows),
+         f.in_sample_median_abs_error, f.cross_validated_median_abs_error,
+         f.cross_validated_median_error);
   }
   line("all rows", report.rows, "per fold", "", report.in_sample_median_abs_error,
        report.cross_validated_median_abs_error, report.cross_validated_median_error);
@@ -228,8 +233,8 @@ std::string FormatSweepCrossValidation(const SweepCrossValidationReport& report,
       "(%s), in that order, refitted on the other models' rows that ran, each on a %.2f ms grid "
       "by least median |log error| of tokens/s/GPU. Errors: median over the held-out rows that "
       "ran. Shipped: %s ms. Fitted on all rows: %s ms (on %s rows).\n",
-      rules.c_str(), kSweepConstantGridStepSeconds * 1e3, Milliseconds(report.shipped).c_str(),
-      Milliseconds(report.fitted_on_all).c_str(), Counts(report.fit_rows_on_all).c_str());
+      rules.c_str(), kSweepConstantGridStepSeconds * 1e3, PerConstant(report.shipped).c_str(),
+      PerConstant(report.fitted_on_all).c_str(), PerConstant(report.fit_rows_on_all).c_str());
   return out;
 }
 
