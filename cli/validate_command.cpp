@@ -137,8 +137,8 @@ Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateO
     StepOptions options;
     options.max_bytes_per_op = o.max_message_kb * 1024.0;
     options.watchdog_s = o.watchdog_s;
-    Expected<StepRunResult> run =
-        RunStep(job, RankProgram(job, layout, rank), *comms, MPI_COMM_WORLD, options);
+    MpiTransport transport(*comms, MPI_COMM_WORLD);
+    Expected<StepRunResult> run = RunStep(job, RankProgram(job, layout, rank), transport, options);
     if (!run.ok()) return fail(run.status());
     Expected<std::vector<StepRunResult>> all = GatherStepResults(*run, MPI_COMM_WORLD);
     if (!all.ok()) return fail(all.status());

@@ -27,6 +27,7 @@ Expected<CpuRunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& l
   Expected<std::unique_ptr<CpuCompute>> compute =
       CpuCompute::Create(job, program, me.pp, me.dp * job.parallel.cp + me.cp);
   if (!compute.ok()) return compute.status();
+  MpiTransport transport(*comms, world);
   StepOptions step_options;
   step_options.watchdog_s = options.watchdog_s;
   step_options.compute = compute->get();
@@ -38,7 +39,7 @@ Expected<CpuRunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& l
     const bool measured = i >= options.warmup_steps;
     if (i == options.warmup_steps) (*compute)->Arena().ResetPeak();
     GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Barrier(world));
-    Expected<StepRunResult> step = RunStep(job, program, *comms, world, step_options);
+    Expected<StepRunResult> step = RunStep(job, program, transport, step_options);
     if (!step.ok()) return step.status();
     out.elements += step->elements;
     out.wrong += step->wrong;

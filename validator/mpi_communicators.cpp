@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/str_format.h"
+#include "validator/check_patterns.h"
 #include "validator/mpi_check.h"
 
 namespace gpuplan {
@@ -134,26 +135,28 @@ Expected<CollectiveCheck> CheckedAllReduce(MPI_Comm comm, int64_t count, const W
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
   const int64_t n = s->size;
-  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return (r + 1) * (i + 1); });
+  const std::vector<int64_t> send =
+      Filled(count, [&](int64_t i) { return check::AllReduceSend(r, i); });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
   MPI_Request request = MPI_REQUEST_NULL;
   GPUPLAN_MPI_RETURN_IF_ERROR(
       MPI_Iallreduce(send.data(), recv.data(), Count(count), MPI_INT64_T, MPI_SUM, comm, &request));
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
-  return Check(recv, [&](int64_t i) { return (i + 1) * n * (n + 1) / 2; });
+  return Check(recv, [&](int64_t i) { return check::AllReduceWant(n, i); });
 }
 
 Expected<CollectiveCheck> CheckedAllGather(MPI_Comm comm, int64_t count, const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
-  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return r * 1000000 + i; });
+  const std::vector<int64_t> send =
+      Filled(count, [&](int64_t i) { return check::AllGatherSend(r, i); });
   std::vector<int64_t> recv(static_cast<size_t>(count * s->size), -1);
   MPI_Request request = MPI_REQUEST_NULL;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Iallgather(send.data(), Count(count), MPI_INT64_T, recv.data(),
                                              Count(count), MPI_INT64_T, comm, &request));
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
-  return Check(recv, [&](int64_t j) { return (j / count) * 1000000 + j % count; });
+  return Check(recv, [&](int64_t j) { return check::AllGatherWant(count, j); });
 }
 
 Expected<CollectiveCheck> CheckedReduceScatter(MPI_Comm comm, int64_t count,
@@ -162,28 +165,28 @@ Expected<CollectiveCheck> CheckedReduceScatter(MPI_Comm comm, int64_t count,
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
   const int64_t n = s->size;
-  const std::vector<int64_t> send = Filled(count * n, [&](int64_t j) { return (r + 1) * (j + 1); });
+  const std::vector<int64_t> send =
+      Filled(count * n, [&](int64_t j) { return check::ReduceScatterSend(r, j); });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
   MPI_Request request = MPI_REQUEST_NULL;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Ireduce_scatter_block(send.data(), recv.data(), Count(count),
                                                         MPI_INT64_T, MPI_SUM, comm, &request));
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
-  return Check(recv, [&](int64_t i) { return (r * count + i + 1) * n * (n + 1) / 2; });
+  return Check(recv, [&](int64_t i) { return check::ReduceScatterWant(r, n, count, i); });
 }
 
 Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count, const Watchdog& watchdog) {
   Expected<CommShape> s = ShapeOf(comm);
   if (!s.ok()) return s.status();
   const int64_t r = s->rank;
-  // Block p of rank r goes to peer p: r * 1e6 + p * 1e3 + i.
-  const std::vector<int64_t> send = Filled(
-      count * s->size, [&](int64_t j) { return r * 1000000 + (j / count) * 1000 + j % count; });
+  const std::vector<int64_t> send =
+      Filled(count * s->size, [&](int64_t j) { return check::AllToAllSend(r, count, j); });
   std::vector<int64_t> recv(static_cast<size_t>(count * s->size), -1);
   MPI_Request request = MPI_REQUEST_NULL;
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Ialltoall(send.data(), Count(count), MPI_INT64_T, recv.data(),
                                             Count(count), MPI_INT64_T, comm, &request));
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
-  return Check(recv, [&](int64_t j) { return (j / count) * 1000000 + r * 1000 + j % count; });
+  return Check(recv, [&](int64_t j) { return check::AllToAllWant(r, count, j); });
 }
 
 Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
@@ -193,7 +196,7 @@ Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
   const int64_t r = s->rank;
   const int64_t n = s->size;
   const int64_t prev = (r + n - 1) % n;
-  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return r * 1000000 + i; });
+  const std::vector<int64_t> send = Filled(count, [&](int64_t i) { return check::RingSend(r, i); });
   std::vector<int64_t> recv(static_cast<size_t>(count), -1);
   constexpr int kTag = 19;
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
@@ -202,7 +205,92 @@ Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Isend(send.data(), Count(count), MPI_INT64_T,
                                         static_cast<int>((r + 1) % n), kTag, comm, &requests[1]));
   GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(requests, watchdog));
-  return Check(recv, [&](int64_t i) { return prev * 1000000 + i; });
+  return Check(recv, [&](int64_t i) { return check::RingSend(prev, i); });
+}
+
+Expected<CollectiveCheck> MpiTransport::Collective(CollectiveKind kind, GroupKind group,
+                                                   int64_t count, const Watchdog& watchdog) {
+  const MPI_Comm comm = comms_.Get(group);
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return CheckedAllReduce(comm, count, watchdog);
+    case CollectiveKind::kAllGather:
+      return CheckedAllGather(comm, count, watchdog);
+    case CollectiveKind::kReduceScatter:
+      return CheckedReduceScatter(comm, count, watchdog);
+    case CollectiveKind::kAllToAll:
+      return CheckedAllToAll(comm, count, watchdog);
+    case CollectiveKind::kRing:
+      return CheckedSendRecvRing(comm, count, watchdog);
+  }
+  return Status::Internal("unknown collective kind");
+}
+
+Status MpiTransport::Send(int64_t peer, int tag, int64_t count) {
+  const int64_t me = comms_.Coord().rank;
+  std::vector<int64_t>& buffer = send_buffers_.emplace_back(
+      Filled(count, [&](int64_t i) { return check::Message(tag, me, i); }));
+  MPI_Request request = MPI_REQUEST_NULL;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Isend(buffer.data(), Count(count), MPI_INT64_T,
+                                        static_cast<int>(peer), tag, world_, &request));
+  sends_.push_back(request);
+  return Status::Ok();
+}
+
+Expected<CollectiveCheck> MpiTransport::Receive(int64_t peer, int tag, int64_t count,
+                                                const Watchdog& watchdog) {
+  std::vector<int64_t> buffer(static_cast<size_t>(count), -1);
+  MPI_Request request = MPI_REQUEST_NULL;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Irecv(buffer.data(), Count(count), MPI_INT64_T,
+                                        static_cast<int>(peer), tag, world_, &request));
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog({&request, 1}, watchdog));
+  return Check(buffer, [&](int64_t i) { return check::Message(tag, peer, i); });
+}
+
+Status MpiTransport::FinishSends(const Watchdog& watchdog) {
+  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(sends_, watchdog));
+  sends_.clear();
+  send_buffers_.clear();
+  return Status::Ok();
+}
+
+Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world) {
+  int rank = 0;
+  int size = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(world, &size));
+  const TimeBreakdown& p = mine.phases;
+  constexpr int kFields = 14;
+  const double row[kFields] = {static_cast<double>(mine.collectives),
+                               static_cast<double>(mine.sends),
+                               static_cast<double>(mine.receives),
+                               static_cast<double>(mine.elements),
+                               static_cast<double>(mine.wrong),
+                               mine.seconds,
+                               p.compute,
+                               p.tp_comm,
+                               p.cp_comm,
+                               p.pp_comm,
+                               p.dp_comm,
+                               p.ep_comm,
+                               p.bubble,
+                               p.optimizer};
+  std::vector<double> all(rank == 0 ? static_cast<size_t>(kFields * size) : 0);
+  GPUPLAN_MPI_RETURN_IF_ERROR(
+      MPI_Gather(row, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, world));
+  std::vector<StepRunResult> out;
+  for (size_t i = 0; i + kFields <= all.size(); i += kFields) {
+    const double* x = all.data() + i;
+    StepRunResult r{static_cast<int64_t>(x[0]),
+                    static_cast<int64_t>(x[1]),
+                    static_cast<int64_t>(x[2]),
+                    static_cast<int64_t>(x[3]),
+                    static_cast<int64_t>(x[4]),
+                    x[5],
+                    TimeBreakdown{x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13]}};
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace gpuplan

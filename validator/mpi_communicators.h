@@ -1,18 +1,22 @@
 // The CPU backend's communicators: every group of a plan's RankLayout (tp, cp, dp x cp, pp, ep,
 // expert-dp) as an MPI communicator of the ranks `mpirun` started, and collectives over them that
-// check every element they deliver, as nccl-tests' #wrong column does (issue 19).
+// check every element they deliver, as nccl-tests' #wrong column does (issue 19); the step
+// transport over them.
 #pragma once
 
 #include <mpi.h>
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "validator/rank_layout.h"
+#include "validator/step_executor.h"
+#include "validator/step_transport.h"
 
 namespace gpuplan {
 
@@ -52,28 +56,12 @@ class PlanCommunicators {
   RankCoord coord_;
 };
 
-/// How long a collective or message waits for its peers before the validator gives up on it
-/// and reports which op and which group (issue 19: failures are reported, never hangs).
-inline constexpr double kDefaultWatchdogSeconds = 300;
-
-/// What a watchdog names when it fires, and when.
-struct Watchdog {
-  double timeout_s = kDefaultWatchdogSeconds;
-  std::string what = "a collective";  ///< e.g. "all_reduce grad buckets over dp ranks [0, 1]"
-};
-
 /// Waits for `requests` to complete, polling; Unavailable after `watchdog.timeout_s`: "rank R:
 /// <what> did not complete within T s: a peer did not arrive (it died, hangs, or runs another
 /// op)". The requests are left pending: the caller reports and aborts the job (MPI_Abort).
 Status WaitWithWatchdog(std::span<MPI_Request> requests, const Watchdog& watchdog);
 
 /// The checked collectives below run non-blocking and wait under `watchdog`.
-
-/// What a checked collective found: elements delivered and how many differ from the known pattern.
-struct CollectiveCheck {
-  int64_t elements = 0;  ///< elements this rank received and checked
-  int64_t wrong = 0;     ///< of them, how many differ from the expected value (nccl-tests #wrong)
-};
 
 /// A sum all-reduce of `count` 64-bit integers over `comm`: rank r of the communicator contributes
 /// element i = (r + 1) * (i + 1), and every element must come back as (i + 1) n(n + 1)/2 for n
@@ -101,5 +89,33 @@ Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count,
 /// `count` integers r * 1e6 + i to the next rank and checks those it receives from the previous.
 Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
                                               const Watchdog& watchdog = {});
+
+/// The step executor's transport over MPI: collectives on `comms`' communicators (the Checked*
+/// functions above), pipeline messages as MPI_Isend/MPI_Irecv over `world` tagged by `tag`, so
+/// that a message matched out of order arrives wrong, not silently right. Both must outlive it.
+class MpiTransport : public StepTransport {
+ public:
+  MpiTransport(const PlanCommunicators& comms, MPI_Comm world) : comms_(comms), world_(world) {}
+  const RankCoord& Coord() const override { return comms_.Coord(); }
+  const std::vector<int64_t>& Members(GroupKind kind) const override {
+    return comms_.Members(kind);
+  }
+  Expected<CollectiveCheck> Collective(CollectiveKind kind, GroupKind group, int64_t count,
+                                       const Watchdog& watchdog) override;
+  Status Send(int64_t peer, int tag, int64_t count) override;
+  Expected<CollectiveCheck> Receive(int64_t peer, int tag, int64_t count,
+                                    const Watchdog& watchdog) override;
+  Status FinishSends(const Watchdog& watchdog) override;
+
+ private:
+  const PlanCommunicators& comms_;
+  MPI_Comm world_;
+  std::deque<std::vector<int64_t>> send_buffers_;  // alive until their sends complete
+  std::vector<MPI_Request> sends_;
+};
+
+/// Every rank's result gathered on rank 0 of `world`, indexed by rank (MPI_Gather, collective);
+/// empty on the other ranks.
+Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world);
 
 }  // namespace gpuplan

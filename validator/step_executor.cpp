@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <string>
 #include <string_view>
 
 #include "common/str_format.h"
 #include "simulator/shard.h"
-#include "validator/mpi_check.h"
 
 namespace gpuplan {
 namespace {
@@ -22,47 +20,11 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// One collective op (its `count` repeats) over `comm`, checked, each under `watchdog`.
-Expected<CollectiveCheck> RunCollective(const RankOp& op, MPI_Comm comm, double max_bytes,
-                                        const Watchdog& watchdog) {
-  int n = 1;
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(comm, &n));
-  const int64_t total = Elements(op.bytes, max_bytes);
-  // Gathered, scattered and exchanged buffers hold n blocks: nccl-tests' size is the whole one.
-  const int64_t block = std::max<int64_t>(1, total / n);
-  CollectiveCheck sum;
-  for (int64_t i = 0; i < op.count; ++i) {
-    Expected<CollectiveCheck> one = Status::Invalid(
-        "collective '" + op.name +
-        "': not one the executor runs (all_reduce, all_gather, reduce_scatter, alltoall, ring "
-        "send/recv)");
-    if (StartsWith(op.name, "all_reduce")) {
-      one = CheckedAllReduce(comm, total, watchdog);
-    } else if (StartsWith(op.name, "all_gather")) {
-      one = CheckedAllGather(comm, block, watchdog);
-    } else if (StartsWith(op.name, "reduce_scatter")) {
-      one = CheckedReduceScatter(comm, block, watchdog);
-    } else if (StartsWith(op.name, "alltoall")) {
-      one = CheckedAllToAll(comm, block, watchdog);
-    } else if (StartsWith(op.name, "ring send/recv")) {
-      one = CheckedSendRecvRing(comm, total, watchdog);
-    }
-    if (!one.ok()) return one.status();
-    sum.elements += one->elements;
-    sum.wrong += one->wrong;
-  }
-  return sum;
-}
-
 // Pipeline messages: tagged by direction (activation 0, gradient 1), micro-batch and the
-// receiving virtual stage; element i of a message from `sender` is Pattern(tag, sender, i).
+// receiving virtual stage (check::Message puts the tag in every element).
 int Tag(bool gradient, int64_t microbatch, int64_t receiver_virtual_stage) {
   return (gradient ? 1 << 14 : 0) | static_cast<int>((microbatch & 127) << 7) |
          static_cast<int>(receiver_virtual_stage & 127);
-}
-
-int64_t Pattern(int tag, int64_t sender, int64_t i) {
-  return (static_cast<int64_t>(tag) << 40) | (sender << 24) | (i & 0xFFFFFF);
 }
 
 // The phase a collective over `group` is timed into.
@@ -87,36 +49,58 @@ double Now() {
 
 }  // namespace
 
+Expected<CollectiveKind> CollectiveKindOf(const std::string& op_name) {
+  static constexpr struct {
+    std::string_view prefix;
+    CollectiveKind kind;
+  } kKinds[] = {{"all_reduce", CollectiveKind::kAllReduce},
+                {"all_gather", CollectiveKind::kAllGather},
+                {"reduce_scatter", CollectiveKind::kReduceScatter},
+                {"alltoall", CollectiveKind::kAllToAll},
+                {"ring send/recv", CollectiveKind::kRing}};
+  for (const auto& k : kKinds) {
+    if (StartsWith(op_name, k.prefix)) return k.kind;
+  }
+  return Status::Invalid("collective '" + op_name +
+                         "': not one the executor runs (all_reduce, all_gather, reduce_scatter, "
+                         "alltoall, ring send/recv)");
+}
+
 Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramStep>& program,
-                                const PlanCommunicators& comms, MPI_Comm world,
-                                const StepOptions& options) {
+                                StepTransport& transport, const StepOptions& options) {
   const double max_bytes = std::max(8.0, options.max_bytes_per_op);
   const double watchdog_s = options.watchdog_s;
-  int rank = 0;
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
   const int64_t pp = job.parallel.pp;
-  const int64_t stage = comms.Coord().pp;
+  const int64_t stage = transport.Coord().pp;
   StepRunResult result;
   TimeBreakdown& phases = result.phases;
-  std::deque<std::vector<int64_t>> send_buffers;  // alive until their sends complete
-  std::vector<MPI_Request> sends;
   const double start = Now();
 
   auto collective = [&](const RankOp& op) -> Status {
-    std::string members;
-    for (int64_t m : comms.Members(op.group)) {
-      members += (members.empty() ? "" : ", ") + std::to_string(m);
-    }
+    Expected<CollectiveKind> kind = CollectiveKindOf(op.name);
+    if (!kind.ok()) return kind.status();
+    const std::vector<int64_t>& members = transport.Members(op.group);
+    std::string names;
+    for (int64_t m : members) names += (names.empty() ? "" : ", ") + std::to_string(m);
     const Watchdog watchdog{watchdog_s, "'" + op.name + "' over " +
                                             std::string(GroupKindName(op.group)) + " ranks [" +
-                                            members + "]"};
+                                            names + "]"};
+    // Gathered, scattered and exchanged buffers hold n blocks: nccl-tests' size is the whole one.
+    const int64_t total = Elements(op.bytes, max_bytes);
+    const bool blocks = *kind == CollectiveKind::kAllGather ||
+                        *kind == CollectiveKind::kReduceScatter ||
+                        *kind == CollectiveKind::kAllToAll;
+    const int64_t count =
+        blocks ? std::max<int64_t>(1, total / static_cast<int64_t>(members.size())) : total;
     const double t0 = Now();
-    Expected<CollectiveCheck> check = RunCollective(op, comms.Get(op.group), max_bytes, watchdog);
-    if (!check.ok()) return check.status();
+    for (int64_t i = 0; i < op.count; ++i) {
+      Expected<CollectiveCheck> check = transport.Collective(*kind, op.group, count, watchdog);
+      if (!check.ok()) return check.status();
+      result.elements += check->elements;
+      result.wrong += check->wrong;
+    }
     CommPhase(op.group, &phases) += Now() - t0;
     result.collectives += op.count;
-    result.elements += check->elements;
-    result.wrong += check->wrong;
     return Status::Ok();
   };
   auto compute = [&](const RankOp& op, const OpSite& site, double* phase) -> Status {
@@ -154,13 +138,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
           const double t0 = Now();
           // A forward sends to virtual stage vs + 1, a backward to vs - 1.
           const int tag = Tag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
-          const int64_t n = Elements(op.bytes, max_bytes);
-          std::vector<int64_t>& buffer = send_buffers.emplace_back(static_cast<size_t>(n));
-          for (int64_t i = 0; i < n; ++i) buffer[static_cast<size_t>(i)] = Pattern(tag, rank, i);
-          MPI_Request request = MPI_REQUEST_NULL;
-          GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Isend(buffer.data(), static_cast<int>(n), MPI_INT64_T,
-                                                static_cast<int>(op.peer), tag, world, &request));
-          sends.push_back(request);
+          GPUPLAN_RETURN_IF_ERROR(transport.Send(op.peer, tag, Elements(op.bytes, max_bytes)));
           ++result.sends;
           phases.pp_comm += Now() - t0;
           break;
@@ -168,18 +146,13 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
         case RankOpKind::kRecv: {
           const double t0 = Now();
           const int tag = Tag(backward, step.pass.microbatch, vs);
-          const int64_t n = Elements(op.bytes, max_bytes);
-          std::vector<int64_t> buffer(static_cast<size_t>(n), -1);
-          MPI_Request request = MPI_REQUEST_NULL;
-          GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Irecv(buffer.data(), static_cast<int>(n), MPI_INT64_T,
-                                                static_cast<int>(op.peer), tag, world, &request));
-          GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(
-              {&request, 1}, {watchdog_s, "'" + op.name + "' (" + step.label + ") from rank " +
-                                              std::to_string(op.peer)}));
-          for (int64_t i = 0; i < n; ++i) {
-            if (buffer[static_cast<size_t>(i)] != Pattern(tag, op.peer, i)) ++result.wrong;
-          }
-          result.elements += n;
+          Expected<CollectiveCheck> check =
+              transport.Receive(op.peer, tag, Elements(op.bytes, max_bytes),
+                                {watchdog_s, "'" + op.name + "' (" + step.label + ") from rank " +
+                                                 std::to_string(op.peer)});
+          if (!check.ok()) return check.status();
+          result.elements += check->elements;
+          result.wrong += check->wrong;
           ++result.receives;
           phases.pp_comm += Now() - t0;
           break;
@@ -189,49 +162,10 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     if (step.is_pass && options.compute != nullptr) options.compute->EndPass(step.pass);
   }
   const double t0 = Now();
-  GPUPLAN_RETURN_IF_ERROR(WaitWithWatchdog(sends, {watchdog_s, "the step's pipeline sends"}));
+  GPUPLAN_RETURN_IF_ERROR(transport.FinishSends({watchdog_s, "the step's pipeline sends"}));
   phases.pp_comm += Now() - t0;
   result.seconds = Now() - start;
   return result;
-}
-
-Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world) {
-  int rank = 0;
-  int size = 0;
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
-  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(world, &size));
-  const TimeBreakdown& p = mine.phases;
-  constexpr int kFields = 14;
-  const double row[kFields] = {static_cast<double>(mine.collectives),
-                               static_cast<double>(mine.sends),
-                               static_cast<double>(mine.receives),
-                               static_cast<double>(mine.elements),
-                               static_cast<double>(mine.wrong),
-                               mine.seconds,
-                               p.compute,
-                               p.tp_comm,
-                               p.cp_comm,
-                               p.pp_comm,
-                               p.dp_comm,
-                               p.ep_comm,
-                               p.bubble,
-                               p.optimizer};
-  std::vector<double> all(rank == 0 ? static_cast<size_t>(kFields * size) : 0);
-  GPUPLAN_MPI_RETURN_IF_ERROR(
-      MPI_Gather(row, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, world));
-  std::vector<StepRunResult> out;
-  for (size_t i = 0; i + kFields <= all.size(); i += kFields) {
-    const double* x = all.data() + i;
-    StepRunResult r{static_cast<int64_t>(x[0]),
-                    static_cast<int64_t>(x[1]),
-                    static_cast<int64_t>(x[2]),
-                    static_cast<int64_t>(x[3]),
-                    static_cast<int64_t>(x[4]),
-                    x[5],
-                    TimeBreakdown{x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13]}};
-    out.push_back(r);
-  }
-  return out;
 }
 
 std::string FormatStepResults(const std::vector<StepRunResult>& results) {

@@ -1,12 +1,10 @@
 // A rank's step, executed (issue 19): every op of its RankProgram in order, the collectives,
-// sends and receives over the plan's MPI communicators with real buffers and every element
+// sends and receives through a StepTransport (MPI or NCCL) with real buffers and every element
 // checked, the compute ops through a ComputeBackend (none: communication only), each op timed
 // into the phase it belongs to. What a run proves: the program's communication matches across
 // ranks (same collectives in the same order on every member of a group, every receive met by
 // its send, no deadlock); with a backend, how long the step takes and what memory it needs.
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <limits>
@@ -17,8 +15,8 @@
 #include "simulator/cost_model.h"
 #include "simulator/job.h"
 #include "validator/compute_backend.h"
-#include "validator/mpi_communicators.h"
 #include "validator/rank_program.h"
+#include "validator/step_transport.h"
 
 namespace gpuplan {
 
@@ -44,25 +42,18 @@ struct StepOptions {
   ComputeBackend* compute = nullptr;  ///< runs the compute ops; nullptr: they are skipped
 };
 
-/// Runs `program` (RankProgram of this rank of `job`) over `comms` and `world` (whose ranks are
-/// the layout's). Layer runs (kLayers) expand to LayerProgram of their layer program, MoE layers
-/// after the model's leading dense ones. A collective of `count` repeats runs that many times.
-/// Collectives by the op's name: all_reduce..., all_gather..., reduce_scatter..., alltoall...,
-/// ring send/recv... (the CP ring over its group); another name is Invalid. Sends are
-/// non-blocking and complete at the end (Megatron batches its pipeline sends and receives, so
-/// stages never wait on a send); receives wait. Messages are tagged by direction, micro-batch and
+/// Runs `program` (RankProgram of this rank of `job`) over `transport`. Layer runs (kLayers)
+/// expand to LayerProgram of their layer program, MoE layers after the model's leading dense
+/// ones. A collective of `count` repeats runs that many times, the kind by the op's name
+/// (CollectiveKindOf; another name is Invalid). Sends complete at the end of the step (stages
+/// never wait on a send); receives wait. Messages are tagged by direction, micro-batch and
 /// receiving virtual stage, so an out-of-order match is a wrong element, not a silent pass. Every
-/// collective and receive waits at most `watchdog_s` (WaitWithWatchdog): a peer that died or
-/// hangs makes it return Unavailable naming the op, its group's ranks or its peer, and the step;
-/// the caller reports and aborts the job. Communication runs on the calling thread, between the
-/// compute ops (no overlap).
+/// collective and receive waits at most `watchdog_s`: a peer that died or hangs makes it return
+/// Unavailable naming the op, its group's ranks or its peer, and the step; the caller reports and
+/// aborts the job. Communication runs on the calling thread, between the compute ops (no
+/// overlap).
 Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramStep>& program,
-                                const PlanCommunicators& comms, MPI_Comm world,
-                                const StepOptions& options);
-
-/// Every rank's result gathered on rank 0 of `world`, indexed by rank (MPI_Gather, collective);
-/// empty on the other ranks.
-Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world);
+                                StepTransport& transport, const StepOptions& options);
 
 /// One line per rank (collectives, sends, receives, elements checked, #wrong, seconds), then the
 /// totals, in the manner of nccl-tests' tables.

@@ -34,7 +34,8 @@ void RunPlan(const TestLayout& l, int zero_stage = 0) {
   StepOptions options;
   options.max_bytes_per_op = kMaxBytesPerOp;
   options.watchdog_s = kWatchdogSeconds;
-  Expected<StepRunResult> run = RunStep(job, program, *comms, MPI_COMM_WORLD, options);
+  MpiTransport transport(*comms, MPI_COMM_WORLD);
+  Expected<StepRunResult> run = RunStep(job, program, transport, options);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->wrong, 0) << run->wrong << " of " << run->elements << " elements wrong";
   EXPECT_GT(run->elements, 0);

@@ -1,0 +1,129 @@
+// The step executor over a fake transport, without MPI or NCCL: which collectives and messages a
+// rank's program asks its transport for, with which element counts, and how a transport's wrong
+// elements and failures reach the result.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/validator/test_job.h"
+#include "validator/step_executor.h"
+
+namespace gpuplan {
+namespace {
+
+// Records every call; every element arrives right unless `wrong_per_receive` says otherwise.
+class FakeTransport : public StepTransport {
+ public:
+  FakeTransport(const RankLayout& layout, int64_t rank)
+      : layout_(layout), coord_(layout.ranks[static_cast<size_t>(rank)]) {}
+  const RankCoord& Coord() const override { return coord_; }
+  const std::vector<int64_t>& Members(GroupKind kind) const override {
+    return layout_.Groups(kind)[static_cast<size_t>(layout_.GroupOf(kind, coord_.rank))];
+  }
+  Expected<CollectiveCheck> Collective(CollectiveKind kind, GroupKind group, int64_t count,
+                                       const Watchdog& watchdog) override {
+    ++calls[{kind, group}];
+    whats.push_back(watchdog.what);
+    counts.push_back(count);
+    return CollectiveCheck{count, 0};
+  }
+  Status Send(int64_t, int tag, int64_t) override {
+    ++sends;
+    tags.push_back(tag);
+    return Status::Ok();
+  }
+  Expected<CollectiveCheck> Receive(int64_t peer, int, int64_t count,
+                                    const Watchdog& watchdog) override {
+    if (fail_receive) {
+      return Status::Unavailable(watchdog.what + " from " + std::to_string(peer) + ": timed out");
+    }
+    return CollectiveCheck{count, wrong_per_receive};
+  }
+  Status FinishSends(const Watchdog&) override {
+    ++finished;
+    return Status::Ok();
+  }
+
+  std::map<std::pair<CollectiveKind, GroupKind>, int64_t> calls;
+  std::vector<std::string> whats;
+  std::vector<int64_t> counts;
+  std::vector<int> tags;
+  int64_t sends = 0, finished = 0, wrong_per_receive = 0;
+  bool fail_receive = false;
+
+ private:
+  const RankLayout& layout_;
+  RankCoord coord_;
+};
+
+TEST(StepExecutor, CollectiveKindsComeFromTheOpNames) {
+  EXPECT_EQ(*CollectiveKindOf("all_reduce grad buckets"), CollectiveKind::kAllReduce);
+  EXPECT_EQ(*CollectiveKindOf("all_gather params"), CollectiveKind::kAllGather);
+  EXPECT_EQ(*CollectiveKindOf("reduce_scatter"), CollectiveKind::kReduceScatter);
+  EXPECT_EQ(*CollectiveKindOf("alltoall dispatch"), CollectiveKind::kAllToAll);
+  EXPECT_EQ(*CollectiveKindOf("ring send/recv kv"), CollectiveKind::kRing);
+  EXPECT_EQ(CollectiveKindOf("broadcast").status().message(),
+            "collective 'broadcast': not one the executor runs (all_reduce, all_gather, "
+            "reduce_scatter, alltoall, ring send/recv)");
+}
+
+// TP2 with sequence parallelism: the layers' all-gathers and reduce-scatters over tp carry each
+// rank's block (half the op's bytes), the gradients' all-reduce over dp none (dp 1: no call).
+TEST(StepExecutor, AsksTheTransportForEachCollectiveOfTheProgram) {
+  const JobSpec job = TestJob({.tp = 2, .seq_len = 1024, .sequence_parallel = true});
+  const RankLayout layout = MakeRankLayout(job);
+  const std::vector<ProgramStep> program = RankProgram(job, layout, 1);
+  int64_t expected = 0;
+  for (const ProgramStep& step : program) {
+    for (const RankOp& op : step.ops) {
+      if (op.kind == RankOpKind::kCollective) expected += op.count;
+      if (op.kind != RankOpKind::kLayers) continue;
+      for (const LayerOp& inner : ExpandLayers(job, 0, step, op)) {
+        if (inner.op.kind == RankOpKind::kCollective) expected += inner.op.count;
+      }
+    }
+  }
+  FakeTransport transport(layout, 1);
+  StepOptions options;
+  options.max_bytes_per_op = 1 << 20;
+  Expected<StepRunResult> run = RunStep(job, program, transport, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->collectives, expected);
+  EXPECT_GT(expected, 0);
+  EXPECT_GT((transport.calls[{CollectiveKind::kAllGather, GroupKind::kTp}]), 0);
+  EXPECT_GT((transport.calls[{CollectiveKind::kReduceScatter, GroupKind::kTp}]), 0);
+  // 1 MiB caps every op: an all-gather's block is half of 131,072 elements.
+  for (size_t i = 0; i < transport.counts.size(); ++i) {
+    EXPECT_LE(transport.counts[i], 131072) << transport.whats[i];
+  }
+  EXPECT_NE(transport.whats.front().find("over tp ranks [0, 1]"), std::string::npos)
+      << transport.whats.front();
+  EXPECT_EQ(run->wrong, 0);
+  EXPECT_EQ(transport.finished, 1);
+}
+
+// PP2: stage 0 sends activations and receives gradients; a wrong element and a failed receive
+// reach the caller.
+TEST(StepExecutor, PipelineMessagesAreCheckedAndFailuresReturn) {
+  const JobSpec job = TestJob({.pp = 2, .seq_len = 1024});
+  const RankLayout layout = MakeRankLayout(job);
+  const std::vector<ProgramStep> program = RankProgram(job, layout, 0);
+  FakeTransport transport(layout, 0);
+  transport.wrong_per_receive = 1;
+  Expected<StepRunResult> run = RunStep(job, program, transport, StepOptions{});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->sends, 8);  // one activation per micro-batch
+  EXPECT_EQ(run->receives, 8);
+  EXPECT_EQ(run->wrong, 8);
+  for (int tag : transport.tags) EXPECT_EQ(tag & (1 << 14), 0) << "stage 0 sends activations";
+
+  FakeTransport failing(layout, 0);
+  failing.fail_receive = true;
+  run = RunStep(job, program, failing, StepOptions{});
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("from rank 1"), std::string::npos)
+      << run.status().message();
+}
+
+}  // namespace
+}  // namespace gpuplan
