@@ -23,8 +23,11 @@
 #if GPUPLAN_BUILT_WITH_MPI
 #include <mpi.h>
 
-#include "validator/cpu_run.h"
+#include "validator/plan_run.h"
 #include "validator/step_executor.h"
+#endif
+#if GPUPLAN_BUILT_WITH_NCCL
+#include "validator/gpu_run.h"
 #endif
 
 namespace gpuplan {
@@ -166,34 +169,55 @@ Status RunCommOnly(const JobSpec& job, const RankLayout& layout, const ValidateO
 #endif
 }
 
-// `--backend cpu` under mpirun: every rank computes and communicates its step (RunPlanOnCpu),
-// warm-up steps then measured ones; rank 0 sets the measurements beside the prediction, prints
-// the report as Markdown and writes it (--report, JSON, atomically). A failed rank reports and
-// aborts the job, as in RunCommOnly; a wrong element fails the run after the report is written.
-Status RunOnCpu(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
-                const HardwareDb& db, const MeasuredRates* rates) {
+// The name of this host's first device for `backend` (the CPU's model, or GPU 0's), or `backend`.
+std::string DeviceName(const std::string& backend) {
+  std::unique_ptr<GpuProbe> probe =
+      backend == "cpu" ? MakeCpuBackends().probe : MakeSystemGpuProbe();
+  Expected<std::vector<GpuDeviceInfo>> devices = probe->ListDevices();
+  return devices.ok() && !devices->empty() ? devices->front().name : backend;
+}
+
+// A full run under mpirun: every rank computes and communicates its step (RunPlanOnCpu, or
+// RunPlanOnGpu with --backend gpu), warm-up steps then measured ones; rank 0 sets the
+// measurements beside the prediction, prints the report as Markdown and writes it (--report,
+// JSON, atomically). A failed rank reports and aborts the job, as in RunCommOnly; a wrong element
+// fails the run after the report is written.
+Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
+                   const HardwareDb& db, const MeasuredRates* rates) {
 #if GPUPLAN_BUILT_WITH_MPI
   Expected<int> started = StartRanks(layout);
   if (!started.ok()) return started.status();
   const int rank = *started;
-  CpuRunOptions options;
+  RunOptions options;
   options.steps = o.steps;
   options.warmup_steps = o.warmup;
   options.watchdog_s = o.watchdog_s;
-  Expected<CpuRunMeasurement> run = RunPlanOnCpu(job, layout, MPI_COMM_WORLD, options);
+  const bool cpu = o.backend == "cpu";
+  Expected<RunMeasurement> run = Status::Unavailable(
+      "--backend gpu: this build has no GPU backend (it needs CUDA, NCCL and OpenMPI)");
+  if (cpu) {
+    run = RunPlanOnCpu(job, layout, MPI_COMM_WORLD, options);
+  } else {
+#if GPUPLAN_BUILT_WITH_NCCL
+    run = RunPlanOnGpu(job, layout, MPI_COMM_WORLD, options);
+#endif
+  }
   if (!run.ok()) return AbortRanks(rank, run.status());
   MPI_Finalize();
   if (rank != 0) return Status::Ok();
-  ValidationReport report =
-      CpuValidationReport(job, *db.FindGpu(job.cluster.gpu),
-                          *db.FindNetwork(job.cluster.inter_node), rates, *run, options);
+  const std::string device = DeviceName(o.backend);
+  std::string backend_note = CpuBackendNote(job);
+#if GPUPLAN_BUILT_WITH_NCCL
+  if (!cpu) backend_note = GpuBackendNote(job, device);
+#endif
+  ValidationReport report = MeasuredValidationReport(job, *db.FindGpu(job.cluster.gpu),
+                                                     *db.FindNetwork(job.cluster.inter_node), rates,
+                                                     *run, options, backend_note);
   report.created_utc = UtcNow();
   report.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
   report.host = HostName();
   report.profile = o.profile;
-  std::unique_ptr<GpuProbe> probe = MakeCpuBackends().probe;
-  Expected<std::vector<GpuDeviceInfo>> devices = probe->ListDevices();
-  report.device = devices.ok() && !devices->empty() ? devices->front().name : "cpu";
+  report.device = device;
   std::printf("%s", ValidationReportMarkdown(report).c_str());
   if (!o.report.empty()) {
     GPUPLAN_RETURN_IF_ERROR(
@@ -218,10 +242,12 @@ Status RunOnCpu(const JobSpec& job, const RankLayout& layout, const ValidateOpti
 #else
   (void)job;
   (void)layout;
-  (void)o;
   (void)db;
   (void)rates;
-  return NoMpi();
+  return o.backend == "cpu" ? NoMpi()
+                            : Status::Unavailable(
+                                  "--backend gpu: this build has no MPI to launch "
+                                  "ranks with (install libopenmpi-dev)");
 #endif
 }
 
@@ -229,10 +255,17 @@ constexpr const char* kDryRunHint =
     "`gpuplan validate --plan FILE --dry-run` prints the process layout, the communicators and "
     "each rank's op sequence without a GPU";
 
-// What running a plan on GPUs needs and what this build has of it, one line each, then what
-// works instead. GPUPLAN_BUILT_WITH_CUDA comes from the build (cli/CMakeLists.txt); NCCL is
-// linked whenever CUDA is (profiler/CMakeLists.txt).
-std::string MissingForValidation() {
+// Whether this host can run a plan's ranks on GPUs and, when it cannot, what that needs and what
+// this build and host have of it, one line each, then what works instead.
+// GPUPLAN_BUILT_WITH_CUDA and GPUPLAN_BUILT_WITH_NCCL (the validator's GPU backend: CUDA, NCCL
+// and MPI) come from the build (cli/CMakeLists.txt).
+struct GpuReadiness {
+  bool ready = false;
+  std::string missing;  ///< when not ready
+};
+
+GpuReadiness GpuBackendReadiness() {
+  bool have_gpus = false;
   std::string cuda = "not compiled in (configured with GPUPLAN_CUDA=OFF or without a CUDA toolkit)";
   std::string nccl = "not compiled in (it comes with CUDA)";
   std::string gpus = "not looked for (no CUDA)";
@@ -247,16 +280,23 @@ std::string MissingForValidation() {
       gpus = "none usable: " + devices.status().message();
     } else {
       gpus = std::to_string(devices->size()) + " found";
+      have_gpus = !devices->empty();
       for (const GpuDeviceInfo& d : *devices)
         gpus += (&d == &devices->front() ? ": " : ", ") + d.name;
     }
   }
-  return "validate runs a plan's ranks on GPUs; this build cannot:\n"
-         "  executor  not built: nothing launches a plan's ranks yet (a later issue; "
-         "docs/VALIDATION.md)\n"
-         "  CUDA      " +
-         cuda + "\n" + "  NCCL      " + nccl + "\n" + "  GPUs      " + gpus + "\n" +
-         "What works: " + kDryRunHint + ".\n";
+  const std::string executor =
+      GPUPLAN_BUILT_WITH_NCCL
+          ? "built (cuBLASLt and kernels/ per rank, NCCL communicators bootstrapped over MPI)"
+          : "not built: it needs CUDA, NCCL and OpenMPI (libopenmpi-dev) at build time";
+  if (GPUPLAN_BUILT_WITH_NCCL && have_gpus) return {true, ""};
+  return {false,
+          "validate runs a plan's ranks on GPUs; this host cannot:\n"
+          "  executor  " +
+              executor + "\n" + "  CUDA      " + cuda + "\n" + "  NCCL      " + nccl + "\n" +
+              "  GPUs      " + gpus + "\n" + "What works: " + kDryRunHint +
+              "; --backend cpu runs plans whose cluster.gpu is 'cpu' on this host's "
+              "cores.\n"};
 }
 
 Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
@@ -283,7 +323,7 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid("--backend: '" + o.backend + "' is not allowed (allowed: gpu, cpu)");
   }
   if (o.comm_only && o.backend != "cpu") {
-    return Status::Invalid("--comm-only: needs --backend cpu (the GPU backend is not built yet)");
+    return Status::Invalid("--comm-only: needs --backend cpu");
   }
   if (!(o.max_message_kb > 0 && o.max_message_kb <= 1024 * 1024)) {
     return Status::Invalid(
@@ -293,8 +333,8 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         StrFormat("--watchdog: must be seconds in (0, 86400], got %g", o.watchdog_s));
   }
-  if (!o.launch.empty() && (o.backend != "cpu" || o.dry_run)) {
-    return Status::Invalid("--launch: needs --backend cpu (and no --dry-run)");
+  if (!o.launch.empty() && o.dry_run) {
+    return Status::Invalid("--launch: not with --dry-run (it starts ranks)");
   }
   if (o.steps < 1 || o.steps > 1000) {
     return Status::Invalid(
@@ -308,28 +348,42 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         "--report, --profile and --require-targets: not with --comm-only (it measures nothing)");
   }
-  if (o.require_targets && (o.backend != "cpu" || o.dry_run)) {
-    return Status::Invalid("--require-targets: needs --backend cpu (and no --dry-run)");
+  if (o.require_targets && o.dry_run) {
+    return Status::Invalid("--require-targets: not with --dry-run (it measures nothing)");
   }
-  if (o.backend == "cpu" && !o.dry_run) {
+  if (!o.dry_run) {
+    const bool cpu = o.backend == "cpu";
     std::optional<ProfileCalibration> cal;
     if (!o.comm_only) {
       const GpuSpec& gpu = *db->FindGpu(job->cluster.gpu);
-      if (!gpu.HostDevice()) {
+      if (cpu && !gpu.HostDevice()) {
         return Status::Invalid("--plan: cluster.gpu is '" + gpu.id +
                                "'; --backend cpu runs plans on the 'cpu' device (this host's "
                                "ranks); --comm-only checks any plan's communication");
       }
-      GPUPLAN_RETURN_IF_ERROR(CheckCpuExecutable(*job).WithPrefix("--plan " + o.plan));
+      if (!cpu && gpu.HostDevice()) {
+        return Status::Invalid("--plan: cluster.gpu is 'cpu': run it with --backend cpu");
+      }
+      GPUPLAN_RETURN_IF_ERROR((cpu ? CheckCpuExecutable(*job) : CheckGpuExecutable(*job))
+                                  .WithPrefix("--plan " + o.plan));
       if (!o.profile.empty()) {
         Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile, *db);
         if (!loaded.ok()) return loaded.status();
         if (loaded->rates.gpu_id != gpu.id) {
           return Status::Invalid("--profile: " + o.profile + " calibrates " + loaded->rates.gpu_id +
-                                 ", not the cpu device; profile it with "
-                                 "`gpuplan profile --backend cpu`");
+                                 ", not the plan's device " + gpu.id +
+                                 "; profile it with `gpuplan "
+                                 "profile" +
+                                 (cpu ? " --backend cpu`" : "` on that GPU"));
         }
         cal = std::move(loaded).value();
+      }
+    }
+    if (!cpu) {
+      const GpuReadiness here = GpuBackendReadiness();
+      if (!here.ready) {
+        std::fprintf(stderr, "%s", here.missing.c_str());
+        return Status::Unavailable("cannot validate on GPUs here; --dry-run works");
       }
     }
     if (!o.launch.empty()) {
@@ -339,12 +393,7 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
       return LaunchLocal(o, g, layout.world_size);
     }
     if (o.comm_only) return RunCommOnly(*job, layout, o);
-    return RunOnCpu(*job, layout, o, *db, cal ? &cal->rates : nullptr);
-  }
-  if (!o.dry_run) {
-    std::fprintf(stderr, "%s", MissingForValidation().c_str());
-    return Status::Unavailable(
-        "cannot validate on GPUs: this build has no executor for running plans; --dry-run works");
+    return RunMeasured(*job, layout, o, *db, cal ? &cal->rates : nullptr);
   }
   GPUPLAN_RETURN_IF_ERROR(CheckDryRunSize(*job, ranks));
   if (o.json) {

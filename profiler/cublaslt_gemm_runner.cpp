@@ -5,9 +5,9 @@
 
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "profiler/cublas_check.h"
+#include "profiler/cublaslt_handles.h"
 #include "profiler/cuda_check.h"
 #include "profiler/cuda_resources.h"
 #include "profiler/cuda_timing.h"
@@ -48,21 +48,7 @@ const GemmTypes* FindTypes(Precision p) {
 // cuBLASLt FP8 kernels need 16-byte aligned leading dimensions; with the TN layout those are k
 // elements of one byte (cuBLAS documentation, cublasLtMatmul, FP8 requirements).
 constexpr int64_t kFp8KMultiple = 16;
-// Workspace for split-K and stream-K algorithms: 32 MiB, the size the cuBLAS documentation
-// recommends for Hopper (cublasSetWorkspace).
-constexpr size_t kWorkspaceBytes = 32u << 20;
-
-// Owners of cuBLASLt objects, destroyed with their library function.
-template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
-struct LtDeleter {
-  void operator()(Handle h) const { Destroy(h); }
-};
-template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
-using LtOwner = std::unique_ptr<std::remove_pointer_t<Handle>, LtDeleter<Handle, Destroy>>;
-using LtHandle = LtOwner<cublasLtHandle_t, cublasLtDestroy>;
-using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
-using MatrixLayout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-using MatmulPreference = LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+constexpr size_t kWorkspaceBytes = kCublasLtWorkspaceBytes;
 
 std::string ShapeText(const GemmShape& s) {
   return std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k) +
@@ -119,29 +105,6 @@ Expected<MatmulDesc> MakeMatmulDesc(const GemmTypes& types, const float* input_s
         raw, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &input_scale, sizeof(input_scale)));
   }
   return desc;
-}
-
-// The first algorithm cublasLtMatmulAlgoGetHeuristic proposes for D = op(A) op(B) written over
-// C, with kWorkspaceBytes of workspace; kInvalidInput when cuBLASLt has none for the problem.
-Expected<cublasLtMatmulAlgo_t> BestAlgo(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
-                                        cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-                                        cublasLtMatrixLayout_t c, const std::string& what) {
-  cublasLtMatmulPreference_t raw = nullptr;
-  GPUPLAN_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&raw));
-  const MatmulPreference preference(raw);
-  const uint64_t workspace_bytes = kWorkspaceBytes;
-  GPUPLAN_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
-      raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof(workspace_bytes)));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, c, raw, 1, &result, &found);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && found == 0)) {
-    return Status::Invalid(what + ": cuBLASLt has no algorithm for this problem");
-  }
-  GPUPLAN_RETURN_IF_ERROR(
-      CublasStatus(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__));
-  return result.algo;
 }
 
 class CublasLtGemmRunner : public GemmRunner {
@@ -249,6 +212,27 @@ class CublasLtGemmRunner : public GemmRunner {
 };
 
 }  // namespace
+
+Expected<cublasLtMatmulAlgo_t> BestAlgo(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                        cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                        cublasLtMatrixLayout_t c, const std::string& what) {
+  cublasLtMatmulPreference_t raw = nullptr;
+  GPUPLAN_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&raw));
+  const MatmulPreference preference(raw);
+  const uint64_t workspace_bytes = kWorkspaceBytes;
+  GPUPLAN_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
+      raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof(workspace_bytes)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, c, raw, 1, &result, &found);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    return Status::Invalid(what + ": cuBLASLt has no algorithm for this problem");
+  }
+  GPUPLAN_RETURN_IF_ERROR(
+      CublasStatus(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__));
+  return result.algo;
+}
 
 Expected<std::unique_ptr<GemmRunner>> MakeCublasLtGemmRunner(int device) {
   GPUPLAN_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));

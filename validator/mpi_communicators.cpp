@@ -34,10 +34,7 @@ Status WaitWithWatchdog(std::span<MPI_Request> requests, const Watchdog& watchdo
     if (MPI_Wtime() - start > watchdog.timeout_s) {
       int rank = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      return Status::Unavailable(StrFormat(
-          "rank %d: %s did not complete within %g s: a peer did not arrive (it died, hangs, or "
-          "runs another op)",
-          rank, watchdog.what.c_str(), watchdog.timeout_s));
+      return WatchdogExpired(rank, watchdog);
     }
     // MPI_Testall drives progress; ranks sharing cores (mpirun --oversubscribe) yield inside it.
   }

@@ -66,6 +66,13 @@ Expected<CollectiveKind> CollectiveKindOf(const std::string& op_name) {
                          "alltoall, ring send/recv)");
 }
 
+Status WatchdogExpired(int64_t rank, const Watchdog& watchdog) {
+  return Status::Unavailable(StrFormat(
+      "rank %lld: %s did not complete within %g s: a peer did not arrive (it died, hangs, or runs "
+      "another op)",
+      static_cast<long long>(rank), watchdog.what.c_str(), watchdog.timeout_s));
+}
+
 Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramStep>& program,
                                 StepTransport& transport, const StepOptions& options) {
   const double max_bytes = std::max(8.0, options.max_bytes_per_op);

@@ -25,6 +25,12 @@ struct Watchdog {
   std::string what = "a collective";  ///< e.g. "all_reduce grad buckets over dp ranks [0, 1]"
 };
 
+/// The Status of a collective or message whose peers did not all arrive within
+/// `watchdog.timeout_s` (Unavailable): "rank R: <what> did not complete within T s: a peer did not
+/// arrive (it died, hangs, or runs another op)", R being this rank's world rank. One form for
+/// every transport.
+Status WatchdogExpired(int64_t rank, const Watchdog& watchdog);
+
 /// What a checked collective or message found: elements delivered and how many were wrong.
 struct CollectiveCheck {
   int64_t elements = 0;  ///< elements this rank received and checked

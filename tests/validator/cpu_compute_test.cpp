@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/validator/run_pass.h"
 #include "tests/validator/test_job.h"
 #include "validator/rank_layout.h"
 
@@ -23,21 +24,15 @@ TEST(CpuCompute, RefusesWhatTheCpuBackendDoesNotRun) {
   EXPECT_NE(CheckCpuExecutable(job).message().find("training.attention"), std::string::npos);
 }
 
-// Runs the compute ops of one pass of `program`.
-void RunPass(CpuCompute& c, const JobSpec& job, const ProgramStep& step) {
-  for (const RankOp& op : step.ops) {
-    if (op.kind == RankOpKind::kCompute) {
-      const Status st = c.Run(op, OpSite{step.pass});
-      ASSERT_TRUE(st.ok()) << op.name << ": " << st.message();
-    } else if (op.kind == RankOpKind::kLayers) {
-      for (const LayerOp& inner : ExpandLayers(job, 0, step, op)) {
-        if (inner.op.kind != RankOpKind::kCompute) continue;
-        const Status st = c.Run(inner.op, OpSite{step.pass, inner.layer, op.layers_pass});
-        ASSERT_TRUE(st.ok()) << inner.op.name << ": " << st.message();
-      }
-    }
-  }
-  if (step.is_pass) c.EndPass(step.pass);
+TEST(GpuCompute, RefusesWhatTheGpuBackendDoesNotRun) {
+  JobSpec job = TwoLayerJob();
+  EXPECT_EQ(CheckGpuExecutable(job).message(),
+            "training.precision: the GPU backend executes bf16 and fp16 plans (got fp32)");
+  job.training.precision = Precision::kBf16;
+  EXPECT_TRUE(CheckGpuExecutable(job).ok());
+  job.training.lora.enabled = true;
+  EXPECT_EQ(CheckGpuExecutable(job).message(),
+            "training.lora: the GPU backend does not run LoRA plans yet");
 }
 
 TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
@@ -76,7 +71,7 @@ TEST(CpuCompute, UnknownOpIsInvalid) {
   op.name = "softmax_fwd";
   op.shape = "4 x 4";
   EXPECT_EQ((*c)->Run(op, OpSite{}).message(),
-            "compute op 'softmax_fwd': not one the CPU backend runs");
+            "compute op 'softmax_fwd': not one the validator's backends run");
   op.name = "gemm qkv";
   op.shape = "4 x 4";
   EXPECT_EQ((*c)->Run(op, OpSite{}).message(),

@@ -10,7 +10,7 @@
 
 #include "tests/validator/mpi_world.h"
 #include "tests/validator/test_job.h"
-#include "validator/cpu_run.h"
+#include "validator/plan_run.h"
 
 namespace gpuplan {
 namespace {
@@ -81,11 +81,11 @@ TEST(CpuRun, TinyPlanComputesAndCommunicates) {
   JobSpec job = TinyCpuJob(l, 4);
   job.parallel.zero_stage = l.dp > 1 ? 1 : 0;
   if (job.cluster.num_gpus != WorldSize()) GTEST_SKIP() << "a plan of 2 or 4 ranks";
-  CpuRunOptions options;
+  RunOptions options;
   options.steps = 2;
   options.warmup_steps = 1;
   options.watchdog_s = kWatchdogSeconds;
-  Expected<CpuRunMeasurement> run = RunPlanOnCpu(job, MakeRankLayout(job), MPI_COMM_WORLD, options);
+  Expected<RunMeasurement> run = RunPlanOnCpu(job, MakeRankLayout(job), MPI_COMM_WORLD, options);
   ASSERT_TRUE(run.ok()) << run.status().message();
   ASSERT_EQ(run->step_seconds.size(), 2u);
   if (WorldRank() != 0) return;

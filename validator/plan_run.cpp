@@ -1,0 +1,155 @@
+#include "validator/plan_run.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+
+#include "common/str_format.h"
+#include "validator/cpu_compute.h"
+#include "validator/mpi_check.h"
+#include "validator/rank_program.h"
+#include "validator/step_executor.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, MPI_Comm world,
+                                 const RunOptions& options, const MakeRankBackends& make) {
+  if (options.warmup_steps < 0 || options.steps < 1) {
+    return Status::Invalid("a run needs steps >= 1 and warm-up steps >= 0");
+  }
+  int rank = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
+  Expected<PlanCommunicators> comms = PlanCommunicators::Split(layout, world);
+  if (!comms.ok()) return comms.status();
+  const std::vector<ProgramStep> program = RankProgram(job, layout, rank);
+  Expected<RankBackends> backends = make(program, *comms);
+  if (!backends.ok()) return backends.status();
+  RankCompute& compute = *backends->compute;
+  StepOptions step_options;
+  step_options.watchdog_s = options.watchdog_s;
+  step_options.compute = &compute;
+
+  RunMeasurement out;
+  StepRunResult total;  // this rank over the measured steps
+  std::vector<double> mine;
+  for (int64_t i = 0; i < options.warmup_steps + options.steps; ++i) {
+    const bool measured = i >= options.warmup_steps;
+    if (i == options.warmup_steps) GPUPLAN_RETURN_IF_ERROR(compute.ResetPeaks());
+    GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Barrier(world));
+    Expected<StepRunResult> step = RunStep(job, program, *backends->transport, step_options);
+    if (!step.ok()) return step.status();
+    out.elements += step->elements;
+    out.wrong += step->wrong;
+    if (!measured) continue;
+    mine.push_back(step->seconds);
+    total.seconds += step->seconds;
+    total.phases.Add(step->phases, 1.0 / static_cast<double>(options.steps));
+  }
+  out.step_seconds.resize(mine.size());
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Reduce(mine.data(), out.step_seconds.data(),
+                                         static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, 0,
+                                         world));
+  if (rank != 0) out.step_seconds = mine;
+  int64_t checked[2] = {out.elements, out.wrong};
+  int64_t sums[2] = {0, 0};
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Reduce(checked, sums, 2, MPI_INT64_T, MPI_SUM, 0, world));
+  Expected<std::vector<StepRunResult>> all = GatherStepResults(total, world);
+  if (!all.ok()) return all.status();
+  Expected<RankCompute::AllocatorUse> allocator = compute.Allocator();
+  if (!allocator.ok()) return allocator.status();
+  constexpr size_t kPeakFields = 5;
+  const double peak_row[kPeakFields] = {
+      compute.Arena().PeakBytes(), static_cast<double>(compute.Parameters()), allocator->peak_bytes,
+      allocator->device_used_bytes, allocator->device_total_bytes};
+  std::vector<double> peaks(rank == 0 ? kPeakFields * all->size() : 0);
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Gather(peak_row, kPeakFields, MPI_DOUBLE, peaks.data(),
+                                         kPeakFields, MPI_DOUBLE, 0, world));
+  if (rank != 0) return out;
+  out.elements = sums[0];
+  out.wrong = sums[1];
+  for (size_t r = 0; r < all->size(); ++r) {
+    if ((*all)[r].seconds > (*all)[static_cast<size_t>(out.slowest_rank)].seconds) {
+      out.slowest_rank = static_cast<int64_t>(r);
+    }
+    const double* row = peaks.data() + kPeakFields * r;
+    if (row[0] > out.peak_memory_bytes) {
+      out.peak_memory_bytes = row[0];
+      out.peak_memory_rank = static_cast<int64_t>(r);
+      out.parameters = static_cast<int64_t>(row[1]);
+      out.allocator = {row[2], row[3], row[4]};
+    }
+  }
+  out.phases = (*all)[static_cast<size_t>(out.slowest_rank)].phases;
+  return out;
+}
+
+Expected<RunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& layout, MPI_Comm world,
+                                      const RunOptions& options) {
+  GPUPLAN_RETURN_IF_ERROR(CheckCpuExecutable(job));
+  Eigen::setNbThreads(1);  // one thread per rank, as the CPU profile measures
+  return RunPlan(job, layout, world, options,
+                 [&](const std::vector<ProgramStep>& program,
+                     const PlanCommunicators& comms) -> Expected<RankBackends> {
+                   const RankCoord& me = comms.Coord();
+                   Expected<std::unique_ptr<CpuCompute>> compute =
+                       CpuCompute::Create(job, program, me.pp, me.dp * job.parallel.cp + me.cp);
+                   if (!compute.ok()) return compute.status();
+                   return RankBackends{std::move(compute).value(),
+                                       std::make_unique<MpiTransport>(comms, world)};
+                 });
+}
+
+std::string CpuBackendNote(const JobSpec& job) {
+  return StrFormat(
+      "CPU backend: %lld ranks under mpirun on this host, each one process with one thread "
+      "(Eigen %d.%d.%d GEMMs, the float32 reference kernels of kernels/), communication over MPI "
+      "on the same thread between compute ops (no overlap)",
+      static_cast<long long>(job.cluster.num_gpus), EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+      EIGEN_MINOR_VERSION);
+}
+
+ValidationReport MeasuredValidationReport(const JobSpec& job, const GpuSpec& gpu,
+                                          const NetworkSpec& net, const MeasuredRates* rates,
+                                          const RunMeasurement& measured, const RunOptions& options,
+                                          const std::string& backend) {
+  const StepResult predicted = EvaluateStep(job, gpu, net, rates);
+  ValidationReport r;
+  r.mode = ValidationMode::kFull;
+  r.job = job;
+  r.warmup_steps = options.warmup_steps;
+  r.step_seconds = measured.step_seconds;
+  r.predicted_step_s = predicted.step_time_s;
+  r.predicted_peak_memory_bytes = predicted.memory.peak_bytes;
+  r.measured_peak_memory_bytes = measured.peak_memory_bytes;
+  r.phases.predicted = predicted.breakdown_s;
+  r.phases.measured = measured.phases;
+  r.notes.push_back(backend);
+  r.notes.push_back(StrFormat(
+      "measured phases are rank %lld's (the slowest), seconds per step; pipeline waits, bubble "
+      "included, are under pp_comm",
+      static_cast<long long>(measured.slowest_rank)));
+  r.notes.push_back(StrFormat(
+      "measured peak memory: the executor's arena on rank %lld (%lld parameters, their gradients "
+      "and optimizer state, kept forward outputs, op outputs and workspaces), not the process's "
+      "resident size; predicted peak memory is the cost model's for the %s device",
+      static_cast<long long>(measured.peak_memory_rank),
+      static_cast<long long>(measured.parameters), gpu.id.c_str()));
+  if (measured.allocator.device_total_bytes > 0) {
+    r.notes.push_back(StrFormat(
+        "rank %lld's memory pool peaked at %.2f GiB (the arena's buffers with the pool's rounding "
+        "and reuse); the device had %.2f of %.2f GiB in use after the run (CUDA context, "
+        "cuBLASLt workspace, NCCL buffers, input patterns included)",
+        static_cast<long long>(measured.peak_memory_rank), measured.allocator.peak_bytes / kGiB,
+        measured.allocator.device_used_bytes / kGiB, measured.allocator.device_total_bytes / kGiB));
+  }
+  r.notes.push_back(StrFormat("%lld elements received and checked, %lld wrong",
+                              static_cast<long long>(measured.elements),
+                              static_cast<long long>(measured.wrong)));
+  return r;
+}
+
+}  // namespace gpuplan

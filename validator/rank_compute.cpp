@@ -1,0 +1,310 @@
+#include "validator/rank_compute.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/str_format.h"
+#include "simulator/pipeline_schedule.h"
+#include "validator/rank_program.h"
+
+namespace gpuplan {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+class Host : public BufferAllocator {
+ public:
+  Expected<void*> Allocate(size_t bytes, std::string_view what) override {
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (p == nullptr) {
+      return Status::Unavailable(StrFormat("cannot allocate %zu bytes of host memory for %s", bytes,
+                                           std::string(what).c_str()));
+    }
+    return p;
+  }
+  void Free(void* data) override { std::free(data); }
+  Status Zero(void* data, size_t bytes) override {
+    std::memset(data, 0, bytes);
+    return Status::Ok();
+  }
+};
+
+constexpr size_t kWeightAlignment = 64;
+
+Status BadShape(const RankOp& op, const char* expected) {
+  return Status::Invalid("compute op '" + op.name + "': shape '" + op.shape + "' is not " +
+                         expected);
+}
+
+}  // namespace
+
+std::unique_ptr<BufferAllocator> HostAllocator() { return std::make_unique<Host>(); }
+
+MemoryArena::Buffer::Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+
+MemoryArena::Buffer& MemoryArena::Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    if (arena_ != nullptr) arena_->Release(*this);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    arena_ = std::exchange(other.arena_, nullptr);
+  }
+  return *this;
+}
+
+MemoryArena::Buffer::~Buffer() {
+  if (arena_ != nullptr) arena_->Release(*this);
+}
+
+void MemoryArena::Release(Buffer& b) {
+  live_bytes_ -= static_cast<double>(b.bytes_);
+  allocator_->Free(b.data_);
+  b.data_ = nullptr;
+  b.bytes_ = 0;
+  b.arena_ = nullptr;
+}
+
+Expected<MemoryArena::Buffer> MemoryArena::Allocate(size_t bytes, std::string_view what) {
+  Buffer b;
+  if (bytes == 0) return b;
+  Expected<void*> data = allocator_->Allocate(bytes, what);
+  if (!data.ok()) return data.status();
+  b.data_ = *data;
+  b.bytes_ = bytes;
+  b.arena_ = this;
+  live_bytes_ += static_cast<double>(bytes);
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+  return b;
+}
+
+Expected<MemoryArena::Buffer> MemoryArena::Zeros(size_t bytes, std::string_view what) {
+  Expected<Buffer> b = Allocate(bytes, what);
+  if (!b.ok() || bytes == 0) return b;
+  GPUPLAN_RETURN_IF_ERROR(allocator_->Zero(b->data(), bytes));
+  return b;
+}
+
+Status CheckGpuExecutable(const JobSpec& job) {
+  const Precision p = job.training.precision;
+  if (p != Precision::kBf16 && p != Precision::kFp16) {
+    return Status::Invalid(
+        "training.precision: the GPU backend executes bf16 and fp16 plans (got " +
+        std::string(PrecisionName(p)) + ")");
+  }
+  if (job.training.attention != AttentionImpl::kFlash) {
+    return Status::Invalid(
+        "training.attention: the GPU backend runs the fused attention kernel only (flash)");
+  }
+  if (job.training.lora.enabled) {
+    return Status::Invalid("training.lora: the GPU backend does not run LoRA plans yet");
+  }
+  if (job.parallel.cpu_offload) {
+    return Status::Invalid("parallelism.cpu_offload: the GPU backend does not offload yet");
+  }
+  return Status::Ok();
+}
+
+Status RankCompute::Init(const std::vector<ProgramStep>& program, int64_t stage) {
+  if (stage < 0 || stage >= job_.parallel.pp) {
+    return Status::Invalid(StrFormat("stage %lld is not a stage of the plan (0..%lld)",
+                                     static_cast<long long>(stage),
+                                     static_cast<long long>(job_.parallel.pp - 1)));
+  }
+  registering_ = true;
+  for (const ProgramStep& step : program) {
+    for (const RankOp& op : step.ops) {
+      if (op.kind == RankOpKind::kCompute) {
+        GPUPLAN_RETURN_IF_ERROR(RegisterWeights(op, -1));
+      } else if (op.kind == RankOpKind::kLayers) {
+        for (const LayerOp& inner : ExpandLayers(job_, stage, step, op)) {
+          if (inner.op.kind == RankOpKind::kCompute) {
+            GPUPLAN_RETURN_IF_ERROR(RegisterWeights(inner.op, inner.layer));
+          }
+        }
+      }
+    }
+  }
+  registering_ = false;
+  Expected<MemoryArena::Buffer> params =
+      arena_.Allocate(next_weight_ * bytes_.param, "the rank's parameters");
+  if (!params.ok()) return params.status();
+  params_ = std::move(params).value();
+  GPUPLAN_RETURN_IF_ERROR(InitParameters());
+  Expected<MemoryArena::Buffer> grads =
+      arena_.Zeros(next_weight_ * bytes_.grad, "the rank's gradients");
+  if (!grads.ok()) return grads.status();
+  grads_ = std::move(grads).value();
+  return Synchronize();
+}
+
+Expected<size_t> RankCompute::WeightOffset(int64_t layer, const std::string& key, size_t n) {
+  auto it = weights_.find({layer, key});
+  if (it == weights_.end()) {
+    if (!registering_) {
+      return Status::Internal(StrFormat("weight '%s' of layer %lld was not in the rank's program",
+                                        key.c_str(), static_cast<long long>(layer)));
+    }
+    it = weights_.emplace(std::make_pair(layer, key), std::make_pair(next_weight_, n)).first;
+    // Slices start at multiples of kWeightAlignment elements, as a framework's allocator aligns
+    // each tensor (cuBLASLt and the vectorised kernels want 16-byte aligned operands).
+    next_weight_ += (n + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+  } else if (it->second.second != n) {
+    return Status::Internal(StrFormat("weight '%s' of layer %lld used with %zu and %zu elements",
+                                      key.c_str(), static_cast<long long>(layer), it->second.second,
+                                      n));
+  }
+  return it->second.first;
+}
+
+Status RankCompute::RegisterWeights(const RankOp& op, int64_t layer) {
+  const Expected<ComputeOpArgs> args = Parse(op, layer);
+  // Only the weights matter here: a bad shape or name is reported when the op runs.
+  (void)args;
+  return Status::Ok();
+}
+
+Expected<void*> RankCompute::Output(size_t bytes) {
+  Expected<MemoryArena::Buffer> b = arena_.Allocate(bytes, "an op's output");
+  if (!b.ok()) return b.status();
+  void* out = b->data();
+  (keep_outputs_ ? saved_[saving_for_] : transient_).push_back(std::move(b).value());
+  return out;
+}
+
+Status RankCompute::ParseGemm(const RankOp& op, int64_t layer, ComputeOpArgs* args) {
+  long long m = 0, n = 0, k = 0;
+  if (std::sscanf(op.shape.c_str(), "%lld x %lld x %lld", &m, &n, &k) != 3 || m < 1 || n < 1 ||
+      k < 1) {
+    return BadShape(op, "'m x n x k'");
+  }
+  ComputeOpArgs::Gemm& g = args->gemm;
+  g = {m, n, k, EndsWith(op.name, " dgrad"), EndsWith(op.name, " wgrad")};
+  std::string key = op.name.substr(5, op.name.size() - 5 - (g.dgrad || g.wgrad ? 6 : 0));
+  // The LM head is the embedding matrix when they are tied (ParamsPerGpu counts it once).
+  if (key == "lm_head" && job_.model.tied_embeddings) key = "embedding";
+  if (key == "lm_head" || key == "embedding") layer = -1;
+  Expected<size_t> offset = WeightOffset(layer, key, static_cast<size_t>(g.wgrad ? m * n : n * k));
+  if (!offset.ok()) return offset.status();
+  args->weight = *offset;
+  return Status::Ok();
+}
+
+Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
+  const std::string& name = op.name;
+  ComputeOpArgs args;
+  if (name.rfind("gemm ", 0) == 0) {
+    GPUPLAN_RETURN_IF_ERROR(ParseGemm(op, layer, &args));
+    return args;
+  }
+  args.backward = EndsWith(name, "_bwd");
+  long long rows = 0, cols = 0;
+  const bool matrix =
+      std::sscanf(op.shape.c_str(), "%lld x %lld", &rows, &cols) == 2 && rows > 0 && cols > 0;
+  args.rows = rows;
+  args.cols = cols;
+  const size_t c = static_cast<size_t>(cols);
+  const std::string base =
+      name.substr(0, name.size() - (args.backward || EndsWith(name, "_fwd") ? 4 : 0));
+  static constexpr struct {
+    std::string_view name;
+    ComputeOpKind kind;
+  } kMatrixOps[] = {
+      {"rmsnorm", ComputeOpKind::kNorm},        {"layernorm", ComputeOpKind::kNorm},
+      {"gelu", ComputeOpKind::kGelu},           {"swiglu", ComputeOpKind::kSwiGlu},
+      {"embedding", ComputeOpKind::kEmbedding}, {"cross_entropy", ComputeOpKind::kCrossEntropy}};
+  for (const auto& m : kMatrixOps) {
+    if (base != m.name) continue;
+    if (!matrix) return BadShape(op, "'rows x cols'");
+    args.kind = m.kind;
+    if (m.kind == ComputeOpKind::kNorm) {
+      const bool layer_norm = name[0] == 'l';
+      args.norm = layer_norm ? kernels::NormKind::kLayerNorm : kernels::NormKind::kRmsNorm;
+      Expected<size_t> w = WeightOffset(layer, "norm", c);
+      if (!w.ok()) return w.status();
+      args.weight = *w;
+      if (layer_norm) {
+        Expected<size_t> b = WeightOffset(layer, "norm_bias", c);
+        if (!b.ok()) return b.status();
+        args.bias = *b;
+      }
+    } else if (m.kind == ComputeOpKind::kEmbedding) {
+      Expected<size_t> w = WeightOffset(-1, "embedding", EmbeddingRows() * c);
+      if (!w.ok()) return w.status();
+      args.weight = *w;
+    }
+    return args;
+  }
+  if (base == "attention") {
+    long long b = 0, s = 0, h = 0, d = 0;
+    if (std::sscanf(op.shape.c_str(), "b%lld s%lld h%lld d%lld", &b, &s, &h, &d) != 4) {
+      return BadShape(op, "'b<batch> s<seq> h<heads> d<head_dim>'");
+    }
+    args.kind = ComputeOpKind::kAttention;
+    args.attention = kernels::AttentionShape{b, s, h, d};
+    GPUPLAN_RETURN_IF_ERROR(kernels::CheckShape(args.attention));
+    return args;
+  }
+  if (name == "adam") {
+    long long count = 0;
+    if (std::sscanf(op.shape.c_str(), "%lld params", &count) != 1 || count < 0) {
+      return BadShape(op, "'<n> params'");
+    }
+    args.kind = ComputeOpKind::kAdam;
+    // The op counts the model's parameters (ParamsPerGpu); the rank holds the weights its
+    // program uses, a few (biases, position tables) fewer or none more. Its ZeRO shard when the
+    // shards tile the parameters, else the first `shard` elements.
+    args.shard = std::min(static_cast<size_t>(count), next_weight_);
+    args.weight = static_cast<size_t>(dp_index_) * args.shard;
+    if (args.weight + args.shard > next_weight_) args.weight = 0;
+    return args;
+  }
+  return Status::Invalid("compute op '" + name + "': not one the validator's backends run");
+}
+
+Status RankCompute::Run(const RankOp& op, const OpSite& site) {
+  const bool forward_pass = site.pass.kind == PassKind::kForward;
+  const bool full_recompute = job_.training.recompute == Recompute::kFull;
+  saving_for_ = {site.pass.microbatch, site.pass.chunk};
+  if (forward_pass && site.layer >= 0 && full_recompute) {
+    keep_outputs_ = false;
+    if (site.layer != checkpointed_layer_) {  // keep the layer's input for its recomputation
+      checkpointed_layer_ = site.layer;
+      const bool sp = job_.parallel.sequence_parallel && job_.parallel.tp > 1;
+      const int64_t tokens = job_.training.micro_batch_size * job_.training.seq_len /
+                             job_.parallel.cp / (sp ? job_.parallel.tp : 1);
+      Expected<MemoryArena::Buffer> input =
+          arena_.Allocate(static_cast<size_t>(tokens * job_.model.hidden_size) * bytes_.activation,
+                          "a layer's input kept for its recomputation");
+      if (!input.ok()) return input.status();
+      saved_[saving_for_].push_back(std::move(input).value());
+    }
+  } else {
+    // Forward outputs, and those of a recomputation inside a backward, wait for the backward.
+    keep_outputs_ = forward_pass || (site.layer >= 0 && site.layer_program == PassKind::kForward);
+  }
+  for (int64_t i = 0; i < op.count; ++i) {
+    const Status st = RunOnce(op, site);
+    // This op's unkept outputs are the next op's input: they live until it ends (an op with
+    // none, a weight-gradient GEMM, leaves the input of the op after it alive).
+    if (!transient_.empty()) previous_ = std::move(transient_);
+    transient_.clear();
+    if (!st.ok()) return st;
+  }
+  return Synchronize();
+}
+
+void RankCompute::EndPass(const PipelinePass& pass) {
+  previous_.clear();  // the pass's last output has gone to the next stage or the optimizer
+  checkpointed_layer_ = -1;
+  const bool split = GetScheduleInfo(job_.parallel.schedule).splits_backward;
+  if (pass.kind == (split ? PassKind::kWeightGrad : PassKind::kBackward)) {
+    saved_.erase({pass.microbatch, pass.chunk});
+  }
+}
+
+}  // namespace gpuplan
