@@ -19,6 +19,7 @@
 #include "validator/launcher.h"
 #include "validator/rank_layout.h"
 #include "validator/rank_program.h"
+#include "validator/rank_replay.h"
 
 #if GPUPLAN_BUILT_WITH_MPI
 #include <mpi.h>
@@ -27,6 +28,7 @@
 #include "validator/step_executor.h"
 #endif
 #if GPUPLAN_BUILT_WITH_NCCL
+#include "validator/gpu_compute.h"
 #include "validator/gpu_run.h"
 #endif
 
@@ -49,6 +51,7 @@ struct ValidateOptions {
   int64_t steps = 5;
   int64_t warmup = 2;
   bool require_targets = false;
+  bool replay = false;
 };
 
 // `--launch local`: start the plan's ranks on this host with mpirun, each running this program
@@ -177,6 +180,39 @@ std::string DeviceName(const std::string& backend) {
   return devices.ok() && !devices->empty() ? devices->front().name : backend;
 }
 
+// Says where and when `report` was made (`device`: what ran it), prints it as Markdown and
+// writes it (--report, JSON, atomically); then fails the run when `wrong` elements arrived wrong
+// or, with --require-targets, when the prediction misses its targets.
+Status FinishReport(ValidationReport report, const ValidateOptions& o, const std::string& device,
+                    int64_t wrong) {
+  report.created_utc = UtcNow();
+  report.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
+  report.host = HostName();
+  report.profile = o.profile;
+  report.device = device;
+  std::printf("%s", ValidationReportMarkdown(report).c_str());
+  if (!o.report.empty()) {
+    GPUPLAN_RETURN_IF_ERROR(
+        WriteFileAtomically(o.report, ValidationReportToJson(report).dump(
+                                          2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                          "\n"));
+    std::printf("\nreport written to %s\n", o.report.c_str());
+  }
+  if (wrong > 0) {
+    return Status::Internal(
+        StrFormat("%lld elements arrived wrong", static_cast<long long>(wrong)));
+  }
+  if (o.require_targets && !report.MeetsTargets()) {
+    const ValidationTargets t = TargetsFor(report.job);
+    return Status::Internal(
+        StrFormat("--require-targets: the prediction misses its targets (step time %+.1f%%, within "
+                  "%.0f%%; peak memory %+.1f%%, within %.0f%%)",
+                  100 * report.StepError(), 100 * t.step_time, 100 * report.MemoryError(),
+                  100 * t.peak_memory));
+  }
+  return Status::Ok();
+}
+
 // A full run under mpirun: every rank computes and communicates its step (RunPlanOnCpu, or
 // RunPlanOnGpu with --backend gpu), warm-up steps then measured ones; rank 0 sets the
 // measurements beside the prediction, prints the report as Markdown and writes it (--report,
@@ -213,32 +249,7 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
   ValidationReport report = MeasuredValidationReport(job, *db.FindGpu(job.cluster.gpu),
                                                      *db.FindNetwork(job.cluster.inter_node), rates,
                                                      *run, options, backend_note);
-  report.created_utc = UtcNow();
-  report.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
-  report.host = HostName();
-  report.profile = o.profile;
-  report.device = device;
-  std::printf("%s", ValidationReportMarkdown(report).c_str());
-  if (!o.report.empty()) {
-    GPUPLAN_RETURN_IF_ERROR(
-        WriteFileAtomically(o.report, ValidationReportToJson(report).dump(
-                                          2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                          "\n"));
-    std::printf("\nreport written to %s\n", o.report.c_str());
-  }
-  if (run->wrong > 0) {
-    return Status::Internal(
-        StrFormat("%lld elements arrived wrong", static_cast<long long>(run->wrong)));
-  }
-  if (o.require_targets && !report.MeetsTargets()) {
-    const ValidationTargets t = TargetsFor(job);
-    return Status::Internal(
-        StrFormat("--require-targets: the prediction misses its targets (step time %+.1f%%, within "
-                  "%.0f%%; peak memory %+.1f%%, within %.0f%%)",
-                  100 * report.StepError(), 100 * t.step_time, 100 * report.MemoryError(),
-                  100 * t.peak_memory));
-  }
-  return Status::Ok();
+  return FinishReport(std::move(report), o, device, run->wrong);
 #else
   (void)job;
   (void)layout;
@@ -249,6 +260,45 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
                                   "--backend gpu: this build has no MPI to launch "
                                   "ranks with (install libopenmpi-dev)");
 #endif
+}
+
+// `--rank N --replay`: rank N's step alone in this process, its compute on this host's CPU
+// (--backend cpu) or GPU 0 and its communication at the cost model's predicted time (ReplayRank);
+// the report, in mode rank_replay, is printed and written as a full run's.
+Status RunReplay(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
+                 const HardwareDb& db, const MeasuredRates* rates) {
+  const int64_t rank = o.ranks.front();
+  const std::vector<ProgramStep> program = RankProgram(job, layout, rank);
+  const RankCoord& me = layout.ranks[static_cast<size_t>(rank)];
+  const int64_t dp_index = me.dp * job.parallel.cp + me.cp;
+  std::unique_ptr<RankCompute> compute;
+  if (o.backend == "cpu") {
+    Expected<std::unique_ptr<CpuCompute>> made = CpuCompute::Create(job, program, me.pp, dp_index);
+    if (!made.ok()) return made.status();
+    compute = std::move(made).value();
+  } else {
+#if GPUPLAN_BUILT_WITH_NCCL
+    Expected<std::unique_ptr<GpuCompute>> made =
+        GpuCompute::Create(job, program, me.pp, dp_index, 0);
+    if (!made.ok()) return made.status();
+    compute = std::move(made).value();
+#else
+    return Status::Unavailable("--replay --backend gpu: this build has no GPU backend");
+#endif
+  }
+  RunOptions options;
+  options.steps = o.steps;
+  options.warmup_steps = o.warmup;
+  options.watchdog_s = o.watchdog_s;
+  const GpuSpec& gpu = *db.FindGpu(job.cluster.gpu);
+  const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
+  Expected<RunMeasurement> run =
+      ReplayRank(job, layout, rank, program, *compute, gpu, net, rates, options);
+  if (!run.ok()) return run.status();
+  const std::string device = DeviceName(o.backend);
+  return FinishReport(MeasuredValidationReport(job, gpu, net, rates, *run, options,
+                                               ReplayNote(rank, device, *run), rank),
+                      o, device, 0);
 }
 
 constexpr const char* kDryRunHint =
@@ -336,6 +386,11 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
   if (!o.launch.empty() && o.dry_run) {
     return Status::Invalid("--launch: not with --dry-run (it starts ranks)");
   }
+  if (o.replay && (o.ranks.size() != 1 || o.dry_run || !o.launch.empty() || o.comm_only)) {
+    return Status::Invalid(
+        "--replay: needs exactly one --rank, and not --dry-run, --launch or --comm-only (the "
+        "rank runs alone in this process)");
+  }
   if (o.steps < 1 || o.steps > 1000) {
     return Status::Invalid(
         StrFormat("--steps: must be in [1, 1000], got %lld", static_cast<long long>(o.steps)));
@@ -379,6 +434,16 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
         cal = std::move(loaded).value();
       }
     }
+    if (o.replay) {
+      const GpuReadiness here = cpu ? GpuReadiness{true, ""} : GpuBackendReadiness();
+      if (!here.ready) {
+        std::fprintf(stderr, "%s", here.missing.c_str());
+        return Status::Unavailable(
+            "cannot replay a rank on a GPU here; --backend cpu replays "
+            "plans of the cpu device");
+      }
+      return RunReplay(*job, layout, o, *db, cal ? &cal->rates : nullptr);
+    }
     if (!cpu) {
       const GpuReadiness here = GpuBackendReadiness();
       if (!here.ready) {
@@ -417,6 +482,10 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--rank", o->ranks,
                   "Ranks whose op sequence to print (default: the first rank of each stage)");
   sub->add_flag("--json", o->json, "Print the dry run as JSON");
+  sub->add_flag("--replay", o->replay,
+                "With one --rank: run that rank's step alone in this process, its compute for "
+                "real on this host (--backend cpu: its cores; gpu: GPU 0) and its communication "
+                "at the cost model's predicted time (rank replay; the report says so)");
   sub->add_option("--backend", o->backend, "Where ranks run: gpu (NCCL) or cpu (MPI); default gpu");
   sub->add_flag("--comm-only", o->comm_only,
                 "With --backend cpu, under mpirun -np <plan's GPUs>: run each rank's step of "

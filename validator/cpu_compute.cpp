@@ -49,6 +49,7 @@ Expected<std::unique_ptr<CpuCompute>> CpuCompute::Create(const JobSpec& job,
                                                          const std::vector<ProgramStep>& program,
                                                          int64_t stage, int64_t dp_index) {
   GPUPLAN_RETURN_IF_ERROR(CheckCpuExecutable(job));
+  Eigen::setNbThreads(1);  // one thread per rank, as the CPU profile measures
   std::unique_ptr<CpuCompute> c(new CpuCompute(job, dp_index));
   GPUPLAN_RETURN_IF_ERROR(c->Init(program, stage));
   return c;

@@ -1,6 +1,5 @@
 #include "validator/plan_run.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 
 #include "common/str_format.h"
@@ -10,11 +9,6 @@
 #include "validator/step_executor.h"
 
 namespace gpuplan {
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-}  // namespace
 
 Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, MPI_Comm world,
                                  const RunOptions& options, const MakeRankBackends& make) {
@@ -90,7 +84,6 @@ Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, M
 Expected<RunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& layout, MPI_Comm world,
                                       const RunOptions& options) {
   GPUPLAN_RETURN_IF_ERROR(CheckCpuExecutable(job));
-  Eigen::setNbThreads(1);  // one thread per rank, as the CPU profile measures
   return RunPlan(job, layout, world, options,
                  [&](const std::vector<ProgramStep>& program,
                      const PlanCommunicators& comms) -> Expected<RankBackends> {
@@ -101,55 +94,6 @@ Expected<RunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& layo
                    return RankBackends{std::move(compute).value(),
                                        std::make_unique<MpiTransport>(comms, world)};
                  });
-}
-
-std::string CpuBackendNote(const JobSpec& job) {
-  return StrFormat(
-      "CPU backend: %lld ranks under mpirun on this host, each one process with one thread "
-      "(Eigen %d.%d.%d GEMMs, the float32 reference kernels of kernels/), communication over MPI "
-      "on the same thread between compute ops (no overlap)",
-      static_cast<long long>(job.cluster.num_gpus), EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
-      EIGEN_MINOR_VERSION);
-}
-
-ValidationReport MeasuredValidationReport(const JobSpec& job, const GpuSpec& gpu,
-                                          const NetworkSpec& net, const MeasuredRates* rates,
-                                          const RunMeasurement& measured, const RunOptions& options,
-                                          const std::string& backend) {
-  const StepResult predicted = EvaluateStep(job, gpu, net, rates);
-  ValidationReport r;
-  r.mode = ValidationMode::kFull;
-  r.job = job;
-  r.warmup_steps = options.warmup_steps;
-  r.step_seconds = measured.step_seconds;
-  r.predicted_step_s = predicted.step_time_s;
-  r.predicted_peak_memory_bytes = predicted.memory.peak_bytes;
-  r.measured_peak_memory_bytes = measured.peak_memory_bytes;
-  r.phases.predicted = predicted.breakdown_s;
-  r.phases.measured = measured.phases;
-  r.notes.push_back(backend);
-  r.notes.push_back(StrFormat(
-      "measured phases are rank %lld's (the slowest), seconds per step; pipeline waits, bubble "
-      "included, are under pp_comm",
-      static_cast<long long>(measured.slowest_rank)));
-  r.notes.push_back(StrFormat(
-      "measured peak memory: the executor's arena on rank %lld (%lld parameters, their gradients "
-      "and optimizer state, kept forward outputs, op outputs and workspaces), not the process's "
-      "resident size; predicted peak memory is the cost model's for the %s device",
-      static_cast<long long>(measured.peak_memory_rank),
-      static_cast<long long>(measured.parameters), gpu.id.c_str()));
-  if (measured.allocator.device_total_bytes > 0) {
-    r.notes.push_back(StrFormat(
-        "rank %lld's memory pool peaked at %.2f GiB (the arena's buffers with the pool's rounding "
-        "and reuse); the device had %.2f of %.2f GiB in use after the run (CUDA context, "
-        "cuBLASLt workspace, NCCL buffers, input patterns included)",
-        static_cast<long long>(measured.peak_memory_rank), measured.allocator.peak_bytes / kGiB,
-        measured.allocator.device_used_bytes / kGiB, measured.allocator.device_total_bytes / kGiB));
-  }
-  r.notes.push_back(StrFormat("%lld elements received and checked, %lld wrong",
-                              static_cast<long long>(measured.elements),
-                              static_cast<long long>(measured.wrong)));
-  return r;
 }
 
 }  // namespace gpuplan

@@ -20,34 +20,10 @@
 #include "validator/mpi_communicators.h"
 #include "validator/rank_compute.h"
 #include "validator/rank_layout.h"
+#include "validator/run_report.h"
 #include "validator/step_transport.h"
-#include "validator/validation_report.h"
 
 namespace gpuplan {
-
-struct RunOptions {
-  int64_t warmup_steps = 2;  ///< run first, not measured (allocation, first touch, caches)
-  int64_t steps = 5;         ///< measured
-  double watchdog_s = kDefaultWatchdogSeconds;
-};
-
-/// What the ranks measured; complete on rank 0 of the world (the other ranks' copy holds only
-/// their own step times).
-struct RunMeasurement {
-  /// Each measured step: the slowest rank's time (steps start together after a barrier).
-  std::vector<double> step_seconds;
-  /// Seconds per step in each phase (StepRunResult::phases), mean over the measured steps, of the
-  /// rank whose steps took longest in total.
-  TimeBreakdown phases;
-  int64_t slowest_rank = 0;
-  double peak_memory_bytes = 0;  ///< largest arena peak of any rank during the measured steps
-  int64_t peak_memory_rank = 0;
-  /// That rank's allocator (RankCompute::Allocator; zero on the CPU backend).
-  RankCompute::AllocatorUse allocator;
-  int64_t elements = 0;    ///< elements received and checked by all ranks in all steps
-  int64_t wrong = 0;       ///< of them, wrong (nccl-tests #wrong): non-zero fails the run
-  int64_t parameters = 0;  ///< parameters of the rank with the peak memory
-};
 
 /// A rank's compute and transport.
 struct RankBackends {
@@ -71,16 +47,5 @@ Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, M
 /// per rank, as the CPU profile measures, and MpiTransport.
 Expected<RunMeasurement> RunPlanOnCpu(const JobSpec& job, const RankLayout& layout, MPI_Comm world,
                                       const RunOptions& options);
-
-/// The report of a run: the cost model's prediction for `job` on `gpu`/`net` with `rates` (a
-/// profile, or nullptr for the device's default rates) beside `measured`. `backend` says how the
-/// ranks ran (the first note); the other notes say where the comparison is not like for like.
-ValidationReport MeasuredValidationReport(const JobSpec& job, const GpuSpec& gpu,
-                                          const NetworkSpec& net, const MeasuredRates* rates,
-                                          const RunMeasurement& measured, const RunOptions& options,
-                                          const std::string& backend);
-
-/// The first note of a CPU run's report: ranks, threads, Eigen's version, inline communication.
-std::string CpuBackendNote(const JobSpec& job);
 
 }  // namespace gpuplan

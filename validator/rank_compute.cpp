@@ -169,7 +169,8 @@ Status RankCompute::RegisterWeights(const RankOp& op, int64_t layer) {
 }
 
 Expected<void*> RankCompute::Output(size_t bytes) {
-  Expected<MemoryArena::Buffer> b = arena_.Allocate(bytes, "an op's output");
+  Expected<MemoryArena::Buffer> b = arena_.Allocate(
+      bytes, running_ == nullptr ? "an op's output" : "an output of op '" + running_->name + "'");
   if (!b.ok()) return b.status();
   void* out = b->data();
   (keep_outputs_ ? saved_[saving_for_] : transient_).push_back(std::move(b).value());
@@ -287,15 +288,17 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
     // Forward outputs, and those of a recomputation inside a backward, wait for the backward.
     keep_outputs_ = forward_pass || (site.layer >= 0 && site.layer_program == PassKind::kForward);
   }
-  for (int64_t i = 0; i < op.count; ++i) {
-    const Status st = RunOnce(op, site);
+  running_ = &op;
+  Status st = Status::Ok();
+  for (int64_t i = 0; i < op.count && st.ok(); ++i) {
+    st = RunOnce(op, site);
     // This op's unkept outputs are the next op's input: they live until it ends (an op with
     // none, a weight-gradient GEMM, leaves the input of the op after it alive).
     if (!transient_.empty()) previous_ = std::move(transient_);
     transient_.clear();
-    if (!st.ok()) return st;
   }
-  return Synchronize();
+  running_ = nullptr;
+  return st.ok() ? Synchronize() : st;
 }
 
 void RankCompute::EndPass(const PipelinePass& pass) {

@@ -217,6 +217,7 @@ class RankCompute : public ComputeBackend {
   bool keep_outputs_ = false;                   // set per op by Run
   std::pair<int64_t, int64_t> saving_for_{0, 0};
   int64_t checkpointed_layer_ = -1;
+  const RankOp* running_ = nullptr;  // the op Run is running, named when memory runs out
 };
 
 }  // namespace gpuplan

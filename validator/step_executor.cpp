@@ -27,7 +27,12 @@ int Tag(bool gradient, int64_t microbatch, int64_t receiver_virtual_stage) {
          static_cast<int>(receiver_virtual_stage & 127);
 }
 
-// The phase a collective over `group` is timed into.
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
 double& CommPhase(GroupKind group, TimeBreakdown* phases) {
   switch (group) {
     case GroupKind::kTp:
@@ -42,12 +47,6 @@ double& CommPhase(GroupKind group, TimeBreakdown* phases) {
       return phases->dp_comm;
   }
 }
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 Expected<CollectiveKind> CollectiveKindOf(const std::string& op_name) {
   static constexpr struct {

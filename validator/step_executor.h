@@ -42,6 +42,10 @@ struct StepOptions {
   ComputeBackend* compute = nullptr;  ///< runs the compute ops; nullptr: they are skipped
 };
 
+/// The phase a collective over `group` is timed into: tp, cp, ep and pp to theirs, dp and
+/// expert-dp to dp_comm.
+double& CommPhase(GroupKind group, TimeBreakdown* phases);
+
 /// Runs `program` (RankProgram of this rank of `job`) over `transport`. Layer runs (kLayers)
 /// expand to LayerProgram of their layer program, MoE layers after the model's leading dense
 /// ones. A collective of `count` repeats runs that many times, the kind by the op's name

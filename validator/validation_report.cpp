@@ -207,7 +207,7 @@ std::string ValidationReportMarkdown(const ValidationReport& r) {
          std::string(r.mode == ValidationMode::kFull
                          ? "every rank its own process on its own device, real collectives"
                          : "rank replay of rank " + std::to_string(r.replayed_rank) +
-                               ": its own work on one GPU, communication at the "
+                               ": its compute alone on this host, its communication at the "
                                "modelled times") +
          "; device " + (r.device.empty() ? "?" : r.device) + ", " +
          (r.profile.empty() ? "datasheet rates" : "profile " + r.profile) + ", " +
