@@ -19,9 +19,6 @@
 namespace gpuplan {
 namespace {
 
-// Bit 14 of a pipeline message's tag marks the gradient direction (Tag() in
-// validator/step_executor.cpp).
-constexpr int kGradientTagBit = 1 << 14;
 constexpr int kDirections = 2;  // activation, gradient
 // Between two polls of a stream under a watchdog.
 constexpr auto kPollInterval = std::chrono::microseconds(20);

@@ -33,8 +33,8 @@ Expected<int> LocalDevice(MPI_Comm world);
 /// stage s -> stage (s + 1) % pp; for the gradient direction, stage (s + 1) % pp -> stage s; each
 /// link is a 2-rank communicator (ncclCommSplit of the pp group's) with its own stream, so that
 /// pp 2 has 4 links (the wrap-around ones serve interleaved schedules) and pp 1 none. A message's
-/// direction is bit 14 of its tag (1: gradient; the step executor's tags); its sender's and
-/// receiver's stages are their places in the pp group. The tag is in every element
+/// direction is kGradientTagBit of its tag (MessageTag, validator/step_transport.h); its sender's
+/// and receiver's stages are their places in the pp group. The tag is in every element
 /// (check::Message), so a message matched out of order arrives wrong, never silently right.
 ///
 /// Device buffers (send, receive and the wrong-element counter, per communicator) grow on demand

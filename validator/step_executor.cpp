@@ -20,13 +20,6 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// Pipeline messages: tagged by direction (activation 0, gradient 1), micro-batch and the
-// receiving virtual stage (check::Message puts the tag in every element).
-int Tag(bool gradient, int64_t microbatch, int64_t receiver_virtual_stage) {
-  return (gradient ? 1 << 14 : 0) | static_cast<int>((microbatch & 127) << 7) |
-         static_cast<int>(receiver_virtual_stage & 127);
-}
-
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -143,7 +136,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
         case RankOpKind::kSend: {
           const double t0 = Now();
           // A forward sends to virtual stage vs + 1, a backward to vs - 1.
-          const int tag = Tag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
+          const int tag = MessageTag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
           GPUPLAN_RETURN_IF_ERROR(transport.Send(op.peer, tag, Elements(op.bytes, max_bytes)));
           ++result.sends;
           phases.pp_comm += Now() - t0;
@@ -151,7 +144,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
         }
         case RankOpKind::kRecv: {
           const double t0 = Now();
-          const int tag = Tag(backward, step.pass.microbatch, vs);
+          const int tag = MessageTag(backward, step.pass.microbatch, vs);
           Expected<CollectiveCheck> check =
               transport.Receive(op.peer, tag, Elements(op.bytes, max_bytes),
                                 {watchdog_s, "'" + op.name + "' (" + step.label + ") from rank " +

@@ -44,6 +44,16 @@ enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, k
 /// "reduce_scatter", "alltoall", "ring send/recv" (the CP ring); Invalid naming the op otherwise.
 Expected<CollectiveKind> CollectiveKindOf(const std::string& op_name);
 
+/// A pipeline message's direction bit: set for gradients (backward), clear for activations.
+inline constexpr int kGradientTagBit = 1 << 14;
+
+/// The tag of a pipeline message: kGradientTagBit for a gradient, the micro-batch (mod 128) in
+/// bits 7-13 and the receiving virtual stage (mod 128) in bits 0-6.
+inline int MessageTag(bool gradient, int64_t microbatch, int64_t receiver_virtual_stage) {
+  return (gradient ? kGradientTagBit : 0) | static_cast<int>((microbatch & 127) << 7) |
+         static_cast<int>(receiver_virtual_stage & 127);
+}
+
 class StepTransport {
  public:
   virtual ~StepTransport() = default;

@@ -25,12 +25,6 @@ namespace {
 
 constexpr double kWatchdogSeconds = 60;
 
-// The step executor's message tags (Tag() in validator/step_executor.cpp).
-int Tag(bool gradient, int64_t microbatch, int64_t receiver_virtual_stage) {
-  return (gradient ? 1 << 14 : 0) | static_cast<int>((microbatch & 127) << 7) |
-         static_cast<int>(receiver_virtual_stage & 127);
-}
-
 // This rank's device when every rank of the world has one; else why not (the same on every rank,
 // so that all of them skip together and none waits in NCCL for a rank that skipped).
 struct Gpu {
@@ -153,23 +147,23 @@ TEST(NcclTransport, PipelineMessagesAreChecked) {
   };
   for (int repeat = 0; repeat < 2; ++repeat) {
     if (stage == 0) {
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(false, 0, 1), kCount).ok());
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(false, 1, 1), kCount).ok());
-      EXPECT_EQ(receive(Tag(true, 0, 0), kCount).wrong, 0);
-      EXPECT_EQ(receive(Tag(true, 1, 0), kCount).wrong, 0);
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(false, 0, 1), kCount).ok());
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(false, 1, 1), kCount).ok());
+      EXPECT_EQ(receive(MessageTag(true, 0, 0), kCount).wrong, 0);
+      EXPECT_EQ(receive(MessageTag(true, 1, 0), kCount).wrong, 0);
       // The wrap-around links: activation 1 -> 0, gradient 0 -> 1.
-      EXPECT_EQ(receive(Tag(false, 0, 2), kCount).wrong, 0);
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(true, 0, 1), kCount).ok());
+      EXPECT_EQ(receive(MessageTag(false, 0, 2), kCount).wrong, 0);
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(true, 0, 1), kCount).ok());
       // Sent as micro-batch 3, received as micro-batch 2.
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(false, 3, 1), kCount).ok());
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(false, 3, 1), kCount).ok());
     } else {
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(true, 0, 0), kCount).ok());
-      EXPECT_EQ(receive(Tag(false, 0, 1), kCount).wrong, 0);
-      EXPECT_EQ(receive(Tag(false, 1, 1), kCount).wrong, 0);
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(true, 1, 0), kCount).ok());
-      ASSERT_TRUE(s.nccl->Send(peer, Tag(false, 0, 2), kCount).ok());
-      EXPECT_EQ(receive(Tag(true, 0, 1), kCount).wrong, 0);
-      const CollectiveCheck mismatched = receive(Tag(false, 2, 1), kCount);
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(true, 0, 0), kCount).ok());
+      EXPECT_EQ(receive(MessageTag(false, 0, 1), kCount).wrong, 0);
+      EXPECT_EQ(receive(MessageTag(false, 1, 1), kCount).wrong, 0);
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(true, 1, 0), kCount).ok());
+      ASSERT_TRUE(s.nccl->Send(peer, MessageTag(false, 0, 2), kCount).ok());
+      EXPECT_EQ(receive(MessageTag(true, 0, 1), kCount).wrong, 0);
+      const CollectiveCheck mismatched = receive(MessageTag(false, 2, 1), kCount);
       EXPECT_EQ(mismatched.elements, kCount);
       EXPECT_EQ(mismatched.wrong, kCount) << "a message matched out of order arrived right";
     }
@@ -214,7 +208,8 @@ TEST(NcclTransport, WatchdogNamesTheRankAndTheOp) {
   const int64_t stage = s.nccl->Coord().pp;
   const int64_t peer = stages[static_cast<size_t>(1 - stage)];
   const Watchdog watchdog{1.0, "'recv activation' from rank " + std::to_string(peer)};
-  Expected<CollectiveCheck> check = s.nccl->Receive(peer, Tag(false, 0, stage), 1024, watchdog);
+  Expected<CollectiveCheck> check =
+      s.nccl->Receive(peer, MessageTag(false, 0, stage), 1024, watchdog);
   ASSERT_FALSE(check.ok());
   EXPECT_EQ(check.status().kind(), ErrorKind::kUnavailable);
   EXPECT_EQ(check.status().message(), WatchdogExpired(WorldRank(), watchdog).message());
