@@ -32,13 +32,7 @@ Status CheckCpuExecutable(const JobSpec& job) {
     return Status::Invalid("training.precision: the CPU backend computes in fp32 (got " +
                            std::string(PrecisionName(job.training.precision)) + ")");
   }
-  if (job.training.attention != AttentionImpl::kFlash) {
-    return Status::Invalid(
-        "training.attention: the CPU backend runs the fused attention kernel only (flash)");
-  }
-  if (job.training.lora.enabled) {
-    return Status::Invalid("training.lora: the CPU backend does not run LoRA plans yet");
-  }
+  GPUPLAN_RETURN_IF_ERROR(CheckBackendSupports(job, "CPU"));
   if (job.parallel.cpu_offload) {
     return Status::Invalid("parallelism.cpu_offload: the CPU backend's ranks are on the host");
   }

@@ -233,12 +233,9 @@ Expected<std::unique_ptr<NcclTransport>> NcclTransport::Create(const PlanCommuni
         GPUPLAN_CUDA_RETURN_IF_ERROR(
             cudaMemsetAsync(c->recv.data(), 0xFF, sizeof(int64_t), stream));
         GPUPLAN_NCCL_RETURN_IF_ERROR(ncclRecv(c->recv.data(), 1, ncclInt64, 0, c->comm, stream));
-        GPUPLAN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(c->Wrong(), 0, sizeof(int64_t), stream));
-        GPUPLAN_RETURN_IF_ERROR(CountCheckWrong(c->recv.data(), 1, spec, c->Wrong(), stream));
-        GPUPLAN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(c->host.get(), c->Wrong(), sizeof(int64_t),
-                                                     cudaMemcpyDeviceToHost, stream));
-        GPUPLAN_RETURN_IF_ERROR(t->Wait({c}, watchdog));
-        if (c->HostWrong() != 0) {
+        Expected<CollectiveCheck> first = t->CheckAndWait(*c, c->recv.data(), 1, spec, watchdog);
+        if (!first.ok()) return first.status();
+        if (first->wrong != 0) {
           return Status::Internal(
               StrFormat("rank %d: the %s delivered a wrong element from rank %lld", world_rank,
                         c->name.c_str(), static_cast<long long>(sender)));
@@ -442,12 +439,7 @@ Expected<CollectiveCheck> NcclTransport::RunCollective(CollectiveKind kind, Grou
       break;
     }
   }
-  GPUPLAN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(c.Wrong(), 0, sizeof(int64_t), stream));
-  GPUPLAN_RETURN_IF_ERROR(CountCheckWrong(recv, recv_elements, spec, c.Wrong(), stream));
-  GPUPLAN_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(c.host.get(), c.Wrong(), sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
-  GPUPLAN_RETURN_IF_ERROR(Wait({&c}, watchdog));
-  return CollectiveCheck{recv_elements, c.HostWrong()};
+  return CheckAndWait(c, recv, recv_elements, spec, watchdog);
 }
 
 Expected<NcclTransport::Buffer> NcclTransport::TakeSendBuffer(int64_t count) {
@@ -507,6 +499,13 @@ Expected<CollectiveCheck> NcclTransport::RunReceive(int64_t peer, int tag, int64
   GPUPLAN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(recv, 0xFF, Bytes(count), stream));
   GPUPLAN_NCCL_RETURN_IF_ERROR(
       ncclRecv(recv, static_cast<size_t>(count), ncclInt64, /*peer=*/0, c.comm, stream));
+  return CheckAndWait(c, recv, count, spec, watchdog);
+}
+
+Expected<CollectiveCheck> NcclTransport::CheckAndWait(Channel& c, const int64_t* recv,
+                                                      int64_t count, const CheckSpec& spec,
+                                                      const Watchdog& watchdog) {
+  cudaStream_t stream = c.stream.get();
   GPUPLAN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(c.Wrong(), 0, sizeof(int64_t), stream));
   GPUPLAN_RETURN_IF_ERROR(CountCheckWrong(recv, count, spec, c.Wrong(), stream));
   GPUPLAN_CUDA_RETURN_IF_ERROR(

@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "validator/mpi_communicators.h"
+#include "validator/nccl_check_kernels.h"
 #include "validator/rank_layout.h"
 #include "validator/step_transport.h"
 
@@ -110,6 +111,10 @@ class NcclTransport : public StepTransport {
   // errors; aborts them on a timeout or an error.
   Status Wait(const std::vector<Channel*>& channels, const Watchdog& watchdog);
   void Abort(const std::vector<Channel*>& channels);
+  // Counts the elements of `recv` (`count`, on `c`'s stream after what it received) that differ
+  // from `spec`'s pattern, and waits for the stream under `watchdog`: {count, wrong}.
+  Expected<CollectiveCheck> CheckAndWait(Channel& c, const int64_t* recv, int64_t count,
+                                         const CheckSpec& spec, const Watchdog& watchdog);
   // A free send buffer of at least `count` elements, from the pool or newly allocated.
   Expected<Buffer> TakeSendBuffer(int64_t count);
 

@@ -89,6 +89,18 @@ Expected<MemoryArena::Buffer> MemoryArena::Zeros(size_t bytes, std::string_view 
   return b;
 }
 
+Status CheckBackendSupports(const JobSpec& job, std::string_view backend) {
+  const std::string name(backend);
+  if (job.training.attention != AttentionImpl::kFlash) {
+    return Status::Invalid("training.attention: the " + name +
+                           " backend runs the fused attention kernel only (flash)");
+  }
+  if (job.training.lora.enabled) {
+    return Status::Invalid("training.lora: the " + name + " backend does not run LoRA plans yet");
+  }
+  return Status::Ok();
+}
+
 Status CheckGpuExecutable(const JobSpec& job) {
   const Precision p = job.training.precision;
   if (p != Precision::kBf16 && p != Precision::kFp16) {
@@ -96,13 +108,7 @@ Status CheckGpuExecutable(const JobSpec& job) {
         "training.precision: the GPU backend executes bf16 and fp16 plans (got " +
         std::string(PrecisionName(p)) + ")");
   }
-  if (job.training.attention != AttentionImpl::kFlash) {
-    return Status::Invalid(
-        "training.attention: the GPU backend runs the fused attention kernel only (flash)");
-  }
-  if (job.training.lora.enabled) {
-    return Status::Invalid("training.lora: the GPU backend does not run LoRA plans yet");
-  }
+  GPUPLAN_RETURN_IF_ERROR(CheckBackendSupports(job, "GPU"));
   if (job.parallel.cpu_offload) {
     return Status::Invalid("parallelism.cpu_offload: the GPU backend does not offload yet");
   }

@@ -83,6 +83,10 @@ class MemoryArena {
   double peak_bytes_ = 0;
 };
 
+/// Ok when `job` uses only what both backends execute: fused attention, no LoRA; else Invalid
+/// naming the field and `backend` ("CPU", "GPU").
+Status CheckBackendSupports(const JobSpec& job, std::string_view backend);
+
 /// Ok when the GPU backend can execute `job`: bf16 or fp16 precision (the attention kernel's;
 /// fp8 GEMMs with their scaling are not executed), fused attention, no LoRA, no offload.
 /// Otherwise Invalid naming the field and what it allows. (Head dimensions other than 64 and 128

@@ -68,6 +68,11 @@ void MakePlanTransport(const JobSpec& job, int device, PlanTransport* setup) {
   setup->nccl = std::move(*nccl);
 }
 
+// The world rank of the other stage of a PP2 plan.
+int64_t OtherStage(const PlanTransport& s) {
+  return s.nccl->Members(GroupKind::kPp)[static_cast<size_t>(1 - s.nccl->Coord().pp)];
+}
+
 // Without a GPU LocalDevice says so; with one per rank it is the rank's place on its node.
 TEST(NcclTransport, LocalDevice) {
   int gpus = 0;
@@ -135,9 +140,8 @@ TEST(NcclTransport, PipelineMessagesAreChecked) {
   if (WorldSize() != 2) GTEST_SKIP() << "a plan of 2 ranks, launched on " << WorldSize();
   PlanTransport s;
   ASSERT_NO_FATAL_FAILURE(MakePlanTransport(TestJob({.pp = 2, .seq_len = 1024}), gpu.device, &s));
-  const std::vector<int64_t>& stages = s.nccl->Members(GroupKind::kPp);
   const int64_t stage = s.nccl->Coord().pp;
-  const int64_t peer = stages[static_cast<size_t>(1 - stage)];
+  const int64_t peer = OtherStage(s);
   constexpr int64_t kCount = 4096;
   const Watchdog watchdog{kWatchdogSeconds, "a pipeline message"};
   auto receive = [&](int tag, int64_t count) {
@@ -204,9 +208,8 @@ TEST(NcclTransport, WatchdogNamesTheRankAndTheOp) {
   if (WorldSize() != 2) GTEST_SKIP() << "a plan of 2 ranks, launched on " << WorldSize();
   PlanTransport s;
   ASSERT_NO_FATAL_FAILURE(MakePlanTransport(TestJob({.pp = 2, .seq_len = 1024}), gpu.device, &s));
-  const std::vector<int64_t>& stages = s.nccl->Members(GroupKind::kPp);
   const int64_t stage = s.nccl->Coord().pp;
-  const int64_t peer = stages[static_cast<size_t>(1 - stage)];
+  const int64_t peer = OtherStage(s);
   const Watchdog watchdog{1.0, "'recv activation' from rank " + std::to_string(peer)};
   Expected<CollectiveCheck> check =
       s.nccl->Receive(peer, MessageTag(false, 0, stage), 1024, watchdog);
