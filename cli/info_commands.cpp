@@ -92,29 +92,55 @@ std::string DenseTflops(const GpuSpec& gpu, Precision p) {
   return gpu.PeakFlops(p) > 0 ? StrFormat("%.1f", gpu.PeakFlops(p) / 1e12) : "-";
 }
 
-Status RunHardware(const GlobalOptions& g) {
+// The link optimizer offload crosses to host memory, as "c2c 225" or "pcie5 63" (GB/s, one
+// direction); "-" for the host device.
+std::string HostLink(const GpuSpec& gpu) {
+  if (gpu.c2c_bytes_per_s > 0) return StrFormat("c2c %.0f", gpu.c2c_bytes_per_s / 1e9);
+  if (gpu.pcie_gen > 0) return StrFormat("pcie%d %.0f", gpu.pcie_gen, gpu.pcie_bytes_per_s / 1e9);
+  return "-";
+}
+
+// With --sources, the entry's `source` under its row.
+void PrintSource(bool sources, const std::string& source) {
+  if (sources) std::printf("      source: %s\n", source.c_str());
+}
+
+Status RunHardware(bool sources, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
-  std::printf("GPUs (dense TFLOP/s per precision)\n  %-16s %7s %7s %7s %9s %8s  %-14s %s\n", "id",
-              "bf16", "fp16", "fp8", "mem GB", "HBM TB/s", "scale-up", "name");
+  std::printf(
+      "GPUs (dense TFLOP/s per precision; scale-up GB/s per GPU one way x GPUs of its domain; host "
+      "link GB/s one way)\n  %-16s %7s %7s %7s %7s %7s %8s  %-14s %11s %-9s %s\n",
+      "id", "bf16", "fp16", "fp8", "fp4", "mem GB", "HBM TB/s", "scale-up", "GB/s x GPUs",
+      "host link", "name");
   for (const auto& [id, gpu] : db->gpus()) {
+    const std::string domain =
+        gpu.scaleup_bytes_per_s > 0
+            ? StrFormat("%.0f x %d", gpu.scaleup_bytes_per_s / 1e9, gpu.scaleup_domain_gpus)
+            : "-";
     std::printf(
-        "  %-16s %7s %7s %7s %9.1f %8.2f  %-14s %s\n", id.c_str(),
+        "  %-16s %7s %7s %7s %7s %7.1f %8.2f  %-14s %11s %-9s %s\n", id.c_str(),
         DenseTflops(gpu, Precision::kBf16).c_str(), DenseTflops(gpu, Precision::kFp16).c_str(),
-        DenseTflops(gpu, Precision::kFp8).c_str(), gpu.memory_bytes / 1e9,
-        gpu.memory_bandwidth_bytes_per_s / 1e12, gpu.scaleup_kind.c_str(), gpu.name.c_str());
+        DenseTflops(gpu, Precision::kFp8).c_str(), DenseTflops(gpu, Precision::kFp4).c_str(),
+        gpu.memory_bytes / 1e9, gpu.memory_bandwidth_bytes_per_s / 1e12, gpu.scaleup_kind.c_str(),
+        domain.c_str(), HostLink(gpu).c_str(), gpu.name.c_str());
+    PrintSource(sources, gpu.source);
   }
-  std::printf("\nNetworks\n  %-12s %12s %12s  %s\n", "id", "GB/s/GPU", "latency us", "name");
+  std::printf("\nNetworks\n  %-14s %10s %12s  %s\n", "id", "GB/s/GPU", "latency us", "name");
   for (const auto& [id, net] : db->networks()) {
-    std::printf("  %-12s %12.2f %12.2f  %s\n", id.c_str(), net.bytes_per_s_per_gpu / 1e9,
+    std::printf("  %-14s %10.2f %12.2f  %s\n", id.c_str(), net.bytes_per_s_per_gpu / 1e9,
                 net.latency_s * 1e6, net.name.c_str());
+    PrintSource(sources, net.source);
   }
-  std::printf("\nNode templates\n  %-16s %-16s %5s %-12s %-13s %9s %11s\n", "id", "gpu", "gpus",
-              "network", "intra-node", "GB/s/GPU", "latency us");
+  std::printf(
+      "\nNode templates (gpus: of one scale-up domain, a rack for NVL72; tray: GPUs of one "
+      "host)\n  %-16s %-16s %5s %5s %-14s %-13s %9s %11s\n",
+      "id", "gpu", "gpus", "tray", "network", "intra-node", "GB/s/GPU", "latency us");
   for (const auto& [id, node] : db->nodes()) {
-    std::printf("  %-16s %-16s %5d %-12s %-13s %9.2f %11.2f\n", id.c_str(), node.gpu.c_str(),
-                node.gpus_per_node, node.network.c_str(), node.intra_node.c_str(),
+    std::printf("  %-16s %-16s %5d %5d %-14s %-13s %9.2f %11.2f\n", id.c_str(), node.gpu.c_str(),
+                node.gpus_per_node, node.tray_gpus, node.network.c_str(), node.intra_node.c_str(),
                 node.intra_node_bytes_per_s / 1e9, node.intra_node_latency_s * 1e6);
+    PrintSource(sources, node.source);
   }
   std::printf(
       "\nTraining stacks (frameworks.json)\n  %-18s %13s %13s %12s %9s %5s %-11s %-17s  %s\n", "id",
@@ -203,7 +229,10 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
 }
 
 void AttachHardware(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
-  sub->callback([=] { *run = [=] { return RunHardware(*global); }; });
+  auto sources = std::make_shared<bool>(false);
+  sub->add_flag("--sources", *sources,
+                "Print each GPU's, network's and node template's source under its row");
+  sub->callback([=] { *run = [=] { return RunHardware(*sources, *global); }; });
 }
 
 void AttachModels(CLI::App* sub, const GlobalOptions*, std::function<Status()>* run) {

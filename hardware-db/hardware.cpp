@@ -6,7 +6,7 @@ namespace gpuplan {
 namespace {
 
 constexpr std::array<std::string_view, kPrecisionCount> kPrecisionNames = {"fp32", "tf32", "bf16",
-                                                                           "fp16", "fp8"};
+                                                                           "fp16", "fp8",  "fp4"};
 
 }  // namespace
 

@@ -11,10 +11,10 @@
 namespace gpuplan {
 
 /// Numeric formats a GPU can run matrix math in. Order matters: it indexes peak_flops_per_s.
-enum class Precision { kFp32 = 0, kTf32, kBf16, kFp16, kFp8, kCount };
+enum class Precision { kFp32 = 0, kTf32, kBf16, kFp16, kFp8, kFp4, kCount };
 inline constexpr int kPrecisionCount = static_cast<int>(Precision::kCount);
 
-/// "fp32", "tf32", "bf16", "fp16", "fp8".
+/// "fp32", "tf32", "bf16", "fp16", "fp8", "fp4".
 std::string_view PrecisionName(Precision p);
 /// Parses a name from PrecisionName; returns false for anything else.
 bool ParsePrecision(std::string_view name, Precision* out);
@@ -54,6 +54,14 @@ struct GpuSpec {
   double scaleup_nvls_efficiency = 0;
   int pcie_gen = 0;             ///< 0 for a host device (no PCIe link)
   double pcie_bytes_per_s = 0;  ///< x16, one direction; 0 for a host device
+  /// NVLink-C2C between this GPU and its Grace CPU, one direction, bytes/s; 0 when the GPU
+  /// reaches host memory over PCIe (every part but the Grace superchips GH200/GB200/GB300).
+  double c2c_bytes_per_s = 0;
+  /// The link optimizer offload crosses to host memory: NVLink-C2C where the GPU has it, else
+  /// PCIe (bytes/s, one direction).
+  double HostLinkBytesPerS() const {
+    return c2c_bytes_per_s > 0 ? c2c_bytes_per_s : pcie_bytes_per_s;
+  }
   /// True for a device whose ranks run in host memory (scaleup_kind "shared-memory"): nothing
   /// to offload to, no userbuffers for TP overlap.
   bool HostDevice() const { return scaleup_kind == "shared-memory"; }
@@ -99,7 +107,14 @@ struct NodeTemplate {
   std::string id;  ///< e.g. "dgx-h100"
   std::string name;
   std::string gpu;  ///< GpuSpec id
+  /// GPUs of one scale-up (NVLink) domain as the cost model places ranks: a server's GPUs for
+  /// HGX/DGX-style nodes, the whole rack (72) for rack-scale NVLink templates such as
+  /// gb200-nvl72, whose domain spans its compute trays.
   int gpus_per_node = 0;
+  /// GPUs of one host (a server, or one compute tray of a rack-scale template: 4 on GB200
+  /// NVL72): they share a CPU, its memory and checkpoint path, and fail together. Divides
+  /// gpus_per_node; equal to it when the template does not say.
+  int tray_gpus = 0;
   std::string network;  ///< NetworkSpec id of its usual scale-out fabric
   /// Intra-node fabric: "nvswitch", "nvlink-bridge", "xgmi", "pcie" or "shared-memory".
   std::string intra_node;

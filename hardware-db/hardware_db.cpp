@@ -132,7 +132,10 @@ Status ParseScaleup(const json& object, const std::string& context, GpuSpec* g) 
 
 Status ParseTflops(const json& object, const std::string& context, GpuSpec* g) {
   JsonObjectReader r(object, context + ": in 'tflops_dense'");
-  r.RejectUnknownFields({"fp32", "tf32", "bf16", "fp16", "fp8"});
+  std::vector<std::string_view> names;
+  for (int i = 0; i < kPrecisionCount; ++i)
+    names.push_back(PrecisionName(static_cast<Precision>(i)));
+  r.RejectUnknownFields(names);
   bool any = false;
   for (int i = 0; i < kPrecisionCount; ++i) {
     const std::string_view name = PrecisionName(static_cast<Precision>(i));
@@ -144,7 +147,7 @@ Status ParseTflops(const json& object, const std::string& context, GpuSpec* g) {
   if (r.status().ok() && !any) {
     return Status::Invalid(context +
                            ": field 'tflops_dense': needs at least one of fp32, tf32, "
-                           "bf16, fp16, fp8 (absent or null means unsupported)");
+                           "bf16, fp16, fp8, fp4 (absent or null means unsupported)");
   }
   return r.status();
 }
@@ -179,6 +182,7 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
                          "scaleup",
                          "pcie_gen",
                          "pcie_gbps_unidir",
+                         "c2c_gbps_unidir",
                          "tdp_w",
                          "default_node",
                          "source",
@@ -219,6 +223,14 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   } else {
     g->pcie_gen = SmallPositiveInt(r, "pcie_gen");
     g->pcie_bytes_per_s = r.ScaledNumber("pcie_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+  }
+  if (r.Has("c2c_gbps_unidir")) {
+    if (host_device) {
+      r.Fail("c2c_gbps_unidir",
+             "must be omitted when scaleup.kind is 'shared-memory' (ranks in host memory)");
+    } else {
+      g->c2c_bytes_per_s = r.ScaledNumber("c2c_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+    }
   }
   g->tdp_watts = r.ScaledNumber("tdp_w", 1.0, 1.0, kMaxTdpWatts);
   g->default_node = r.OptionalString("default_node", "");  // may be absent for a user GPU
@@ -325,13 +337,19 @@ Status ParseNetwork(const json& entry, const std::string& context, NetworkSpec* 
 
 Status ParseNode(const json& entry, const std::string& context, NodeTemplate* n) {
   JsonObjectReader r(entry, context);
-  r.RejectUnknownFields({"id", "name", "gpu", "gpus_per_node", "network", "intra_node",
+  r.RejectUnknownFields({"id", "name", "gpu", "gpus_per_node", "tray_gpus", "network", "intra_node",
                          "intra_node_gbps_per_gpu", "intra_node_latency_us", "source", "notes",
                          "verified", "unverified_fields"});
   n->id = r.String("id");
   n->name = r.String("name");
   n->gpu = r.String("gpu");
   n->gpus_per_node = SmallPositiveInt(r, "gpus_per_node");
+  n->tray_gpus = r.Has("tray_gpus") ? SmallPositiveInt(r, "tray_gpus") : n->gpus_per_node;
+  if (r.status().ok() && n->gpus_per_node % n->tray_gpus != 0) {
+    r.Fail("tray_gpus", "must divide gpus_per_node = " + std::to_string(n->gpus_per_node) +
+                            " (the NVLink domain is made of whole trays), got " +
+                            std::to_string(n->tray_gpus));
+  }
   n->network = r.String("network");
   n->intra_node =
       r.Enum("intra_node", {"nvswitch", "nvlink-bridge", "xgmi", "pcie", "shared-memory"});

@@ -78,6 +78,7 @@ std::string_view MixedPrecision(Precision p) {
       return "fp8";
     case Precision::kFp32:
     case Precision::kTf32:
+    case Precision::kFp4:  // not a training precision (IsTrainingPrecision)
     case Precision::kCount:
       break;
   }

@@ -187,6 +187,11 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
       a.Flag("--bf16");
       a.Add("--fp8-format", "hybrid");
       break;
+    case Precision::kFp4:  // refused upstream (IsTrainingPrecision); Megatron-Core's NVFP4 flags
+      a.Flag("--bf16");
+      a.Add("--fp4-format", "e2m1");
+      a.Add("--fp4-recipe", "nvfp4");
+      break;
     case Precision::kFp32:
     case Precision::kTf32:
     case Precision::kCount:

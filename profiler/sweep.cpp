@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <set>
+#include <utility>
 
 namespace gpuplan {
 namespace {
@@ -163,27 +165,34 @@ std::vector<int> CollectiveGroupSizes(int max_ranks) {
 std::string MatchGpuId(const GpuDeviceInfo& device, const HardwareDb& db) {
   const std::set<std::string> tokens = NameTokens(device.name);
   std::string best;
-  size_t best_score = 0;
+  // Most shared tokens first; between equals, the entry whose name adds fewer words the device
+  // does not print ("NVIDIA H200" is the SXM part, not "NVIDIA H200 NVL 141GB (PCIe, ...)").
+  std::pair<size_t, size_t> best_score{0, 0};  // (shared, SIZE_MAX - unshared)
   bool tie = false;
   for (const auto& [id, gpu] : db.gpus()) {
     if (gpu.sm_count > 0 && gpu.sm_count != device.sm_count) continue;
     if (std::abs(device.memory_bytes - gpu.memory_bytes) > 0.10 * gpu.memory_bytes) continue;
-    size_t score = 0;
+    size_t shared = 0;
+    size_t unshared = 0;
     bool model_number = false;  // a shared token like "h100" or "4090" (not a size like "80gb")
     for (const std::string& t : NameTokens(gpu.name)) {
-      if (tokens.count(t) == 0) continue;
-      ++score;
+      if (tokens.count(t) == 0) {
+        ++unshared;
+        continue;
+      }
+      ++shared;
       const bool digit = std::any_of(t.begin(), t.end(), [](char ch) {
         return std::isdigit(static_cast<unsigned char>(ch)) != 0;
       });
       model_number = model_number || (digit && !t.ends_with("gb"));
     }
     if (!model_number) continue;
+    const std::pair<size_t, size_t> score{shared, SIZE_MAX - unshared};
     if (score > best_score) {
       best = id;
       best_score = score;
       tie = false;
-    } else if (score == best_score && score > 0) {
+    } else if (score == best_score) {
       tie = true;
     }
   }

@@ -20,6 +20,7 @@
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
 #include "simulator/shard.h"
+#include "simulator/topology.h"
 #include "simulator/tp_overlap.h"
 
 namespace gpuplan {
@@ -718,6 +719,11 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
         "training", "micro_batch_size",
         Str(t.micro_batch_size) + " exceeds global_batch_size = " + Str(t.global_batch_size));
   }
+  if (!IsTrainingPrecision(t.precision)) {
+    return Fail(
+        "training", "precision",
+        std::string(gpuplan::PrecisionName(t.precision)) + ": allowed: " + kTrainingPrecisions);
+  }
   if (!(gpu->PeakFlops(t.precision) > 0)) {
     return Fail("training", "precision",
                 std::string(NameOf(t.precision)) + " is not supported by GPU '" + c.gpu + "' (no " +
@@ -917,9 +923,14 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   }
   if (t.moe_dispatcher == MoeDispatcher::kDeepEp && p.ep > 1 &&
       !DeepEpRuns(*gpu, c.gpus_per_node)) {
-    return Fail("training", "moe_dispatcher",
-                "deepep needs an NVSwitch node (NVLink between every pair of a node's GPUs); " +
-                    c.gpu + " has scale-up '" + gpu->scaleup_kind + "'; use alltoall");
+    const std::string why =
+        c.gpus_per_node > kDeepEpMaxNvlinkPeers
+            ? "forwards among at most " + Str(kDeepEpMaxNvlinkPeers) +
+                  " NVLink peers of a node (DeepEP NUM_MAX_NVL_PEERS); cluster.gpus_per_node is " +
+                  Str(c.gpus_per_node)
+            : "needs an NVSwitch node (NVLink between every pair of a node's GPUs); " + c.gpu +
+                  " has scale-up '" + gpu->scaleup_kind + "'";
+    return Fail("training", "moe_dispatcher", "deepep " + why + "; use alltoall");
   }
   if (t.moe_dispatcher == MoeDispatcher::kDeepEp && etp != 1) {
     return Fail("training", "moe_dispatcher",
@@ -981,6 +992,19 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if (p.ep_overlap) {
     if (const std::optional<std::string> problem = EpOverlapProblem(job)) {
       return Fail("parallelism", "ep_overlap", *problem);
+    }
+  }
+  // A node is a scale-up domain (a rack of a rack-scale template): a group straddling two with a
+  // few members would put them on the network, which the placement model does not price.
+  for (const LayoutGroup& g : LayoutGroups(p)) {
+    if (!GroupTilesNodes(c.gpus_per_node, g.size, g.stride)) {
+      return Fail("cluster", "gpus_per_node",
+                  Str(c.gpus_per_node) + " GPUs per node (scale-up domain) do not hold whole " +
+                      std::string(g.name) + " groups of " + Str(g.size) + " ranks " +
+                      Str(g.stride) +
+                      " apart: a group would straddle two domains. Use a gpus_per_node that " +
+                      "the layout tiles (an NVL72 rack runs power-of-two layouts on 64 GPUs, 16 " +
+                      "of its 18 trays)");
     }
   }
   return Status::Ok();

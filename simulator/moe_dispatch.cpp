@@ -101,7 +101,8 @@ double MoeRankImbalance(const JobSpec& job) {
 }
 
 bool DeepEpRuns(const GpuSpec& gpu, int64_t gpus_per_node) {
-  return gpu.scaleup_kind == "nvswitch" && gpu.scaleup_domain_gpus >= gpus_per_node;
+  return gpu.scaleup_kind == "nvswitch" && gpu.scaleup_domain_gpus >= gpus_per_node &&
+         gpus_per_node <= kDeepEpMaxNvlinkPeers;
 }
 
 ExpertRouting RoutingOf(const ModelSpec& m) {

@@ -53,9 +53,14 @@ std::string MoeLoadImbalanceProblem(double load_imbalance);
 /// ep = 1 (every rank then computes every expert's share).
 double MoeRankImbalance(const JobSpec& job);
 
+/// DeepEP's normal kernels forward among at most this many NVLink peers of one node
+/// (deepseek-ai/DeepEP csrc/kernels/configs.cuh: `#define NUM_MAX_NVL_PEERS 8`).
+inline constexpr int64_t kDeepEpMaxNvlinkPeers = 8;
+
 /// Whether DeepEP runs on nodes of `gpus_per_node` GPUs of type `gpu`: it needs "NVLink with
 /// full directed CUDA peer access between every pair of participating intranode GPUs"
-/// (deepseek-ai/DeepEP README, Requirements), an NVSwitch domain spanning the node.
+/// (deepseek-ai/DeepEP README, Requirements), an NVSwitch domain spanning the node, of at most
+/// kDeepEpMaxNvlinkPeers GPUs (not a 72-GPU NVL72 rack).
 bool DeepEpRuns(const GpuSpec& gpu, int64_t gpus_per_node);
 
 /// The routing of model `m` (a MoE model).

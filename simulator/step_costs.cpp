@@ -380,20 +380,16 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   c.tokens = static_cast<double>(tr.micro_batch_size * tr.seq_len) / static_cast<double>(par.cp);
   c.act_bytes = rates.activation_bytes;
   c.attention_speed = tr.framework.AttentionSpeed(gpu.architecture);
-  // Megatron rank order: tp fastest, then cp, then dp, then pp. Expert layers regroup the
-  // tp x cp x dp ranks of a stage as etp fastest, then ep, then expert-dp (parallel_state.py).
-  const int64_t etp = par.ExpertTp();
-  c.tp_link = PlaceGroup(links, par.tp, 1);
-  c.etp_link = PlaceGroup(links, etp, 1);
-  c.cp_link = PlaceGroup(links, par.cp, par.tp);
-  c.ep_link = PlaceGroup(links, par.ep, etp);
-  c.dp_link = PlaceGroup(links, par.dp * par.cp, par.tp);
-  c.expert_dp_link = PlaceGroup(links, par.ExpertDp(), etp * par.ep);
-  c.pp_link = PlaceGroup(links, par.pp, par.tp * par.cp * par.dp);
-  // HSDP: a shard group is the dp/dp_replicate x cp ranks next to each other in that order,
-  // the replicas of a rank are one shard group apart.
-  c.shard_link = PlaceGroup(links, par.ShardRanks(), par.tp);
-  c.replicate_link = PlaceGroup(links, par.dp_replicate, par.tp * par.ShardRanks());
+  const auto groups = LayoutGroups(par);
+  c.tp_link = PlaceGroup(links, groups[kTpGroup]);
+  c.etp_link = PlaceGroup(links, groups[kEtpGroup]);
+  c.cp_link = PlaceGroup(links, groups[kCpGroup]);
+  c.ep_link = PlaceGroup(links, groups[kEpGroup]);
+  c.dp_link = PlaceGroup(links, groups[kDpGroup]);
+  c.expert_dp_link = PlaceGroup(links, groups[kExpertDpGroup]);
+  c.pp_link = PlaceGroup(links, groups[kPpGroup]);
+  c.shard_link = PlaceGroup(links, groups[kShardGroup]);
+  c.replicate_link = PlaceGroup(links, groups[kReplicateGroup]);
 
   StepCosts s;
   s.dense = EvaluateLayer(c, false);
@@ -486,9 +482,10 @@ bool WeightGatherInForward(const JobSpec& job) {
 double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,
                         const DeviceRates& rates, double params) {
   if (job.parallel.cpu_offload) {
-    // Gradients down and updated 16-bit weights up over PCIe.
+    // Gradients down and updated 16-bit weights up over the host link: PCIe, or NVLink-C2C on a
+    // Grace superchip (GpuSpec::HostLinkBytesPerS).
     return params / kCpuAdamParamsPerSecond +
-           (costs.grad_bytes_per_param + 2.0) * params / gpu.pcie_bytes_per_s;
+           (costs.grad_bytes_per_param + 2.0) * params / gpu.HostLinkBytesPerS();
   }
   return MemoryBoundSeconds(rates, kAdamBytesPerParam * params, 10);
 }

@@ -117,7 +117,8 @@ double FsdpReduceSeconds(const StepCosts& costs, double trainable_params);
 bool WeightGatherInForward(const JobSpec& job);
 
 /// Optimizer step over `params` trainable parameters held by one GPU: fused Adam streaming
-/// kAdamBytesPerParam per parameter, or with ZeRO-Offload host Adam + the PCIe round trip.
+/// kAdamBytesPerParam per parameter, or with ZeRO-Offload host Adam + the round trip over the
+/// host link (PCIe, or NVLink-C2C on a Grace superchip: GpuSpec::HostLinkBytesPerS).
 double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,
                         const DeviceRates& rates, double params);
 

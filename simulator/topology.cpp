@@ -24,6 +24,36 @@ ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gp
   return l;
 }
 
+std::array<LayoutGroup, kLayoutGroupCount> LayoutGroups(const ParallelSpec& par) {
+  const int64_t etp = par.ExpertTp();
+  std::array<LayoutGroup, kLayoutGroupCount> g;
+  g[kTpGroup] = {"tp", par.tp, 1};
+  g[kEtpGroup] = {"etp", etp, 1};
+  g[kCpGroup] = {"cp", par.cp, par.tp};
+  g[kEpGroup] = {"ep", par.ep, etp};
+  g[kDpGroup] = {"dp*cp", par.dp * par.cp, par.tp};
+  g[kExpertDpGroup] = {"expert dp", par.ExpertDp(), etp * par.ep};
+  g[kPpGroup] = {"pp", par.pp, par.tp * par.cp * par.dp};
+  g[kShardGroup] = {"shard (dp/dp_replicate*cp)", par.ShardRanks(), par.tp};
+  g[kReplicateGroup] = {"dp_replicate", par.dp_replicate, par.tp * par.ShardRanks()};
+  return g;
+}
+
+bool GroupTilesNodes(int64_t gpus_per_node, int64_t size, int64_t stride) {
+  const int64_t node = std::max<int64_t>(1, gpus_per_node);
+  const int64_t n = std::max<int64_t>(1, size);
+  const int64_t s = std::max<int64_t>(1, stride);
+  if (n == 1) return true;
+  const int64_t span = n * s;  // consecutive ranks covering the group and its interleaved peers
+  if (span <= node) return node % span == 0;               // whole blocks of s groups per node
+  if (s < node) return node % s == 0 && span % node == 0;  // each node: node/s members of s groups
+  return s % node == 0;                                    // one member per node, every group alike
+}
+
+GroupLink PlaceGroup(const ClusterLinks& links, const LayoutGroup& group) {
+  return PlaceGroup(links, group.size, group.stride);
+}
+
 GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
   GroupLink g;
   const double n = static_cast<double>(std::max<int64_t>(1, size));

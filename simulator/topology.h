@@ -1,10 +1,13 @@
 // Where each parallel group's ranks sit, and which links they use.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "hardware-db/hardware.h"
 #include "simulator/collective.h"
+#include "simulator/job.h"
 
 namespace gpuplan {
 
@@ -34,13 +37,48 @@ inline constexpr double kPcieStepLatencySeconds = 5.0e-6;
 /// PCIe-only boxes reach 70-80% of the link rate when P2P works).
 inline constexpr double kPcieCollectiveEfficiency = 0.75;
 
+/// One kind of communicator of a layout: `size` ranks whose consecutive members are `stride`
+/// ranks apart in the global rank order.
+struct LayoutGroup {
+  std::string_view name;  ///< as the job spec's parallelism fields name it ("tp", "dp*cp", ...)
+  int64_t size = 1;
+  int64_t stride = 1;
+};
+
+/// Index of each group in LayoutGroups().
+enum LayoutGroupIndex {
+  kTpGroup,
+  kEtpGroup,
+  kCpGroup,
+  kEpGroup,
+  kDpGroup,
+  kExpertDpGroup,
+  kPpGroup,
+  kShardGroup,
+  kReplicateGroup,
+  kLayoutGroupCount
+};
+
+/// The communicators of `par` as Megatron-LM orders ranks (parallel_state.py): tp fastest, then
+/// cp, then dp, then pp; expert layers regroup a stage's tp x cp x dp ranks as etp fastest, then
+/// ep, then expert-dp; an HSDP shard group is the dp/dp_replicate x cp ranks next to each other,
+/// and a rank's replicas are one shard group apart.
+std::array<LayoutGroup, kLayoutGroupCount> LayoutGroups(const ParallelSpec& par);
+
+/// Whether every group of `size` ranks at `stride` has the same number of members in each node
+/// of `gpus_per_node` consecutive ranks it touches, so that no group straddles a node (scale-up
+/// domain) boundary with a few members. Always true when gpus_per_node and the layout are powers
+/// of two; an NVL72 rack (72 GPUs) does not hold whole groups of 16.
+bool GroupTilesNodes(int64_t gpus_per_node, int64_t size, int64_t stride);
+
 /// `measured`: the profile's fits for `gpu`, or nullptr (DeviceRates::measured).
 ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node,
                           const MeasuredRates* measured = nullptr);
 
 /// The link model of a communicator of `size` ranks whose consecutive members are `stride` ranks
-/// apart in the global rank order. gpuplan places ranks as Megatron-LM does: TP varies fastest,
-/// then CP, then DP (with EP inside DP), then PP (so TP stays inside a node when it fits).
+/// apart in the global rank order (LayoutGroups). A node is the scale-up domain: a server's
+/// GPUs, or a rack-scale template's whole NVLink domain. Precondition: GroupTilesNodes.
 GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride);
+GroupLink PlaceGroup(const ClusterLinks& links, const LayoutGroup& group);
 
 }  // namespace gpuplan

@@ -205,6 +205,9 @@ TEST(ProfileSweep, MatchesDeviceNamesToTheHardwareDb) {
       {"NVIDIA A100 80GB PCIe", 108, 85.2e9, "a100-pcie-80gb"},
       {"NVIDIA A100-SXM4-40GB", 108, 42.5e9, "a100-sxm4-40gb"},
       {"NVIDIA H200", 132, 143.8e9, "h200-sxm-141gb"},
+      {"NVIDIA H200 NVL", 132, 143.8e9, "h200-nvl-141gb"},
+      {"NVIDIA GB200", 148, 189.5e9, "gb200"},
+      {"NVIDIA B200", 148, 191.5e9, "b200"},
       {"NVIDIA GeForce RTX 4090", 128, 25.3e9, "rtx-4090"},
       {"NVIDIA Tesla X1", 80, 32e9, ""},  // V100 memory and SMs, other name: no match
   };

@@ -24,7 +24,7 @@ struct GpuMatch {
 };
 constexpr GpuMatch kGpus[] = {
     {"A100 (SXM", "a100-sxm4-80gb"}, {"H200", "h200-sxm-141gb"},      {"B200", "b200"},
-    {"AMD MI300X", "mi300x"},        {"H100 PCIe", "h100-pcie-80gb"},
+    {"AMD MI300X", "mi300x"},        {"H100 PCIe", "h100-pcie-80gb"}, {"GB200", "gb200"},
 };
 
 // The nodes of the multi-node rows are AWS p5en / p6-b200: 8 x 400 Gb/s EFA per node (efa-p5).
