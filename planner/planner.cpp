@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -190,6 +191,70 @@ std::string Outcome(const Plan& p) {
   return s;
 }
 
+// A rack-scale NVLink template: its scale-up domain spans several hosts (trays), as a GB200
+// NVL72 rack's does, where an HGX/DGX server's domain is the server.
+bool RackScale(const HardwareDb& db, const std::string& node) {
+  const NodeTemplate* n = db.FindNode(node);
+  return n != nullptr && n->tray_gpus < n->gpus_per_node;
+}
+
+// Exposed communication a larger NVLink domain can shorten: TP, CP, PP and EP, as a share of
+// the step.
+double ModelParallelCommShare(const Plan& p) {
+  const TimeBreakdown& b = p.step.breakdown_s;
+  return (b.tp_comm + b.cp_comm + b.pp_comm + b.ep_comm) / p.step.step_time_s;
+}
+
+// "a model replica's 64 GPUs (TP4 x CP2 x PP8) sit in one NVLink domain of 64" or "... span 8
+// NVLink domains of 8".
+std::string ReplicaPlacement(const Plan& p) {
+  const ParallelSpec& par = p.job.parallel;
+  const int64_t replica = par.tp * par.cp * par.pp;
+  const int64_t domain = std::min(p.job.cluster.gpus_per_node, p.job.cluster.num_gpus);
+  const std::string dims = "TP" + std::to_string(par.tp) + " x CP" + std::to_string(par.cp) +
+                           " x PP" + std::to_string(par.pp);
+  if (replica <= domain) {
+    return "a model replica's " + std::to_string(replica) + " " + Noun(replica, "GPU", "GPUs") +
+           " (" + dims + ") sit in one NVLink domain of " + std::to_string(domain);
+  }
+  const int64_t domains = (replica + domain - 1) / domain;
+  return "a model replica's " + std::to_string(replica) + " GPUs (" + dims + ") span " +
+         std::to_string(domains) + " NVLink domains of " + std::to_string(domain);
+}
+
+// When the candidates hold both rack-scale (NVL72) and server (HGX/DGX) templates: why the
+// recommendation's class won against the other's best plan, in the numbers that differ: where a
+// model replica sits, its exposed model-parallel communication, throughput per GPU and price.
+std::optional<std::string> ScaleUpSentence(const PlanRequest& req, const HardwareDb& db,
+                                           const std::vector<Plan>& candidates,
+                                           const Plan& chosen) {
+  const bool chosen_rack = RackScale(db, chosen.node);
+  const Plan* other = Best(req, candidates, [&](const Plan& p) {
+    return RackScale(db, p.node) != chosen_rack && Feasible(req, p);
+  });
+  if (other == nullptr) {
+    other =
+        Best(req, candidates, [&](const Plan& p) { return RackScale(db, p.node) != chosen_rack; });
+    if (other == nullptr) return std::nullopt;
+  }
+  const std::string kind = chosen_rack ? "HGX/DGX servers" : "rack-scale NVLink";
+  std::string s = "Against " + kind + ": the best " + other->node + " plan, " + PlanName(*other) +
+                  (IsPriced(*other) ? " at " + other->econ.provider : "") + ", " + Outcome(*other) +
+                  (Feasible(req, *other) ? "" : " (misses the constraints)") + " (" +
+                  ChangeVs(*other, chosen) + "). On " + chosen.node + " " +
+                  ReplicaPlacement(chosen) + " and exposed TP/CP/PP/EP communication is " +
+                  FormatPercent(ModelParallelCommShare(chosen)) + " of the step; on " +
+                  other->node + " " + ReplicaPlacement(*other) + ", " +
+                  FormatPercent(ModelParallelCommShare(*other)) +
+                  ". Per GPU: " + FormatCount(chosen.step.tokens_per_s_per_gpu) + " against " +
+                  FormatCount(other->step.tokens_per_s_per_gpu) + " tokens/s";
+  if (IsPriced(chosen) && IsPriced(*other)) {
+    s += ", " + FormatUsd(chosen.econ.usd_per_gpu_hour) + " against " +
+         FormatUsd(other->econ.usd_per_gpu_hour) + " per GPU-hour";
+  }
+  return s + ".";
+}
+
 void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Plan>& candidates,
              PlanResult* result) {
   const Plan& chosen = result->recommendation;
@@ -270,6 +335,9 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
     out.push_back("Alternative: " + PlanName(alt) +
                   (IsPriced(alt) ? " at " + alt.econ.provider : "") + ": " + Outcome(alt) + " (" +
                   ChangeVs(alt, chosen) + ").");
+  }
+  if (std::optional<std::string> s = ScaleUpSentence(req, db, candidates, chosen)) {
+    out.push_back(std::move(*s));
   }
   for (std::string& s : ScalingSentences(chosen, result->scaling)) out.push_back(std::move(s));
 }

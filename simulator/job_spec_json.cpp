@@ -998,13 +998,14 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   // few members would put them on the network, which the placement model does not price.
   for (const LayoutGroup& g : LayoutGroups(p)) {
     if (!GroupTilesNodes(c.gpus_per_node, g.size, g.stride)) {
-      return Fail("cluster", "gpus_per_node",
-                  Str(c.gpus_per_node) + " GPUs per node (scale-up domain) do not hold whole " +
-                      std::string(g.name) + " groups of " + Str(g.size) + " ranks " +
-                      Str(g.stride) +
-                      " apart: a group would straddle two domains. Use a gpus_per_node that " +
-                      "the layout tiles (an NVL72 rack runs power-of-two layouts on 64 GPUs, 16 " +
-                      "of its 18 trays)");
+      return Fail(
+          "cluster", "gpus_per_node",
+          Str(c.gpus_per_node) + " GPUs per node (scale-up domain) do not hold whole " +
+              std::string(g.name) + " groups of " + Str(g.size) +
+              (g.stride == 1 ? " consecutive ranks" : " ranks " + Str(g.stride) + " apart") +
+              ": a group would straddle two domains. Use a gpus_per_node that " +
+              "the layout tiles (an NVL72 rack runs power-of-two layouts on 64 GPUs, 16 " +
+              "of its 18 trays)");
     }
   }
   return Status::Ok();

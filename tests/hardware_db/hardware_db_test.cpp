@@ -35,15 +35,18 @@ using nlohmann::json;
 const std::vector<std::string> kRequiredGpus = {
     "v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb",
     "h100-pcie-80gb", "h200-sxm-141gb", "b200",           "l40s",           "l4",
-    "rtx-4090",       "rtx-a6000",      "rtx-6000-ada",   "mi300x",         "t4"};
+    "rtx-4090",       "rtx-a6000",      "rtx-6000-ada",   "mi300x",         "t4",
+    "gb200",          "gb300",          "b300",           "h200-nvl-141gb", "mi325x",
+    "mi355x"};
 const std::vector<std::string> kRequiredNetworks = {
-    "ib-edr-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800", "roce-200",
-    "roce-400",   "efa-p4d",    "efa-p5",     "eth-25",     "eth-100"};
+    "ib-edr-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800", "roce-200",      "roce-400",
+    "efa-p4d",    "efa-p5",     "eth-25",     "eth-100",    "spectrum-x-800"};
 const std::vector<std::string> kRequiredNodes = {
-    "dgx-a100",        "dgx-h100",     "hgx-h200",     "8x-l40s-pcie",
-    "8x-rtx4090-pcie", "4x-a100-pcie", "dgx-v100",     "dgx-b200",
-    "8x-mi300x",       "8x-l4",        "8x-t4",        "8x-a6000",
-    "8x-6000-ada",     "8x-h100-pcie", "p4d-24xlarge", "p5-48xlarge"};
+    "dgx-a100",     "dgx-h100",    "hgx-h200",    "8x-l40s-pcie", "8x-rtx4090-pcie",
+    "4x-a100-pcie", "dgx-v100",    "dgx-b200",    "8x-mi300x",    "8x-l4",
+    "8x-t4",        "8x-a6000",    "8x-6000-ada", "8x-h100-pcie", "p4d-24xlarge",
+    "p5-48xlarge",  "gb200-nvl72", "gb300-nvl72", "hgx-b300",     "p6-b200",
+    "p6e-gb200"};
 
 class BuiltinDbTest : public ::testing::Test {
  protected:
@@ -525,6 +528,34 @@ TEST_F(HardwareDbFilesTest, FailedFileLeavesDbUnchanged) {
   HardwareDb db;
   EXPECT_FALSE(db.LoadFile(path).ok());
   EXPECT_EQ(db.FindGpu("good"), nullptr);
+}
+
+// Rack-scale fields: a node's tray_gpus divides its gpus_per_node (and defaults to it); a GPU's
+// NVLink-C2C link replaces PCIe as the host link; an fp4 peak loads.
+TEST_F(HardwareDbFilesTest, TraysC2cAndFp4) {
+  json rack = ValidNode("rack", "h100-sxm5-80gb");
+  rack["gpus_per_node"] = 64;
+  rack["tray_gpus"] = 4;
+  json server = ValidNode("server", "h100-sxm5-80gb");
+  json gpu = ValidGpu("superchip");
+  gpu["c2c_gbps_unidir"] = 225;
+  gpu["tflops_dense"]["fp4"] = 9000;
+  gpu.erase("default_node");
+  const std::string nodes = Write("nodes.json", json{{"nodes", {rack, server}}});
+  Write("gpus.json", json{{"gpus", {gpu}}});
+  Expected<HardwareDb> db = LoadHardwareDb({dir()});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  EXPECT_EQ(db->FindNode("rack")->tray_gpus, 4);
+  EXPECT_EQ(db->FindNode("server")->tray_gpus, 8);
+  EXPECT_DOUBLE_EQ(db->FindGpu("superchip")->HostLinkBytesPerS(), 225e9);
+  EXPECT_DOUBLE_EQ(db->FindGpu("superchip")->PeakFlops(Precision::kFp4), 9000e12);
+  EXPECT_DOUBLE_EQ(db->FindGpu("h100-sxm5-80gb")->HostLinkBytesPerS(), 63e9);
+
+  rack["tray_gpus"] = 3;
+  Write("nodes.json", json{{"nodes", {rack}}});
+  const std::string err = LoadError(nodes);
+  EXPECT_TRUE(Contains(err, "node 'rack'")) << err;
+  EXPECT_TRUE(Contains(err, "field 'tray_gpus': must divide gpus_per_node = 64")) << err;
 }
 
 TEST_F(HardwareDbFilesTest, NodeReferencingUnknownGpu) {

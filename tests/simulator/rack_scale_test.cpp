@@ -3,7 +3,9 @@
 // and optimizer offload over NVLink-C2C.
 #include <gtest/gtest.h>
 
+#include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
+#include "simulator/accuracy.h"
 #include "simulator/collective.h"
 #include "simulator/gemm_time.h"
 #include "simulator/step_costs.h"
@@ -125,6 +127,26 @@ TEST_F(RackScale, OffloadOverNvlinkC2c) {
   const DeviceRates rates = DatasheetRates(gb200, Precision::kBf16);
   EXPECT_NEAR(OptimizerSeconds(costs, job, gb200, rates, params), host_adam + 6e9 / 225e9, 1e-12);
   EXPECT_NEAR(OptimizerSeconds(costs, job, b200, rates, params), host_adam + 6e9 / 63e9, 1e-12);
+}
+
+// NVIDIA's MLPerf Training GB200 NVL72 submissions (hardware-db/calibration/published_runs.json,
+// mlperf-*-gb200-*): Llama 3.1 405B on 4 and 8 racks of 64 GPUs (TP4 PP8 VPP8 CP2, one model
+// replica per rack, DP over InfiniBand) and Llama 3.1 8B on one full 72-GPU rack. Nothing was
+// fitted on them: each within 15% of its measured tokens/s per GPU.
+TEST_F(RackScale, MlperfGb200RunsWithin15Percent) {
+  const std::string path = BuiltinCalibrationDir() + "/published_runs.json";
+  Expected<nlohmann::json> doc = ReadJsonFile(path);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, db_);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  int gb200_runs = 0;
+  for (const RunComparison& r : report->runs) {
+    if (r.id.rfind("mlperf-", 0) != 0 || r.id.find("gb200") == std::string::npos) continue;
+    ++gb200_runs;
+    EXPECT_LE(std::abs(r.error), 0.15)
+        << r.id << ": predicted " << r.predicted << " measured " << r.measured;
+  }
+  EXPECT_EQ(gb200_runs, 3);
 }
 
 }  // namespace
