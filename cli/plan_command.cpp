@@ -188,8 +188,8 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
     req.precisions.clear();
     for (const std::string& p : o.precisions) {
       Precision v;
-      if (!ParsePrecision(p, &v) || !IsTrainingPrecision(v))
-        return Invalid("--precision", "'" + p + "' (allowed: " + kTrainingPrecisions + ")");
+      if (!ParsePrecision(p, &v))
+        return Invalid("--precision", "'" + p + "' (allowed: fp32, tf32, bf16, fp16, fp8, fp4)");
       req.precisions.push_back(v);
     }
   }

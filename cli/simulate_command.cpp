@@ -260,7 +260,7 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--seq-len", o->seq_len,
                   "Tokens per sequence (default " + std::to_string(kDefaultSeqLen) +
                       ", as plan; docs/JOB_SPEC.md)");
-  sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8");
+  sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8 | fp4");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--attention", o->attention, "flash | unfused");
   sub->add_option("--framework", o->framework,

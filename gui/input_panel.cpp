@@ -185,7 +185,7 @@ std::vector<Choice> PrecisionChoices(const HardwareDb& db, const Session& s) {
   const GpuSpec* gpu = db.FindGpu(s.job.cluster.gpu);
   for (int i = 0; i < kPrecisionCount; ++i) {
     const Precision p = static_cast<Precision>(i);
-    if (IsTrainingPrecision(p) && (gpu == nullptr || gpu->PeakFlops(p) > 0))
+    if (gpu == nullptr || gpu->PeakFlops(p) > 0)
       out.push_back({Q(PrecisionName(p)), Q(PrecisionName(p))});
   }
   return out;

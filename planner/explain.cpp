@@ -179,6 +179,16 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
         FormatPercent(plan.step.breakdown_s.ep_comm / step) +
         ") stays exposed (docs/COST_MODEL.md, EP overlap).");
   }
+  if (tr.precision == Precision::kFp4) {
+    out.push_back(
+        "Assumed for fp4: Transformer Engine's NVFP4 recipe (Megatron-Core --fp4-format e2m1 "
+        "--fp4-recipe nvfp4) with " +
+        FormatPercent(kFp4Bf16LayerFraction) +
+        " of the layers kept in bf16, random Hadamard transforms and block scales in each cast "
+        "(docs/COST_MODEL.md, Quantized casts); no published run measured its speed. Whether "
+        "fp4 reaches the quality of bf16 or fp8 training for this model and token count is your "
+        "call: NVIDIA reports parity with fp8 for one 12B model on 10T tokens (arXiv:2509.25149).");
+  }
   return out;
 }
 

@@ -59,6 +59,11 @@ Status CheckExpressible(const JobSpec& job) {
                                ": Accelerate's config has no expert tensor parallelism; export "
                                "'megatron' or 'torchrun-fsdp' instead");
   }
+  if (job.training.precision == Precision::kFp4) {
+    return Refuse(kFormat,
+                  "fp4: Accelerate's mixed precision has no NVFP4 recipe; export 'megatron' "
+                  "instead");
+  }
   if ((p.tp > 1 || p.cp > 1) && p.dp > 1 && !Sharded(p)) {
     return Refuse(kFormat,
                   "zero 0 with tp or cp: Accelerate's ParallelismConfig rejects pure data "
@@ -78,7 +83,7 @@ std::string_view MixedPrecision(Precision p) {
       return "fp8";
     case Precision::kFp32:
     case Precision::kTf32:
-    case Precision::kFp4:  // not a training precision (IsTrainingPrecision)
+    case Precision::kFp4:  // refused by CheckExpressible
     case Precision::kCount:
       break;
   }

@@ -40,10 +40,11 @@ Status CheckExpressible(const JobSpec& job) {
                                ": the config JSON has no expert tensor parallelism; export "
                                "'megatron' or 'torchrun-fsdp' instead");
   }
-  if (job.training.precision == Precision::kFp8) {
-    return Refuse(kFormat,
-                  "fp8: the config JSON has no FP8 switch (FP8 comes from Transformer Engine "
-                  "layers in the model code); export 'megatron' instead");
+  if (job.training.precision == Precision::kFp8 || job.training.precision == Precision::kFp4) {
+    const std::string name(PrecisionName(job.training.precision));
+    return Refuse(kFormat, name + ": the config JSON has no " + name +
+                               " switch (it comes from Transformer Engine layers in the model "
+                               "code); export 'megatron' instead");
   }
   return Status::Ok();
 }

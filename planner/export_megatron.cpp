@@ -1,10 +1,13 @@
 // Megatron-LM export: a bash script running torchrun + pretrain_gpt.py. Flag names are those of
 // NVIDIA/Megatron-LM megatron/training/arguments.py (docs/EXPORT.md lists the mapping).
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "common/str_format.h"
 #include "planner/export_formats.h"
+#include "simulator/gemm_time.h"
 #include "simulator/shard.h"
 
 namespace gpuplan {
@@ -187,11 +190,20 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
       a.Flag("--bf16");
       a.Add("--fp8-format", "hybrid");
       break;
-    case Precision::kFp4:  // refused upstream (IsTrainingPrecision); Megatron-Core's NVFP4 flags
+    case Precision::kFp4: {
+      // Megatron-Core's NVFP4 recipe with the share of layers the plan assumed in bf16
+      // (kFp4Bf16LayerFraction), kept at the end of the model.
+      const int64_t layers = plan.job.model.num_layers;
+      const int64_t bf16_layers =
+          std::max<int64_t>(1, std::llround(kFp4Bf16LayerFraction * static_cast<double>(layers)));
       a.Flag("--bf16");
       a.Add("--fp4-format", "e2m1");
       a.Add("--fp4-recipe", "nvfp4");
+      a.Flag("--first-last-layers-bf16");
+      a.Add("--num-layers-at-start-in-bf16", 0);
+      a.Add("--num-layers-at-end-in-bf16", std::min(bf16_layers, layers));
       break;
+    }
     case Precision::kFp32:
     case Precision::kTf32:
     case Precision::kCount:

@@ -59,6 +59,12 @@ Status CheckExpressible(const JobSpec& job) {
                   "fp16: torchtitan's training.mixed_precision_param accepts bfloat16 or "
                   "float32 only; export 'megatron' or 'deepspeed' instead");
   }
+  if (job.training.precision == Precision::kFp4) {
+    return Refuse(kFormat,
+                  "fp4: torchtitan's model converters offer float8 and MX formats, not "
+                  "Transformer Engine's NVFP4 recipe the plan assumes; export 'megatron' "
+                  "instead");
+  }
   if (p.ep_overlap) {
     return Refuse(kFormat,
                   "ep_overlap: torchtitan runs each micro-batch's forward and backward on their "

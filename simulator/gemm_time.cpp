@@ -14,9 +14,9 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
                            const RateCalibration& calibration) {
   DeviceRates r;
   const double sustained = gpu.gemm_efficiency * SustainedGemmFraction(gpu, calibration);
-  r.matmul_flops_per_s = gpu.PeakFlops(precision) * sustained;
-  // fp8 training keeps attention in bf16 (Transformer Engine recipes).
-  const Precision attention = precision == Precision::kFp8 ? Precision::kBf16 : precision;
+  r.matmul_flops_per_s = LinearGemmPeakFlops(gpu, precision) * sustained;
+  // fp8 and fp4 training keep attention in bf16 (Transformer Engine recipes).
+  const Precision attention = QuantizedLinears(precision) ? Precision::kBf16 : precision;
   r.attention_flops_per_s =
       gpu.PeakFlops(attention) * sustained * calibration.fused_attention_relative_efficiency;
   r.attention_backward_flops_per_s = r.attention_flops_per_s;
@@ -41,8 +41,8 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
   if (measured->kernel_overhead_s > 0) r.kernel_overhead_s = measured->kernel_overhead_s;
   // The measured attention kernels stand for the job's when they ran in its precision family:
   // 16-bit samples for bf16/fp16/fp8 training (fp8 keeps attention in bf16), fp32 ones for fp32.
-  const bool sixteen_bit_job = precision == Precision::kBf16 || precision == Precision::kFp16 ||
-                               precision == Precision::kFp8;
+  const bool sixteen_bit_job =
+      precision == Precision::kBf16 || precision == Precision::kFp16 || QuantizedLinears(precision);
   const bool sixteen_bit_samples = measured->attention_precision != Precision::kFp32;
   if (sixteen_bit_job == sixteen_bit_samples && measured->attention_forward_flops_per_s > 0 &&
       measured->attention_backward_flops_per_s > 0) {
@@ -58,6 +58,19 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
   r.memory_bytes_per_s /= c;
   r.kernel_overhead_s *= c;  // so that every kernel time scales by exactly c
   return r;
+}
+
+bool QuantizedLinears(Precision precision) {
+  return precision == Precision::kFp8 || precision == Precision::kFp4;
+}
+
+double LinearGemmPeakFlops(const GpuSpec& gpu, Precision precision) {
+  if (precision != Precision::kFp4) return gpu.PeakFlops(precision);
+  // NVFP4's layers kept in bf16 take their share of the GEMM FLOPs at the bf16 rate.
+  const double fp4 = gpu.PeakFlops(Precision::kFp4);
+  const double bf16 = gpu.PeakFlops(Precision::kBf16);
+  if (!(fp4 > 0) || !(bf16 > 0)) return fp4;
+  return 1.0 / ((1.0 - kFp4Bf16LayerFraction) / fp4 + kFp4Bf16LayerFraction / bf16);
 }
 
 double AttentionHalfRateTokens(const GpuSpec& gpu) {

@@ -69,6 +69,20 @@ inline constexpr double kFusedAttentionRelativeEfficiency = 0.40;
 inline constexpr double kAttentionReferenceTokens = 4096;
 
 /// The attention kernel's s0 on `gpu` (DeviceRates::attention_half_rate_tokens):
+/// Share of an NVFP4 model's linear layers kept in bf16: NVIDIA's recipe keeps about 16% of them
+/// (the first and last blocks) in higher precision for stable convergence ("Pretraining Large
+/// Language Models with NVFP4", arXiv:2509.25149, Sec. 4; Megatron-Core
+/// --first-last-layers-bf16). Stated from the paper, not fitted.
+inline constexpr double kFp4Bf16LayerFraction = 0.16;
+
+/// Whether `precision` quantizes the linear layers' GEMM operands (fp8, fp4) while attention,
+/// norms and the optimizer stay in 16/32 bits (Transformer Engine recipes).
+bool QuantizedLinears(Precision precision);
+
+/// Peak FLOP/s of the linear layers' GEMMs at `precision`: the GPU's peak, except for fp4, whose
+/// kFp4Bf16LayerFraction of layers run at the bf16 peak (harmonic mix of the two rates).
+double LinearGemmPeakFlops(const GpuSpec& gpu, Precision precision);
+
 /// kAttentionHalfRateTokens for a GPU's fused kernels, 0 for the host device's reference kernel.
 double AttentionHalfRateTokens(const GpuSpec& gpu);
 

@@ -66,17 +66,6 @@ enum LoraTarget : uint32_t {
 /// (Dubey et al. 2024, "The Llama 3 Herd of Models", Sec. 3.4.1: "sequences of length 4,096").
 inline constexpr int64_t kDefaultSeqLen = 4096;
 
-/// Whether the cost model trains in `p`. fp4 (NVFP4/MXFP4) is a GPU peak in the hardware
-/// database (`gpuplan hardware`) but not yet a training precision: its recipe (layers kept in
-/// bf16, Hadamard transforms, block scales) is not modelled, so every entry point refuses it.
-inline bool IsTrainingPrecision(Precision p) {
-  return p != Precision::kFp4 && p != Precision::kCount;
-}
-/// What an entry point says when it refuses a precision IsTrainingPrecision rejects.
-inline constexpr const char* kTrainingPrecisions =
-    "fp32, tf32, bf16, fp16, fp8 (fp4 is listed as a GPU peak but is not modelled as a training "
-    "precision yet)";
-
 struct TrainingSpec {
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;  ///< sequences per optimizer step

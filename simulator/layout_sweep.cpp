@@ -372,8 +372,8 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     }
     t.global_batch_size = global_batch.value_or(0);
     const std::string_view precision = r.Text("precision");
-    if (!ParsePrecision(precision, &t.precision) || !IsTrainingPrecision(t.precision)) {
-      r.Fail("precision", "must be fp32, tf32, bf16, fp16 or fp8", precision);
+    if (!ParsePrecision(precision, &t.precision)) {
+      r.Fail("precision", "must be fp32, tf32, bf16, fp16, fp8 or fp4", precision);
     }
     t.recompute = Recompute::kNone;
     t.framework = *nanotron;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/str_format.h"
+#include "simulator/gemm_time.h"
 
 namespace gpuplan {
 namespace {
@@ -167,6 +168,12 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r, const Erro
          Fmt("%.1f%%", 100 * r.hfu) + "\n";
   if (band != nullptr) {
     out += "  error band           " + DescribeBand(*band) + " (docs/ACCURACY.md)\n";
+  }
+  if (job.training.precision == Precision::kFp4) {
+    out += "  precision            fp4: NVFP4 recipe, " +
+           Fmt("%.0f%%", 100 * kFp4Bf16LayerFraction) +
+           " of the layers in bf16 (docs/COST_MODEL.md); whether it trains as well as bf16 or "
+           "fp8 for this model is your call\n";
   }
   out += "\n";
   out += FormatBreakdown(b, r.step_time_s);

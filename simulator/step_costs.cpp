@@ -188,17 +188,19 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   lt.mlp_wgrad = lora ? 0.0 : mlp_gemm;
   lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + 2.0 * mlp_other;
 
-  // fp8 GEMMs (Transformer Engine, delayed scaling): each GEMM operand is cast from 16 bits to
-  // fp8 together with its transpose, which the other pass's GEMM reads (TE's fused
+  // Quantized GEMMs (Transformer Engine). fp8 (delayed scaling): each GEMM operand is cast from
+  // 16 bits to fp8 together with its transpose, which the other pass's GEMM reads (TE's fused
   // cast-transpose: read 2 bytes, write 1 + 1 per element). Forward casts the four projections'
   // inputs, or only transposes the QKV and FC1 inputs where the norm writes them in fp8 (the
   // stack's fp8_norm_fused_cast: TE's LayerNormLinear/LayerNormMLP); backward casts the four
   // output gradients; the weights are cast every micro-batch or once per step
-  // (fp8_weight_cast_every_microbatch). The LM head stays 16-bit.
-  double fp8_fwd = 0.0;
-  double fp8_bwd = 0.0;
-  if (tr.precision == Precision::kFp8) {
+  // (fp8_weight_cast_every_microbatch). fp4 (NVFP4, QuantizedCast): two kernels per tensor, the
+  // norms write no fp4, and only the layers not kept in bf16 cast. The LM head stays 16-bit.
+  double quant_fwd = 0.0;
+  double quant_bwd = 0.0;
+  if (QuantizedLinears(tr.precision)) {
     const FrameworkSpec& stack = tr.framework;
+    const QuantizedCast cast = QuantizedCastOf(tr.precision);
     const double up = swiglu ? 2.0 : 1.0;
     const double norm_fed = (h + mlp_visits * h) * T;          // QKV and FC1 inputs
     const double other_in = (q / t + mlp_visits * f / t) * T;  // O and FC2 inputs
@@ -208,16 +210,19 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
         stack.fp8_weight_cast_every_microbatch
             ? 1.0
             : 1.0 / static_cast<double>(std::max<int64_t>(1, MicrobatchesPerStep(job)));
-    const double fwd_bytes = (stack.fp8_norm_fused_cast ? 2.0 : 4.0) * norm_fed + 4.0 * other_in +
-                             4.0 * layer_params * weight_casts;
-    fp8_fwd = MemoryBoundSeconds(r, fwd_bytes, 4.0 + 4.0 * weight_casts);
-    fp8_bwd = MemoryBoundSeconds(r, 4.0 * grads, 4);
+    const double norm_bytes =
+        stack.fp8_norm_fused_cast && cast.norm_fused ? cast.transpose_bytes : cast.bytes;
+    const double fwd_bytes =
+        norm_bytes * norm_fed + cast.bytes * other_in + cast.bytes * layer_params * weight_casts;
+    const double k = cast.kernels_per_tensor;
+    quant_fwd = cast.layer_share * MemoryBoundSeconds(r, fwd_bytes, k * (4.0 + 4.0 * weight_casts));
+    quant_bwd = cast.layer_share * MemoryBoundSeconds(r, cast.bytes * grads, k * 4.0);
   }
 
   // Backward: data gradients and weight gradients, each a GEMM as large as the forward one
   // (2x forward). Frozen (LoRA) weights need data gradients only.
-  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + 2.0 * lt.fwd_other + fp8_bwd;
-  lt.fwd_other += fp8_fwd;
+  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + 2.0 * lt.fwd_other + quant_bwd;
+  lt.fwd_other += quant_fwd;
   lt.wgrad = lora ? 0.0 : lt.fwd_gemm;
   if (lora) {
     // Adapters: forward down(in->r) and up(r->out) GEMMs, backward 2x.
@@ -471,6 +476,22 @@ double FsdpReduceSeconds(const StepCosts& costs, double trainable_params) {
                                  costs.replicate_link);
   }
   return seconds;
+}
+
+QuantizedCast QuantizedCastOf(Precision precision) {
+  QuantizedCast c;
+  if (precision == Precision::kFp4) {
+    c.bytes = 2.0 + 2.0 + 2.0 * (0.5 + 1.0 / 16.0);
+    c.transpose_bytes = c.bytes;
+    c.norm_fused = false;
+    c.kernels_per_tensor = 2;
+    c.layer_share = 1.0 - kFp4Bf16LayerFraction;
+    return c;
+  }
+  c.bytes = 4.0;
+  c.transpose_bytes = 2.0;
+  c.norm_fused = true;
+  return c;
 }
 
 bool WeightGatherInForward(const JobSpec& job) {

@@ -116,6 +116,26 @@ double FsdpReduceSeconds(const StepCosts& costs, double trainable_params);
 /// weight_gather_in_forward, Megatron-Core --overlap-param-gather).
 bool WeightGatherInForward(const JobSpec& job);
 
+/// The memory traffic of casting one 16-bit GEMM operand to a quantized precision (Transformer
+/// Engine), per element.
+struct QuantizedCast {
+  double bytes = 0;            ///< a full cast of an operand and its transpose
+  double transpose_bytes = 0;  ///< only the transpose, where a norm already wrote the operand
+  bool norm_fused = false;     ///< the stack's norms can write the quantized operand
+  double kernels_per_tensor = 1;
+  double layer_share = 1;  ///< share of the linear layers that run quantized
+};
+
+/// fp8 (delayed scaling): read 2 B, write 1 + 1 (fused cast-transpose), 1 kernel; where a norm
+/// writes the fp8 operand only its transpose is made (read 1 B, write 1 B). fp4 (NVFP4, TE's
+/// NVFP4BlockScaling, arXiv:2509.25149 Sec. 4): an amax pass for the FP32 per-tensor scale
+/// (read 2 B), then the cast writes 4-bit codes plus an E4M3 scale per 16 elements row-wise
+/// and column-wise (2 x (0.5 + 1/16) B; the column-wise copy of wgrad's operands goes through
+/// the 16x16 random Hadamard transform inside that kernel): 5.125 B and 2 kernels per tensor,
+/// on the 1 - kFp4Bf16LayerFraction of layers not kept in bf16. Precondition:
+/// QuantizedLinears(precision).
+QuantizedCast QuantizedCastOf(Precision precision);
+
 /// Optimizer step over `params` trainable parameters held by one GPU: fused Adam streaming
 /// kAdamBytesPerParam per parameter, or with ZeRO-Offload host Adam + the round trip over the
 /// host link (PCIe, or NVLink-C2C on a Grace superchip: GpuSpec::HostLinkBytesPerS).

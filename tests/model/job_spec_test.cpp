@@ -676,8 +676,10 @@ TEST(JobSpecInvalid, UnknownField) {
 
 TEST(JobSpecInvalid, BadEnum) {
   nlohmann::json spec = BaseSpec();
-  spec["training"]["precision"] = "fp4";
-  EXPECT_TRUE(Contains(ErrorOf(spec), "training: field 'precision': 'fp4' is not allowed"));
+  spec["training"]["precision"] = "int8";
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'precision': 'int8' is not allowed (allowed: fp32, tf32, "
+                       "bf16, fp16, fp8, fp4)"));
   spec = BaseSpec();
   spec["parallelism"]["schedule"] = "zigzag";
   EXPECT_TRUE(Contains(ErrorOf(spec), "parallelism: field 'schedule': 'zigzag' is not allowed"));

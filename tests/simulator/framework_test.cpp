@@ -231,6 +231,40 @@ TEST(Framework, Fp8CastsFollowTheStack) {
   }
 }
 
+// fp4 (NVFP4, arXiv:2509.25149): the linear GEMMs of the 84% of layers not kept in bf16 run at
+// the fp4 peak, the rest at the bf16 peak (a harmonic mix); each operand cast reads 2 B for the
+// per-tensor amax, then reads 2 B and writes 4-bit codes with an E4M3 scale per 16 elements,
+// row-wise and column-wise (5.125 B, 2 kernels), with no norm-fused shortcut; attention stays
+// bf16.
+TEST(Framework, Fp4GemmsAndCasts) {
+  const double T = 4096, h = 2048, q = 2048, kv = 2048, f = 8192;
+  const double params = h * (q + 2 * kv) + q * h + 3 * f * h;
+  const double grads = (q + 2 * kv + h + 2 * f + h) * T;
+  const GpuSpec& gpu = *BuiltinDb().FindGpu("gb200");
+  const NetworkSpec& net = *BuiltinDb().FindNetwork("ib-ndr-400");
+  const double fp4 = gpu.PeakFlops(Precision::kFp4), bf16 = gpu.PeakFlops(Precision::kBf16);
+  EXPECT_DOUBLE_EQ(LinearGemmPeakFlops(gpu, Precision::kFp4), 1 / (0.84 / fp4 + 0.16 / bf16));
+  EXPECT_DOUBLE_EQ(LinearGemmPeakFlops(gpu, Precision::kFp8), gpu.PeakFlops(Precision::kFp8));
+  const DeviceRates r = DatasheetRates(gpu, Precision::kFp4);
+  EXPECT_DOUBLE_EQ(r.attention_flops_per_s,
+                   DatasheetRates(gpu, Precision::kBf16).attention_flops_per_s);
+  const QuantizedCast cast = QuantizedCastOf(Precision::kFp4);
+  EXPECT_DOUBLE_EQ(cast.bytes, 5.125);
+  auto layer = [&](Precision precision) {
+    JobSpec j = Llama1B("megatron-core");
+    j.training.precision = precision;
+    j.training.global_batch_size = 32;  // 4 micro-batches per rank: weights cast once per step
+    return ComputeStepCosts(j, gpu, net, DatasheetRates(gpu, precision)).dense;
+  };
+  const LayerCosts q4 = layer(Precision::kFp4);
+  const LayerCosts b16 = layer(Precision::kBf16);
+  const double fwd = 5.125 * (2 * h * T + (q + f) * T + params * 0.25);
+  EXPECT_NEAR(q4.fwd_other - b16.fwd_other, 0.84 * MemoryBoundSeconds(r, fwd, 2 * (4 + 4 * 0.25)),
+              1e-12);
+  EXPECT_NEAR(q4.bwd - 2 * q4.fwd_gemm - q4.bwd_attn,
+              2 * b16.fwd_other + 0.84 * MemoryBoundSeconds(r, 5.125 * grads, 8), 1e-12);
+}
+
 // Pipelined layouts: with pp 2 the floor grows by pipeline_host_seconds_per_tp_rank per TP
 // rank, 4.5 + 1.75 x 8 = 18.5 ms for the 1B at TP 8; with pp 1 it stays 4.5 ms; Megatron-Core
 // has neither.
