@@ -16,6 +16,7 @@
 #include "simulator/memory.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/shard.h"
+#include "simulator/topology.h"
 #include "simulator/tp_overlap.h"
 
 namespace gpuplan {
@@ -222,8 +223,10 @@ class PointSearch {
                       (par.tp * par.ShardRanks()) % (par.ExpertTp() * par.ep) != 0)) {
           break;
         }
-        // What the stack cannot run at all (its pipeline engine's rules; StackRunsLayout).
-        if (!StackRunsLayout(job_).ok()) {
+        // What the stack cannot run at all (its pipeline engine's rules; StackRunsLayout), and
+        // groups that would straddle two scale-up domains (UntiledGroup; the job check refuses
+        // them).
+        if (!StackRunsLayout(job_).ok() || UntiledGroup(par, job_.cluster.gpus_per_node)) {
           ++out_.stats.pruned_invalid;
           continue;
         }

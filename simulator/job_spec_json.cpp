@@ -994,17 +994,15 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   }
   // A node is a scale-up domain (a rack of a rack-scale template): a group straddling two with a
   // few members would put them on the network, which the placement model does not price.
-  for (const LayoutGroup& g : LayoutGroups(p)) {
-    if (!GroupTilesNodes(c.gpus_per_node, g.size, g.stride)) {
-      return Fail(
-          "cluster", "gpus_per_node",
-          Str(c.gpus_per_node) + " GPUs per node (scale-up domain) do not hold whole " +
-              std::string(g.name) + " groups of " + Str(g.size) +
-              (g.stride == 1 ? " consecutive ranks" : " ranks " + Str(g.stride) + " apart") +
-              ": a group would straddle two domains. Use a gpus_per_node that " +
-              "the layout tiles (an NVL72 rack runs power-of-two layouts on 64 GPUs, 16 " +
-              "of its 18 trays)");
-    }
+  if (const std::optional<LayoutGroup> g = UntiledGroup(p, c.gpus_per_node)) {
+    return Fail(
+        "cluster", "gpus_per_node",
+        Str(c.gpus_per_node) + " GPUs per node (scale-up domain) do not hold whole " +
+            std::string(g->name) + " groups of " + Str(g->size) +
+            (g->stride == 1 ? " consecutive ranks" : " ranks " + Str(g->stride) + " apart") +
+            ": a group would straddle two domains. Use a gpus_per_node that " +
+            "the layout tiles (an NVL72 rack runs power-of-two layouts on 64 GPUs, 16 " +
+            "of its 18 trays)");
   }
   return Status::Ok();
 }

@@ -47,7 +47,14 @@ bool GroupTilesNodes(int64_t gpus_per_node, int64_t size, int64_t stride) {
   const int64_t span = n * s;  // consecutive ranks covering the group and its interleaved peers
   if (span <= node) return node % span == 0;               // whole blocks of s groups per node
   if (s < node) return node % s == 0 && span % node == 0;  // each node: node/s members of s groups
-  return s % node == 0;                                    // one member per node, every group alike
+  return true;  // members at least a node apart: one per node, every group alike
+}
+
+std::optional<LayoutGroup> UntiledGroup(const ParallelSpec& par, int64_t gpus_per_node) {
+  for (const LayoutGroup& g : LayoutGroups(par)) {
+    if (!GroupTilesNodes(gpus_per_node, g.size, g.stride)) return g;
+  }
+  return std::nullopt;
 }
 
 GroupLink PlaceGroup(const ClusterLinks& links, const LayoutGroup& group) {

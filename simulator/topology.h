@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "hardware-db/hardware.h"
@@ -70,6 +71,10 @@ std::array<LayoutGroup, kLayoutGroupCount> LayoutGroups(const ParallelSpec& par)
 /// domain) boundary with a few members. Always true when gpus_per_node and the layout are powers
 /// of two; an NVL72 rack (72 GPUs) does not hold whole groups of 16.
 bool GroupTilesNodes(int64_t gpus_per_node, int64_t size, int64_t stride);
+
+/// The first group of `par` that does not tile nodes of `gpus_per_node` GPUs, or nullopt when
+/// every one does. The job check refuses such a layout and the planner skips it.
+std::optional<LayoutGroup> UntiledGroup(const ParallelSpec& par, int64_t gpus_per_node);
 
 /// `measured`: the profile's fits for `gpu`, or nullptr (DeviceRates::measured).
 ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gpus_per_node,

@@ -81,6 +81,16 @@ TEST_F(RackScale, GroupsTileTheDomain) {
   EXPECT_TRUE(GroupTilesNodes(64, 32, 4));   // 16 per rack, 2 racks
   EXPECT_FALSE(GroupTilesNodes(64, 3, 32));  // 96 ranks: a rack and a half
   EXPECT_TRUE(GroupTilesNodes(8, 16, 2));
+  EXPECT_TRUE(GroupTilesNodes(8, 2, 12));  // members 12 apart: one per 8-GPU node
+  EXPECT_FALSE(GroupTilesNodes(8, 3, 4));  // dp3 over tp4: ranks 0, 4 | 8
+  ParallelSpec par;
+  par.tp = 4;
+  par.pp = 2;
+  par.dp = 3;
+  ASSERT_TRUE(UntiledGroup(par, 8).has_value());
+  EXPECT_EQ(UntiledGroup(par, 8)->name, "dp*cp");
+  par.tp = 8;
+  EXPECT_FALSE(UntiledGroup(par, 8).has_value());
 }
 
 // All-reduce over all 72 GPUs of one rack, 4 and 8 GiB: coreweave/nccl-tests README (NCCL
