@@ -57,7 +57,11 @@ void PricePlan(const PlanRequest& req, const PriceOption& price, Plan* plan) {
   in.step_s = plan->step.step_time_s;
   in.checkpoint_bytes = CheckpointBytes(plan->job);
   in.num_gpus = cluster.num_gpus;
-  in.num_nodes = CeilDiv(cluster.num_gpus, cluster.gpus_per_node);
+  // Checkpoints are written by every host: a server, or each tray of a rack-scale node.
+  const int64_t host_gpus = plan->gpus_per_host > 0
+                                ? std::min<int64_t>(plan->gpus_per_host, cluster.gpus_per_node)
+                                : cluster.gpus_per_node;
+  in.num_nodes = CeilDiv(cluster.num_gpus, std::max<int64_t>(1, host_gpus));
   in.instances = instances;
   in.spot = price.kind == PriceKind::kSpot;
   in.spot_preemptions_per_instance_hour =

@@ -113,7 +113,10 @@ struct PlanEconomics {
 struct Plan {
   JobSpec job;       ///< model, cluster, training settings, parallel layout
   std::string node;  ///< NodeTemplate id the cluster is built from
-  StepResult step;   ///< the analytic cost model's answer, or the event simulator's (below)
+  /// GPUs of one host of that template (NodeTemplate::tray_gpus: a GB200 NVL72 tray holds 4 of
+  /// the rack's 64); the hosts write checkpoints in parallel. 0: one host per node.
+  int64_t gpus_per_host = 0;
+  StepResult step;  ///< the analytic cost model's answer, or the event simulator's (below)
   PlanEconomics econ;
   /// The analytic step time when the event simulator re-timed this plan (a finalist); 0 when
   /// `step` is the analytic answer.

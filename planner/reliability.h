@@ -40,7 +40,7 @@ struct ReliabilityInputs {
   double step_s = 0;            ///< one step; checkpoints happen on step boundaries, > 0
   double checkpoint_bytes = 0;  ///< CheckpointBytes
   int64_t num_gpus = 0;
-  int64_t num_nodes = 0;  ///< nodes writing the checkpoint in parallel
+  int64_t num_nodes = 0;  ///< hosts writing the checkpoint in parallel (servers, or trays)
   int64_t instances = 0;  ///< rented instances (spot preemptions are per instance)
   bool spot = false;
   double spot_preemptions_per_instance_hour = 0;

@@ -263,6 +263,7 @@ class PointSearch {
       out_.smallest = Plan{};
       out_.smallest.job = job_;
       out_.smallest.node = point_.node->id;
+      out_.smallest.gpus_per_host = point_.node->tray_gpus;
       out_.smallest.step.memory = mem;
     }
     if (!FitsWithMargin(mem, req_.memory_margin)) {
@@ -284,6 +285,7 @@ class PointSearch {
     Plan plan;
     plan.job = job_;
     plan.node = point_.node->id;
+    plan.gpus_per_host = point_.node->tray_gpus;
     plan.step = step;
     plan.econ.steps = steps_;
     plan.econ.tokens = tokens_;

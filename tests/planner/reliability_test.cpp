@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "hardware-db/hardware_db.h"
+#include "planner/economics.h"
 #include "simulator/presets.h"
 
 namespace gpuplan {
@@ -77,6 +78,31 @@ TEST(Reliability, Llama3RunReproducesItsReportedGoodput) {
   EXPECT_LT(out.goodput, 0.99);
   EXPECT_NEAR(std::fmod(out.checkpoint_interval_s, in.step_s), 0, 1e-6);  // whole steps
   EXPECT_NEAR(out.expected_interruptions, out.expected_wall_s / out.mtbf_s, 1e-9);
+}
+
+// Every host writes its share of the checkpoint: 256 GB200 on 4 NVL72 racks of 64 GPUs are 64
+// trays of 4 GPUs (gpus_per_host), not 4 nodes, so the write takes 16 times less than if each
+// rack wrote through one host.
+TEST(Reliability, RackScaleCheckpointsAreWrittenByEveryTray) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  PlanRequest req;
+  req.reliability = db->reliability();
+  Plan plan;
+  plan.job.model = FindModelPreset("llama3-405b").value();
+  plan.job.cluster = {"gb200", 256, 64, "ib-ndr-400"};
+  plan.step.step_time_s = 10;
+  plan.econ.compute_time_s = 1e6;
+  const PriceOption price{"x", "y", PriceKind::kOnDemand, 10, 4, 0};
+  PricePlan(req, price, &plan);
+  const double rack_hosts = plan.econ.checkpoint_write_s;
+  plan.gpus_per_host = db->FindNode("gb200-nvl72")->tray_gpus;
+  PricePlan(req, price, &plan);
+  EXPECT_NEAR(rack_hosts / plan.econ.checkpoint_write_s, 16.0, 1e-9);
+  EXPECT_NEAR(
+      plan.econ.checkpoint_write_s,
+      CheckpointBytes(plan.job) / (64 * req.reliability.checkpoint_write_bytes_per_s_per_node),
+      1e-9);
 }
 
 TEST(Reliability, SpotPreemptionsShortenTheMtbf) {
