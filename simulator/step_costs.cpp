@@ -210,8 +210,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
         stack.fp8_weight_cast_every_microbatch
             ? 1.0
             : 1.0 / static_cast<double>(std::max<int64_t>(1, MicrobatchesPerStep(job)));
-    const double norm_bytes =
-        stack.fp8_norm_fused_cast && cast.norm_fused ? cast.transpose_bytes : cast.bytes;
+    const double norm_bytes = stack.fp8_norm_fused_cast ? cast.norm_fed_bytes : cast.bytes;
     const double fwd_bytes =
         norm_bytes * norm_fed + cast.bytes * other_in + cast.bytes * layer_params * weight_casts;
     const double k = cast.kernels_per_tensor;
@@ -482,15 +481,13 @@ QuantizedCast QuantizedCastOf(Precision precision) {
   QuantizedCast c;
   if (precision == Precision::kFp4) {
     c.bytes = 2.0 + 2.0 + 2.0 * (0.5 + 1.0 / 16.0);
-    c.transpose_bytes = c.bytes;
-    c.norm_fused = false;
+    c.norm_fed_bytes = c.bytes;
     c.kernels_per_tensor = 2;
     c.layer_share = 1.0 - kFp4Bf16LayerFraction;
     return c;
   }
   c.bytes = 4.0;
-  c.transpose_bytes = 2.0;
-  c.norm_fused = true;
+  c.norm_fed_bytes = 2.0;
   return c;
 }
 

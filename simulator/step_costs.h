@@ -119,9 +119,11 @@ bool WeightGatherInForward(const JobSpec& job);
 /// The memory traffic of casting one 16-bit GEMM operand to a quantized precision (Transformer
 /// Engine), per element.
 struct QuantizedCast {
-  double bytes = 0;            ///< a full cast of an operand and its transpose
-  double transpose_bytes = 0;  ///< only the transpose, where a norm already wrote the operand
-  bool norm_fused = false;     ///< the stack's norms can write the quantized operand
+  double bytes = 0;  ///< a full cast of an operand and its transpose
+  /// A norm-fed operand (QKV, FC1 inputs) where the stack's norms write the quantized format
+  /// (fp8_norm_fused_cast): only the transpose for fp8; the full cast for fp4, which no norm
+  /// writes.
+  double norm_fed_bytes = 0;
   double kernels_per_tensor = 1;
   double layer_share = 1;  ///< share of the linear layers that run quantized
 };

@@ -4,36 +4,29 @@
 #include <gtest/gtest.h>
 
 #include "common/json_reader.h"
-#include "hardware-db/hardware_db.h"
 #include "simulator/accuracy.h"
 #include "simulator/collective.h"
 #include "simulator/gemm_time.h"
 #include "simulator/step_costs.h"
 #include "simulator/topology.h"
+#include "tests/builtin_db.h"
 
 namespace gpuplan {
 namespace {
 
-class RackScale : public ::testing::Test {
- protected:
-  void SetUp() override {
-    Expected<HardwareDb> db = LoadHardwareDb({});
-    ASSERT_TRUE(db.ok()) << db.status().message();
-    db_ = std::move(*db);
-  }
-  const GpuSpec& Gpu(const char* id) const { return *db_.FindGpu(id); }
-  const NodeTemplate& Node(const char* id) const { return *db_.FindNode(id); }
-  ClusterLinks Links(const char* node_id) const {
-    const NodeTemplate& n = Node(node_id);
-    return ResolveLinks(Gpu(n.gpu.c_str()), *db_.FindNetwork(n.network), n.gpus_per_node);
-  }
-  HardwareDb db_;
-};
+const GpuSpec& Gpu(const char* id) { return *BuiltinDb().FindGpu(id); }
+const NodeTemplate& Node(const char* id) { return *BuiltinDb().FindNode(id); }
+
+// The links of a cluster of node template `node_id` with its GPU and usual network.
+ClusterLinks Links(const char* node_id) {
+  const NodeTemplate& n = Node(node_id);
+  return ResolveLinks(Gpu(n.gpu.c_str()), *BuiltinDb().FindNetwork(n.network), n.gpus_per_node);
+}
 
 // An NVL72 rack holds 64 GPUs of a job (16 of its 18 trays): a TP16 group and an EP32 group
 // (expert layers regroup etp fastest, then ep) stay on NVLink at the full domain busbw, where an
 // 8-GPU HGX B200 node splits them over InfiniBand.
-TEST_F(RackScale, Nvl72HoldsTp16AndEp32Groups) {
+TEST(RackScale, Nvl72HoldsTp16AndEp32Groups) {
   const NodeTemplate& rack = Node("gb200-nvl72");
   EXPECT_EQ(rack.gpus_per_node, 64);
   EXPECT_EQ(rack.tray_gpus, 4);
@@ -69,7 +62,7 @@ TEST_F(RackScale, Nvl72HoldsTp16AndEp32Groups) {
 
 // Groups must tile the domain: 72 GPUs hold whole groups of 8, 24 or 36, not of 16, 32 or 64;
 // 64 (the template) holds every power of two up to 64.
-TEST_F(RackScale, GroupsTileTheDomain) {
+TEST(RackScale, GroupsTileTheDomain) {
   EXPECT_TRUE(GroupTilesNodes(72, 8, 1));
   EXPECT_TRUE(GroupTilesNodes(72, 9, 8));
   EXPECT_FALSE(GroupTilesNodes(72, 16, 1));
@@ -100,9 +93,9 @@ TEST_F(RackScale, GroupsTileTheDomain) {
 // 2(n-1)/n) and its latency from the 8-GPU series; it predicts 795 and 828 GB/s (-5%, -1%).
 // With NVLS off (NCCL_NVLS_ENABLE=0, as NVIDIA's MLPerf runs set it) the ring gives the slide's
 // 680 GB/s less 142 steps of latency.
-TEST_F(RackScale, AllReduceOver72GpusMatchesPublishedBusbw) {
+TEST(RackScale, AllReduceOver72GpusMatchesPublishedBusbw) {
   const GpuSpec& gpu = Gpu("gb200");
-  const ClusterLinks rack = ResolveLinks(gpu, *db_.FindNetwork("ib-ndr-400"), 72);
+  const ClusterLinks rack = ResolveLinks(gpu, *BuiltinDb().FindNetwork("ib-ndr-400"), 72);
   const GroupLink all = PlaceGroup(rack, 72, 1);
   ASSERT_EQ(all.nodes(), 1);
   ASSERT_GT(all.intra_nvls_bytes_per_s, 0);
@@ -123,7 +116,7 @@ TEST_F(RackScale, AllReduceOver72GpusMatchesPublishedBusbw) {
 // ZeRO-Offload's round trip (gradients down at 4 B, 16-bit weights up at 2 B per parameter)
 // crosses NVLink-C2C on GB200 (225 GB/s per GPU per direction: 900 GB/s bidirectional per
 // superchip of 2 GPUs) and PCIe Gen5 (63 GB/s) on B200; host Adam is the same.
-TEST_F(RackScale, OffloadOverNvlinkC2c) {
+TEST(RackScale, OffloadOverNvlinkC2c) {
   JobSpec job;
   job.parallel.cpu_offload = true;
   StepCosts costs;
@@ -143,11 +136,11 @@ TEST_F(RackScale, OffloadOverNvlinkC2c) {
 // mlperf-*-gb200-*): Llama 3.1 405B on 4 and 8 racks of 64 GPUs (TP4 PP8 VPP8 CP2, one model
 // replica per rack, DP over InfiniBand) and Llama 3.1 8B on one full 72-GPU rack. Nothing was
 // fitted on them: each within 15% of its measured tokens/s per GPU.
-TEST_F(RackScale, MlperfGb200RunsWithin15Percent) {
+TEST(RackScale, MlperfGb200RunsWithin15Percent) {
   const std::string path = BuiltinCalibrationDir() + "/published_runs.json";
   Expected<nlohmann::json> doc = ReadJsonFile(path);
   ASSERT_TRUE(doc.ok()) << doc.status().message();
-  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, db_);
+  Expected<AccuracyReport> report = CompareWithPublishedRuns(*doc, path, BuiltinDb());
   ASSERT_TRUE(report.ok()) << report.status().message();
   int gb200_runs = 0;
   for (const RunComparison& r : report->runs) {
