@@ -188,7 +188,7 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
   CLI::Option* runs =
       sub->add_option("--runs", *path,
                       "Published runs to compare with (format: hardware-db/calibration/README.md); "
-                      "default: the 200 runs shipped with gpuplan");
+                      "default: the runs shipped with gpuplan (published_runs.json)");
   CLI::Option* sweep =
       sub->add_option("--sweep", *sweep_path,
                       "Compare with a measured layout sweep instead (CSV, format: "

@@ -25,6 +25,23 @@ enum class Zero1GradReduction {
   kAllReduceAfterBackward,
 };
 
+/// The size of the buckets a stack reduces its gradients in (and, under ZeRO-1/2, all-gathers
+/// the updated weights in) when it overlaps that communication with the backward pass: one
+/// collective per bucket, each paying the collective's latency. Either a parameter count, grown
+/// with the data-parallel group (Megatron-Core), or a byte size of the gradient buffer (PyTorch
+/// DDP's bucket_cap_mb).
+struct GradBucket {
+  double params = 40e6;             ///< parameters per bucket (0 when given in bytes)
+  double params_per_dp_rank = 1e6;  ///< at least this many per rank of the dp x cp group
+  double bytes = 0;                 ///< gradient bytes per bucket (0 when given in parameters)
+  /// Parameters per bucket for gradients of `grad_bytes_per_param` bytes (> 0) over a DP group of
+  /// `dp_ranks` ranks (dp x cp).
+  double Params(double grad_bytes_per_param, double dp_ranks) const {
+    const double floor = params > 0 ? params : bytes / grad_bytes_per_param;
+    return floor > params_per_dp_rank * dp_ranks ? floor : params_per_dp_rank * dp_ranks;
+  }
+};
+
 /// The attention kernel a stack runs on one GPU architecture and its speed.
 struct AttentionKernel {
   std::string kernel;         ///< e.g. "flash-attn-2", "cudnn"
@@ -63,6 +80,9 @@ struct FrameworkSpec {
   /// data parallelism is used without ZeRO-3 (PyTorch DDP bucket views: 2; Megatron-Core's own
   /// DDP reduces the main-gradient buffer: 0).
   double ddp_bucket_bytes_per_param = 0;
+  /// The buckets of its overlapped DP communication (Megatron-Core: max(40M, 1M x dp x cp)
+  /// parameters).
+  GradBucket grad_bucket;
   /// Eager element-wise code keeps SiLU's output beside the gate/up output and the product, and
   /// the Q/K/V and rotary K/V copies (nanotron); fused kernels keep neither (Megatron-Core).
   bool eager_elementwise = false;

@@ -481,6 +481,7 @@ Status ParseReliability(const json& object, const std::string& context, Reliabil
 // entry in "sources".
 constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "ddp_bucket_bytes_per_param",
+                                                 "grad_bucket",
                                                  "eager_elementwise",
                                                  "pipeline_split",
                                                  "weight_gather_in_forward",
@@ -551,6 +552,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   }
   const std::vector<std::string> dims = r.OptionalStringList("parallel_dims");
   const json* passes = r.Object("unfused_passes");
+  const json* bucket = r.Object("grad_bucket");
   const json* kernels = r.Object("attention_kernels");
   const json* sources = r.Object("sources");
   if (!r.status().ok()) return r.status();
@@ -564,6 +566,19 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
     f->unfused_passes.kv = u.OptionalNumberInRange("kv", 0, 0, 32);
     f->unfused_passes.attention_output = u.OptionalNumberInRange("attention_output", 0, 0, 32);
     if (!u.status().ok()) return u.status();
+  }
+  {
+    // A bucket is a parameter count or a byte size, not both; below 1M parameters (or 1 MiB)
+    // or above 10G is a typo, not a stack's default.
+    JsonObjectReader b(*bucket, context + ": in 'grad_bucket'");
+    b.RejectUnknownFields({"params", "params_per_dp_rank", "bytes"});
+    if (b.status().ok() && bucket->contains("params") == bucket->contains("bytes")) {
+      b.Fail("params", "give exactly one of 'params' (parameters per bucket) and 'bytes'");
+    }
+    f->grad_bucket.params = b.OptionalNumberInRange("params", 0, 1e6, 1e10);
+    f->grad_bucket.bytes = b.OptionalNumberInRange("bytes", 0, 1 << 20, 1e10);
+    f->grad_bucket.params_per_dp_rank = b.OptionalNumberInRange("params_per_dp_rank", 0, 0, 1e8);
+    if (!b.status().ok()) return b.status();
   }
   f->parallel_dims.clear();
   for (const std::string& dim : dims) {

@@ -57,7 +57,7 @@ Expected<std::string> WriteDeepSpeed(const Plan& plan) {
   const ParallelSpec& p = job.parallel;
   const TrainingSpec& t = job.training;
   // Buckets of the size the cost model assumed when it predicted the overlap.
-  const auto bucket = static_cast<int64_t>(kGradBucketParams);
+  const auto bucket = static_cast<int64_t>(GradBucketParams(job));
 
   nlohmann::ordered_json ds;
   // "number of GPUs" in DeepSpeed's batch rule is the data-parallel size (world / autotp_size).

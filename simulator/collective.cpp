@@ -85,21 +85,32 @@ struct Latency {
   // all-reduce (2((nRanks/nNodes - 1) intraLat + log2(nNodes) interLat)). All-to-all's
   // concurrent sends take the same form.
   double tree = 0;
+  // PAT (reduce-scatter and all-gather, NCCL 2.23+), only when each rank is on a node of its own
+  // (ncclPatEnable: nNodes == nRanks): 8 us + log2i(nNodes) x interLat / 3.5 + 2.8 us per rank
+  // (tuning.cc, NCCL_ALGO_PAT). Negative where NCCL does not enable it.
+  double pat = -1;
 };
 
 Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes, double intra_s,
                           double inter_s) {
   const double multiplier = info.latency_steps_multiplier;
   const double levels = nodes > 1.0 ? std::ceil(std::log2(nodes)) : 0.0;
+  const bool pat =
+      (info.kind == Collective::kReduceScatter || info.kind == Collective::kAllGather) &&
+      nodes > 1.0 && n == nodes;
   return {multiplier * ((n - nodes) * intra_s + (nodes - 1.0) * inter_s),
-          multiplier * ((n / nodes - 1.0) * intra_s + levels * inter_s)};
+          multiplier * ((n / nodes - 1.0) * intra_s + levels * inter_s),
+          pat ? kPatBaseLatencySeconds + std::floor(std::log2(nodes)) * inter_s / 3.5 +
+                    n * kPatLatencyPerRankSeconds
+              : -1.0};
 }
 
 // Calls f(latency, busbw_fraction) for each way NCCL can run `c`: every protocol of
 // kCollectiveProtocols on the ring (latency x latency_factor, at busbw_fraction of the ring's bus
 // bandwidth), and across nodes for all-reduce also on a double binary tree at kTreeBusbwFraction
-// of that bandwidth; reduce-scatter and all-gather have only the ring. Each way takes
-// latency + transfer / busbw_fraction, a line in the transfer time.
+// of that bandwidth; reduce-scatter and all-gather over one rank per node also with PAT (Simple
+// only, at kPatBusbwFraction). Each way takes latency + transfer / busbw_fraction, a line in the
+// transfer time.
 template <typename F>
 void ForEachAlgorithmAndProtocol(Collective c, bool across_nodes, const Latency& lat, F f) {
   const bool tree = c == Collective::kAllReduce && across_nodes;
@@ -107,6 +118,7 @@ void ForEachAlgorithmAndProtocol(Collective c, bool across_nodes, const Latency&
     f(p.latency_factor * lat.ring, p.busbw_fraction);
     if (tree) f(p.latency_factor * lat.tree, kTreeBusbwFraction * p.busbw_fraction);
   }
+  if (lat.pat >= 0.0) f(lat.pat, kPatBusbwFraction);
 }
 
 // Seconds of a ring collective (all-reduce, all-gather, reduce-scatter, broadcast) whose

@@ -47,6 +47,15 @@ inline constexpr double kNvlsMinBytes = 2.0 * 1024 * 1024;
 /// src/graph/tuning.cc, ncclTopoTuneModel: busBw * .9 for NCCL_ALGO_TREE).
 inline constexpr double kTreeBusbwFraction = 0.9;
 
+/// PAT, NCCL's Bruck-style reduce-scatter and all-gather for communicators with one rank per
+/// node (NCCL 2.23+, on by default where ncclPatEnable allows it: nNodes == nRanks): its latency
+/// is logarithmic in the nodes but for a small linear part, and it runs Simple at 0.75 of the
+/// ring's bus bandwidth (NVIDIA/nccl src/graph/tuning.cc: latency 8 + log2i(nNodes) x
+/// interLat / 3.5 + nRanks x 2.8 us; busBw *= .75 for NCCL_ALGO_PAT).
+inline constexpr double kPatBaseLatencySeconds = 8e-6;
+inline constexpr double kPatLatencyPerRankSeconds = 2.8e-6;
+inline constexpr double kPatBusbwFraction = 0.75;
+
 /// NCCL's protocols, as its tuning model weighs them (NVIDIA/nccl src/graph/tuning.cc): LL, which
 /// stores 8 bytes (4 of data, 4 of flag) per line and polls the flags, reaches the receiver
 /// soonest but moves data at a fraction of the link's rate; Simple, which moves whole buffers

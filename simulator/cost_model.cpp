@@ -50,7 +50,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     const double embedding = stage == 0 && !tr.lora.enabled
                                  ? CountParameters(m).embedding / static_cast<double>(par.tp)
                                  : 0.0;
-    return std::min(p.trainable, kGradBucketParams + embedding);
+    return std::min(p.trainable, costs.grad_bucket_params + embedding);
   };
   // A collective issued in buckets behind computation `window`: all but the `edge` bucket (the
   // last issued, or the first needed) overlap it.
@@ -114,16 +114,26 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // every micro-batch's backward reduce-scatters its gradients (DeepSpeed stage_1_and_2.py
     // reduces each micro-batch when it partitions gradients, ZeRO-1 only at the accumulation
     // boundary; PyTorch FSDP SHARD_GRAD_OP and Megatron-FSDP optim_grads alike), in buckets
-    // overlapped with that backward, the last bucket exposed.
+    // overlapped with that backward, the last bucket exposed: the backward ends by waiting for
+    // its reductions (DeepSpeed synchronises its reduction stream in the backward epilogue).
+    // With the interleaved schedule each model chunk's backward is its own pass, so each of the
+    // vpp chunks exposes its last bucket and overlaps only its own backward (as event_sim.cpp
+    // runs it).
     if (zero == 2 && sharded_dp) {
       const ShardParams shard = ParamsPerGpu(job, stage);
-      const double reduce =
-          GradReduceSeconds(costs, zero, shard.DenseTrainable(), shard.ExpertTrainable());
+      const double v = par.schedule == Schedule::kInterleaved ? static_cast<double>(par.vpp) : 1.0;
+      const double chunk_reduce =
+          GradReduceSeconds(costs, zero, shard.DenseTrainable() / v, shard.ExpertTrainable() / v);
       if (par.dp_overlap) {
-        const double tail = GradReduceSeconds(costs, zero, edge_bucket(stage, shard), 0);
-        st.fsdp = bucketed(reduce, tail, backward_window(mix));
+        const double chunk_params = shard.trainable / v;
+        auto chunk = [&](double edge) {
+          const double tail = GradReduceSeconds(costs, zero, std::min(chunk_params, edge), 0);
+          return bucketed(chunk_reduce, tail, backward_window(mix) / v);
+        };
+        // The embedding's gradient, the last ready, sits in the first chunk of the first stage.
+        st.fsdp = (v - 1.0) * chunk(costs.grad_bucket_params) + chunk(edge_bucket(stage, shard));
       } else {
-        st.fsdp = reduce;
+        st.fsdp = v * chunk_reduce;
       }
     }
     return st;

@@ -235,12 +235,12 @@ int32_t StepBuilder::Async(int32_t rank, SimStream stream, Category category, st
   return id;
 }
 
-// Gradient reduction in buckets of kGradBucketParams, issued as soon as a bucket is full
-// (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce).
+// Gradient reduction in buckets of costs.grad_bucket_params (the stack's), issued as soon as a
+// bucket is full (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce).
 void StepBuilder::FlushBucket(int32_t rank, bool force) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const double params = r.bucket_dense + r.bucket_expert;
-  if (params <= 0 || (!force && params < kGradBucketParams)) return;
+  if (params <= 0 || (!force && params < costs_.grad_bucket_params)) return;
   // The weights are gathered once, after the optimizer step (or in the next forward).
   const double seconds = GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
   const char* name =
@@ -275,15 +275,15 @@ void StepBuilder::AddGradients(int32_t rank, const ShardParams& params) {
 
 // Megatron-Core --overlap-param-gather (FrameworkTraits::weight_gather_in_forward): the step
 // begins with the all-gather of the weights the previous optimizer step updated, in buckets of
-// kGradBucketParams in forward order; the first forward pass waits at each layer for the bucket
-// holding its weights. The all-gathers queue on their stream from the start of the step.
+// costs.grad_bucket_params in forward order; the first forward pass waits at each layer for the
+// bucket holding its weights. The all-gathers queue on their stream from the start of the step.
 void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const double need = params.trainable;
   if (need <= 0) return;
   if (r.weights_gathered < need) {
     const double bucket =
-        std::min(r.weights_left, std::max(kGradBucketParams, need - r.weights_gathered));
+        std::min(r.weights_left, std::max(costs_.grad_bucket_params, need - r.weights_gathered));
     const double dense = params.DenseShare();
     const double seconds =
         WeightGatherSeconds(costs_, zero_, bucket * dense, bucket * (1.0 - dense));

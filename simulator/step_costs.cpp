@@ -422,6 +422,13 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   s.grads_all_reduced_after_backward =
       par.zero_stage == 1 && !par.fsdp && par.dp * par.cp > 1 &&
       tr.framework.zero1_grad_reduction == Zero1GradReduction::kAllReduceAfterBackward;
+  // Buckets only where the stack overlaps the reduction with the backward (hooks fire per
+  // bucket); otherwise one collective reduces the whole buffer (Megatron-LM: bucket_size None
+  // without --overlap-grad-reduce).
+  const int zero = par.fsdp ? 3 : par.zero_stage;
+  if (par.dp_overlap && zero < 3 && !s.grads_all_reduced_after_backward) {
+    s.grad_bucket_params = GradBucketParams(job);
+  }
   s.tp_link = c.tp_link;
   s.cp_link = c.cp_link;
   s.ep_link = c.ep_link;
@@ -489,6 +496,12 @@ QuantizedCast QuantizedCastOf(Precision precision) {
   c.bytes = 4.0;
   c.norm_fed_bytes = 2.0;
   return c;
+}
+
+double GradBucketParams(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  return job.training.framework.grad_bucket.Params(MainGradBytesPerParam(job.training.precision),
+                                                   static_cast<double>(p.dp * p.cp));
 }
 
 bool WeightGatherInForward(const JobSpec& job) {

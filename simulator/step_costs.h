@@ -18,8 +18,6 @@ namespace gpuplan {
 /// 1.1-1.3x slow-down coefficient for overlapped kernels: AFDWang/Hetu-Galvatron
 /// docs/en/source/5_search_engine_usage/search_engine_usage.md, commit 98484bc).
 inline constexpr double kOverlapInterference = 0.15;
-/// Gradient bucket for overlapped DP reduction: Megatron-LM's default ddp bucket of 40M params.
-inline constexpr double kGradBucketParams = 40.0e6;
 /// Host-side Adam throughput with ZeRO-Offload (DeepSpeed CPU-Adam): ~1e9 params/s on a
 /// 2-socket server (Ren et al. 2021, Table 3 order of magnitude). Stated default.
 inline constexpr double kCpuAdamParamsPerSecond = 1.0e9;
@@ -74,6 +72,10 @@ struct StepCosts {
   /// (Zero1GradReduction::kAllReduceAfterBackward, nanotron): GradReduceSeconds is that
   /// all-reduce, and nothing overlaps it.
   bool grads_all_reduced_after_backward = false;
+  /// Parameters per DP bucket: the gradient reduction and the ZeRO-1/2 weight all-gather run as
+  /// one collective per bucket, each paying the collective's latency (GradBucketParams); 0 when
+  /// the stack issues one collective for all of it (no overlap, or all-reduce after backward).
+  double grad_bucket_params = 0;
   GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
   GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
   /// ZeRO-3/FSDP: the ranks one layer is sharded over (dp/dp_replicate x cp), and the replicas
@@ -88,13 +90,14 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
 
 /// Gradient reduction of `dense_params` and `expert_params` trainable parameters over the step's
 /// DP groups: all-reduce (ZeRO 0, or costs.grads_all_reduced_after_backward) or reduce-scatter
-/// (ZeRO 1/2) of the gradients at costs.grad_bytes_per_param. Zero for ZeRO-3, which synchronises
-/// per layer (FsdpReduceSeconds).
+/// (ZeRO 1/2) of the gradients at costs.grad_bytes_per_param, one collective per bucket of
+/// costs.grad_bucket_params. Zero for ZeRO-3, which synchronises per layer (FsdpReduceSeconds).
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params);
 
 /// The all-gather of the updated 16-bit weights after the optimizer step over the step's DP
-/// groups (ZeRO 1/2, Megatron distributed optimizer); zero for ZeRO 0 and 3.
+/// groups (ZeRO 1/2, Megatron distributed optimizer), one collective per bucket of
+/// costs.grad_bucket_params; zero for ZeRO 0 and 3.
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
 
@@ -109,6 +112,10 @@ double FsdpGatherSeconds(const StepCosts& costs, double params);
 /// all-reduce inter-group; PyTorch FSDP ShardingStrategy docs). Both at
 /// costs.grad_bytes_per_param.
 double FsdpReduceSeconds(const StepCosts& costs, double trainable_params);
+
+/// Parameters per bucket of `job`'s stack when it overlaps its DP communication with the
+/// backward (FrameworkSpec::grad_bucket at the job's gradient size and dp x cp).
+double GradBucketParams(const JobSpec& job);
 
 /// Whether `job`'s ZeRO-1/2 weight all-gather runs during the next step's first forward pass
 /// rather than beside the gradient reduction: DP communication overlapped (dp_overlap), data

@@ -339,7 +339,8 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
   const int zero = sharded ? 3 : p.zero_stage;
   ProgramStep sync;
   sync.label = "grad sync";
-  auto buckets = [](double n) { return static_cast<int64_t>(std::ceil(n / kGradBucketParams)); };
+  const double bucket = GradBucketParams(job);
+  auto buckets = [bucket](double n) { return static_cast<int64_t>(std::ceil(n / bucket)); };
   if (!sharded && dp_ranks > 1 && dense_trainable > 0) {
     const int64_t n = buckets(dense_trainable);
     sync.ops.push_back(Coll(zero == 0 ? "all_reduce grad buckets" : "reduce_scatter grad buckets",

@@ -630,6 +630,7 @@ json ValidFramework(const std::string& id) {
       {"name", "Test stack"},
       {"loss_bytes_per_logit", 6},
       {"ddp_bucket_bytes_per_param", 2},
+      {"grad_bucket", {{"bytes", 26214400}}},
       {"eager_elementwise", true},
       {"pipeline_split", "even"},
       {"weight_gather_in_forward", false},
@@ -663,6 +664,8 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   const FrameworkSpec* f = db->FindFramework("mystack");
   ASSERT_NE(f, nullptr);
   EXPECT_DOUBLE_EQ(f->host_seconds_per_layer, 1.5e-3);
+  // 25 MiB of 4-byte gradients per bucket, not grown with the data-parallel group.
+  EXPECT_DOUBLE_EQ(f->grad_bucket.Params(4.0, 1024.0), 26214400.0 / 4.0);
   EXPECT_EQ(f->version, "v1.2 (2026)");
   EXPECT_EQ(f->max_zero_stage, 2);
   EXPECT_TRUE(f->eager_elementwise);
@@ -713,6 +716,19 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
        "in 'unfused_passes': field 'rope': unknown field"},
       {[](json* f) { (*f)["unfused_passes"]["swiglu"] = 40; },
        "in 'unfused_passes': field 'swiglu'"},
+      {[](json* f) {
+         (*f)["grad_bucket"] = {{"params", 4e7}, {"bytes", 26214400}};
+       },
+       "framework 'mystack': in 'grad_bucket': field 'params': give exactly one of 'params'"},
+      {[](json* f) { (*f)["grad_bucket"] = json::object(); },
+       "in 'grad_bucket': field 'params': give exactly one of 'params'"},
+      {[](json* f) {
+         (*f)["grad_bucket"] = {{"params", 100}};
+       },
+       "in 'grad_bucket': field 'params': must be a number in [1e+06, 1e+10], got 100"},
+      {[](json* f) { (*f)["grad_bucket"]["per_rank"] = 1; },
+       "in 'grad_bucket': field 'per_rank': unknown field"},
+      {[](json* f) { f->erase("grad_bucket"); }, "field 'grad_bucket'"},
       {[](json* f) { (*f)["attention_kernels"]["hopper"] = 0.6; },
        "in 'attention_kernels': field 'hopper' must be an object"},
   };

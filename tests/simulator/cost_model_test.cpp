@@ -188,7 +188,7 @@ TEST_F(CostModelTest, DataParallelOverlapHidesGradientSync) {
 
 // Golden: ZeRO-1 with overlapped DP communication. Megatron-Core (--overlap-param-gather) hides
 // the reduce-scatter behind the last backward and the weights' all-gather behind the next step's
-// first forward, the first bucket (embedding + kGradBucketParams) and the last exposed. nanotron
+// first forward, the first bucket (embedding + the stack's bucket) and the last exposed. nanotron
 // (no DDP wrapper under ZeRO-1 with fp32 accumulation, trainer.py) all-reduces the whole fp32
 // gradient buffer after the last backward and all-gathers the weights at the end of its optimizer
 // step, both exposed.
@@ -201,7 +201,7 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   const StepCosts c = Costs(job);
   const double params = ParamsPerGpu(job, 0).trainable;
   const double edge =
-      std::min(params, kGradBucketParams + CountParameters(job.model).embedding);  // tp 1
+      std::min(params, c.grad_bucket_params + CountParameters(job.model).embedding);  // tp 1
   const double layers = static_cast<double>(job.model.num_layers);
   const double reduce = GradReduceSeconds(c, 1, params, 0);
   const double reduce_tail = GradReduceSeconds(c, 1, edge, 0);
@@ -226,6 +226,76 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   EXPECT_LT(megatron.breakdown_s.dp_comm, nanotron.breakdown_s.dp_comm);
 }
 
+// Golden: the buckets a stack reduces gradients in. Megatron-LM (training.py, the DDP config's
+// default): max(40M, 1M x dp x cp) parameters, 'so that chunks used in NCCL ring-reduce
+// implementations are large enough to remain bandwidth-bound'; one bucket without
+// --overlap-grad-reduce. PyTorch DDP (nanotron ZeRO-0): 25 MiB of gradients, 4-byte main
+// gradients under bf16. DeepSpeed: reduce_bucket_size 5e8 elements. No buckets where nothing
+// overlaps: nanotron's ZeRO-1 all-reduces its whole buffer, FSDP reduces per layer.
+TEST_F(CostModelTest, GradientBucketsAreTheStacks) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 16);
+  spec["parallelism"] = {{"zero_stage", 1}};
+  EXPECT_DOUBLE_EQ(Costs(Parse(spec)).grad_bucket_params, 40e6);  // dp 16
+  spec["cluster"]["num_gpus"] = 1024;
+  spec["training"]["global_batch_size"] = 1024;
+  spec["parallelism"]["cp"] = 2;
+  EXPECT_DOUBLE_EQ(Costs(Parse(spec)).grad_bucket_params, 1024e6);  // dp 512 x cp 2
+  spec["parallelism"]["dp_overlap"] = false;
+  EXPECT_DOUBLE_EQ(Costs(Parse(spec)).grad_bucket_params, 0.0);
+
+  nlohmann::json ddp = Spec("llama3-8b", "h100-sxm5-80gb", 16);
+  ddp["training"]["framework"] = "nanotron";
+  ddp["parallelism"] = {{"zero_stage", 0}};
+  EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 25.0 * 1024 * 1024 / 4.0);
+  ddp["parallelism"]["zero_stage"] = 1;
+  EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 0.0);
+  ddp["training"]["framework"] = "deepspeed";
+  EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 5e8);
+  ddp["parallelism"] = {{"fsdp", true}};
+  EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 0.0);
+}
+
+// Golden: ZeRO-2 with the interleaved schedule. Each of the vpp model chunks' backward is its own
+// pass and ends by waiting for its reduce-scatter (DeepSpeed's backward epilogue; event_sim.cpp
+// alike): per micro-batch and stage, vpp reductions of a chunk's gradients, each overlapped with
+// that chunk's backward only and exposing its last bucket (the first stage's first chunk's also
+// holds the embedding).
+TEST_F(CostModelTest, InterleavedZeroTwoExposesEveryChunksLastBucket) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);  // 32 layers
+  spec["training"]["global_batch_size"] = 64;
+  spec["parallelism"] = {{"zero_stage", 2}, {"pp", 2}, {"vpp", 4}, {"schedule", "interleaved"}};
+  const JobSpec job = Parse(spec);  // dp 32, 2 micro-batches, 4 layers per chunk
+  ASSERT_EQ(MicrobatchesPerStep(job), 2);
+  const StepCosts c = Costs(job);
+  const StepResult r = Eval(job);
+  auto stage_exposed = [&](int64_t stage) {
+    const ShardParams shard = ParamsPerGpu(job, stage);
+    const double chunk_params = shard.trainable / 4.0;
+    const double reduce = GradReduceSeconds(c, 2, chunk_params, 0);
+    const double window = 16.0 * c.dense.bwd / 4.0;
+    auto chunk = [&](double edge) {
+      const double tail = GradReduceSeconds(c, 2, std::min(chunk_params, edge), 0);
+      return Exposed(reduce - tail, window) + tail;
+    };
+    const double embedding = stage == 0 ? CountParameters(job.model).embedding : 0.0;
+    return 3.0 * chunk(c.grad_bucket_params) + chunk(c.grad_bucket_params + embedding);
+  };
+  // The step is timed on its slowest stage (the last: the LM head): 2 micro-batches of its
+  // reductions, then the weights' all-gather once, behind the first stage's first forward with
+  // its first bucket (the embedding's) exposed (Megatron-Core --overlap-param-gather).
+  const ShardParams first = ParamsPerGpu(job, 0);
+  ASSERT_GE(first.Total(), ParamsPerGpu(job, 1).Total());
+  const double edge = c.grad_bucket_params + CountParameters(job.model).embedding;
+  const double gather = WeightGatherSeconds(c, 2, first.trainable, 0);
+  const double head = WeightGatherSeconds(c, 2, edge, 0);
+  const double expected =
+      2.0 * stage_exposed(1) + Exposed(gather - head, 16.0 * c.dense.Forward()) + head;
+  EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
+  // The same layout without interleaving hides a stage's reductions behind its whole backward.
+  spec["parallelism"] = {{"zero_stage", 2}, {"pp", 2}};
+  EXPECT_LT(Eval(Parse(spec)).breakdown_s.dp_comm, r.breakdown_s.dp_comm);
+}
+
 // Golden: ZeRO-2 shards the gradients, so each micro-batch's backward reduce-scatters its own
 // (DeepSpeed stage_1_and_2.py reduces every micro-batch when it partitions gradients; ZeRO-1
 // only at the accumulation boundary): m reductions per step, each overlapped with its backward
@@ -241,7 +311,7 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
 
   const StepCosts c = Costs(job);
   const double params = ParamsPerGpu(job, 0).trainable;
-  const double edge = std::min(params, kGradBucketParams + CountParameters(job.model).embedding);
+  const double edge = std::min(params, c.grad_bucket_params + CountParameters(job.model).embedding);
   const double layers = static_cast<double>(job.model.num_layers);
   const double reduce = GradReduceSeconds(c, 2, params, 0);
   const double reduce_tail = GradReduceSeconds(c, 2, edge, 0);

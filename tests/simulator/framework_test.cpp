@@ -51,7 +51,7 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 18u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 19u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -61,6 +61,9 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.id, m.id);
   EXPECT_EQ(def.loss_bytes_per_logit, m.loss_bytes_per_logit);
   EXPECT_EQ(def.ddp_bucket_bytes_per_param, m.ddp_bucket_bytes_per_param);
+  EXPECT_EQ(def.grad_bucket.params, m.grad_bucket.params);
+  EXPECT_EQ(def.grad_bucket.params_per_dp_rank, m.grad_bucket.params_per_dp_rank);
+  EXPECT_EQ(def.grad_bucket.bytes, m.grad_bucket.bytes);
   EXPECT_EQ(def.eager_elementwise, m.eager_elementwise);
   EXPECT_EQ(def.pipeline_split, m.pipeline_split);
   EXPECT_EQ(def.weight_gather_in_forward, m.weight_gather_in_forward);

@@ -269,6 +269,47 @@ TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
               1e-12);
 }
 
+// Golden: PAT (NVIDIA/nccl src/graph/tuning.cc, NCCL 2.23+). A data-parallel group of TP8 on
+// 8-GPU nodes has one rank per node, so NCCL may run its reduce-scatter and all-gather with PAT:
+// 8 us + log2i(nodes) x interLat / 3.5 + 2.8 us per rank, Simple at 0.75 of the ring's bus
+// bandwidth. Small shards take it (a ring over 48 nodes pays 47 network hops), large ones stay
+// on the ring; an all-reduce, or a group with two ranks per node, never runs PAT.
+TEST(Golden, PatServesSmallShardsOverOneRankPerNode) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  const ClusterLinks links =
+      ResolveLinks(*db->FindGpu("h100-sxm5-80gb"), *db->FindNetwork("ib-ndr-400"), 8);
+  const GroupLink g = PlaceGroup(links, 48, 8);
+  ASSERT_EQ(g.ranks_per_node, 1);
+  const double inter = g.inter_latency_s;
+  const double bw = GroupBusBandwidth(g);
+  const double pat = 8e-6 + 5 * inter / 3.5 + 48 * 2.8e-6;  // log2i(48) = 5
+  const double ring = 47 * inter;
+  auto ring_seconds = [&](double transfer) {
+    return std::min(ring + transfer / kLlBusbwFraction, kSimpleLatencyFactor * ring + transfer);
+  };
+  const double small = 1.0e6;
+  const double small_transfer = small * 47 / 48 / bw;
+  EXPECT_NEAR(CollectiveSeconds(Collective::kReduceScatter, small, g),
+              pat + small_transfer / kPatBusbwFraction, 1e-12);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllGather, small, g),
+              pat + small_transfer / kPatBusbwFraction, 1e-12);
+  EXPECT_LT(pat + small_transfer / kPatBusbwFraction, ring_seconds(small_transfer));
+  const double large = 4.0 * 1024 * 1024 * 1024;
+  const double large_transfer = large * 47 / 48 / bw;
+  EXPECT_NEAR(CollectiveSeconds(Collective::kReduceScatter, large, g), ring_seconds(large_transfer),
+              1e-9);
+  // Two ranks per node: no PAT, the ring's 94 hops (47 through the network).
+  const GroupLink two = PlaceGroup(links, 96, 4);
+  ASSERT_EQ(two.ranks_per_node, 2);
+  const double two_ring = 48 * two.intra_latency_s + 47 * inter;
+  const double two_transfer = small * 95 / 96 / GroupBusBandwidth(two);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kReduceScatter, small, two),
+              std::min(two_ring + two_transfer / kLlBusbwFraction,
+                       kSimpleLatencyFactor * two_ring + two_transfer),
+              1e-12);
+}
+
 // A network with measured busbw by node count (the Ultra-Scale Playbook's cluster, figure
 // "Communication Bandwidth by Number of Nodes (size=256MB)"): a full-node group reproduces the
 // measured busbw at each node count, and any group spanning nodes runs at the rate of the
