@@ -40,6 +40,7 @@ struct SimulateOptions {
   bool fsdp = false, sequence_parallel = false, cpu_offload = false, tp_overlap = false;
   bool ep_overlap = false;
   bool no_dp_overlap = false;
+  bool grad_reduce_bf16 = false, fp8_param_gather = false;
   bool event = false;      // also run the event-driven simulator
   std::string trace_path;  // Chrome-trace / Perfetto JSON of the simulated step
   std::string svg_path;    // SVG Gantt chart of the simulated step
@@ -95,6 +96,8 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("training", "framework", "--framework", Given(o.framework));
   flag("training", "moe_dispatcher", "--moe-dispatcher", Given(o.moe.dispatcher));
   flag("training", "moe_load_imbalance", "--moe-load-imbalance", Given(o.moe.load_imbalance));
+  flag("training", "grad_reduce_bf16", "--grad-reduce-bf16", Given(o.grad_reduce_bf16, true));
+  flag("training", "fp8_param_gather", "--fp8-param-gather", Given(o.fp8_param_gather, true));
   std::optional<nlohmann::json> lora;
   if (o.lora_rank) {
     lora = nlohmann::json{{"rank", o.lora_rank}};
@@ -263,6 +266,12 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8 | fp4");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--attention", o->attention, "flash | unfused");
+  sub->add_flag("--grad-reduce-bf16", o->grad_reduce_bf16,
+                "Accumulate and reduce the main gradients in bf16, 2 bytes (Megatron "
+                "--grad-reduce-in-bf16)");
+  sub->add_flag("--fp8-param-gather", o->fp8_param_gather,
+                "fp8: store the linear layers' weights in fp8 and all-gather them in fp8 "
+                "(Megatron --fp8-param-gather; needs --zero 1 or more, or --fsdp)");
   sub->add_option("--framework", o->framework,
                   "Training stack, an id of frameworks.json (gpuplan hardware lists them; default "
                   "megatron-core): what it keeps in memory, its host cost and what it can run "

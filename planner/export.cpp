@@ -117,4 +117,13 @@ Status Refuse(std::string_view format, const std::string& reason) {
   return Status::Invalid(std::string(format) + ": " + reason);
 }
 
+Status RefuseMegatronOnlyKnobs(std::string_view format, const JobSpec& job) {
+  const TrainingSpec& t = job.training;
+  if (!t.grad_reduce_bf16 && !t.fp8_param_gather) return Status::Ok();
+  return Refuse(format, std::string(t.fp8_param_gather ? "fp8_param_gather" : "grad_reduce_bf16") +
+                            ": the plan was timed with Megatron-LM's --grad-reduce-in-bf16 / "
+                            "--fp8-param-gather, which this format has no switch for; export "
+                            "'megatron' instead");
+}
+
 }  // namespace gpuplan

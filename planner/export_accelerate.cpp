@@ -70,7 +70,7 @@ Status CheckExpressible(const JobSpec& job) {
                   "parallelism (dp_replicate > 1, dp_shard 1) combined with tensor or context "
                   "parallelism; use a sharded plan (zero >= 1) or export 'torchrun-fsdp'");
   }
-  return Status::Ok();
+  return RefuseMegatronOnlyKnobs(kFormat, job);
 }
 
 std::string_view MixedPrecision(Precision p) {

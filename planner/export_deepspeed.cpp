@@ -46,7 +46,7 @@ Status CheckExpressible(const JobSpec& job) {
                                " switch (it comes from Transformer Engine layers in the model "
                                "code); export 'megatron' instead");
   }
-  return Status::Ok();
+  return RefuseMegatronOnlyKnobs(kFormat, job);
 }
 
 }  // namespace

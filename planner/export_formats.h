@@ -49,4 +49,8 @@ int64_t TrainSteps(const Plan& plan);
 /// Status::Invalid("<format>: <reason>").
 Status Refuse(std::string_view format, const std::string& reason);
 
+/// The refusal of a format other than Megatron-LM's for the job's Megatron-only training knobs
+/// (training.grad_reduce_bf16, training.fp8_param_gather); Ok when it uses neither.
+Status RefuseMegatronOnlyKnobs(std::string_view format, const JobSpec& job);
+
 }  // namespace gpuplan

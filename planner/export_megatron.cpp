@@ -211,6 +211,8 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
                        ": Megatron-LM trains in fp32 without a precision flag");
       break;
   }
+  if (t.grad_reduce_bf16) a.Flag("--grad-reduce-in-bf16");
+  if (t.fp8_param_gather) a.Flag("--fp8-param-gather");
   switch (t.recompute) {
     case Recompute::kNone:
       break;

@@ -101,7 +101,7 @@ Status CheckExpressible(const JobSpec& job) {
                                ": no pipeline_parallel_layers_per_stage gives pp x vpp stages "
                                "for this layer count; export 'megatron' instead");
   }
-  return Status::Ok();
+  return RefuseMegatronOnlyKnobs(kFormat, job);
 }
 
 std::string_view ScheduleName(const ParallelSpec& p) {

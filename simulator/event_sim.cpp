@@ -288,7 +288,7 @@ void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
     const double seconds =
         WeightGatherSeconds(costs_, zero_, bucket * dense, bucket * (1.0 - dense));
     r.waits.push_back(NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights",
-                            seconds, -1, -1, -1, 2.0 * bucket));
+                            seconds, -1, -1, -1, costs_.weight_gather_bytes_per_param * bucket));
     r.weights_gathered += bucket;
     r.weights_left -= bucket;
   }
@@ -301,7 +301,7 @@ void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
 int32_t StepBuilder::Gather(int32_t rank, int64_t layer, double passes, int32_t mb) {
   const bool moe = IsMoe(layer);
   const ShardParams& p = moe ? moe_layer_ : dense_layer_;
-  const double bytes = 2.0 * p.Total();
+  const double bytes = costs_.weight_gather_bytes_per_param * p.Total();
   const double seconds = passes * FsdpGatherSeconds(costs_, p.Total());
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const int32_t id = NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights", seconds,
@@ -478,7 +478,7 @@ Status StepBuilder::BuildRank(int32_t stage) {
     Async(stage, SimStream::kDpGather, Category::kDp, "all-gather weights",
           WeightGatherSeconds(costs_, zero_, stage_params.DenseTrainable(),
                               stage_params.ExpertTrainable()),
-          2.0 * stage_params.trainable);
+          costs_.weight_gather_bytes_per_param * stage_params.trainable);
   }
   return Status::Ok();
 }

@@ -74,6 +74,16 @@ struct TrainingSpec {
   Recompute recompute = Recompute::kNone;
   AttentionImpl attention = AttentionImpl::kFlash;
   bool dropout = false;  ///< dropout layers (their masks are kept for backward)
+  /// Main gradients accumulated and data-parallel-reduced in bf16, 2 bytes, instead of fp32
+  /// (Megatron-LM --grad-reduce-in-bf16; NeMo grad_reduce_in_fp32=False, as NVIDIA's MLPerf
+  /// Training Llama 3.1 runs set it). Needs a 16-bit or quantized precision.
+  bool grad_reduce_bf16 = false;
+  /// fp8 training with the linear layers' weights stored in fp8 (Megatron-LM
+  /// --fp8-param-gather, Transformer Engine fp8 model parameters): 1 byte per weight instead of
+  /// 2 and its transpose as the only cached copy, and the ZeRO-1/2/3 all-gather of those weights
+  /// in fp8. Needs precision fp8 and sharded data parallelism (zero_stage >= 1 or fsdp), as
+  /// Megatron-LM asserts.
+  bool fp8_param_gather = false;
   LoraSpec lora;
   /// The training stack (hardware-db/data/frameworks.json, resolved by ParseJobSpec): what it
   /// keeps in memory beyond the model, its host cost, and what it can run (StackRunsLayout).

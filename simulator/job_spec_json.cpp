@@ -339,7 +339,7 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
                          "recompute", "attention", "dropout", "lora", "framework", "moe_dispatcher",
-                         "moe_load_imbalance"});
+                         "moe_load_imbalance", "grad_reduce_bf16", "fp8_param_gather"});
   t->seq_len = r.OptionalPositiveInt("seq_len", kDefaultSeqLen);
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
@@ -358,6 +358,8 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   // Default: GPT-style models with linear biases train with dropout (Megatron-LM's default
   // hidden/attention dropout 0.1); bias-free models (Llama family, MPT presets) without.
   t->dropout = r.OptionalBool("dropout", model.HasLinearBiases());
+  t->grad_reduce_bf16 = r.OptionalBool("grad_reduce_bf16", false);
+  t->fp8_param_gather = r.OptionalBool("fp8_param_gather", false);
   // The stacks of the hardware database (frameworks.json); a user directory may add its own.
   const std::vector<std::string> framework_ids = db.FrameworkIds();
   const std::vector<std::string_view> frameworks(framework_ids.begin(), framework_ids.end());
@@ -722,6 +724,27 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 "fp4 is modelled for full training (the NVFP4 pre-training recipe), not with "
                 "lora; use bf16 or fp8");
   }
+  if (t.grad_reduce_bf16 && (t.precision == Precision::kFp32 || t.precision == Precision::kTf32 ||
+                             t.precision == Precision::kFp16)) {
+    return Fail("training", "grad_reduce_bf16",
+                std::string("needs precision bf16, fp8 or fp4 (") + NameOf(t.precision) +
+                    " reduces its gradients in its own precision); remove it");
+  }
+  if (t.fp8_param_gather) {
+    if (t.precision != Precision::kFp8) {
+      return Fail("training", "fp8_param_gather",
+                  std::string("needs precision fp8, got ") + NameOf(t.precision));
+    }
+    if (t.lora.enabled) {
+      return Fail("training", "fp8_param_gather",
+                  "stores trained weights in fp8; with lora use lora.base fp8 instead");
+    }
+    if (!job.parallel.fsdp && job.parallel.zero_stage < 1) {
+      return Fail("training", "fp8_param_gather",
+                  "needs the distributed optimizer or FSDP (ZeRO stage 1 or more), as Megatron-LM "
+                  "asserts; the fp32 master weights live in its shards");
+    }
+  }
   if (!(gpu->PeakFlops(t.precision) > 0)) {
     return Fail("training", "precision",
                 std::string(NameOf(t.precision)) + " is not supported by GPU '" + c.gpu + "' (no " +
@@ -1052,6 +1075,8 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"dropout", t.dropout},
       {"framework", t.framework.id},
   };
+  if (t.grad_reduce_bf16) training["grad_reduce_bf16"] = true;
+  if (t.fp8_param_gather) training["fp8_param_gather"] = true;
   if (job.model.is_moe()) {
     training["moe_dispatcher"] = NameOf(t.moe_dispatcher);
     training["moe_load_imbalance"] = t.moe_load_imbalance;

@@ -6,6 +6,7 @@
 #include "simulator/pipeline.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/shard.h"
+#include "simulator/step_costs.h"
 #include "simulator/tp_overlap.h"
 
 namespace gpuplan {
@@ -43,12 +44,17 @@ double MainGradBytesPerParam(Precision precision) {
   return precision == Precision::kFp16 ? 2.0 : 4.0;
 }
 
+double MainGradBytesPerParam(const TrainingSpec& training) {
+  return training.grad_reduce_bf16 ? 2.0 : MainGradBytesPerParam(training.precision);
+}
+
 ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
-                                    Precision precision, bool cpu_offload) {
+                                    Precision precision, bool cpu_offload,
+                                    double grad_bytes_per_param) {
   const bool fp32 = IsFp32(precision);
   ModelStateBytes b;
   b.weights = (fp32 ? 4.0 : 2.0) * params;
-  b.grads = MainGradBytesPerParam(precision) * params;
+  b.grads = grad_bytes_per_param * params;
   b.optimizer = (fp32 ? 8.0 : 12.0) * params;
   if (zero_stage >= 1) b.optimizer /= dp_shards;
   if (zero_stage >= 2) b.grads /= dp_shards;
@@ -216,17 +222,18 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const double gathered_bytes = tr.lora.enabled ? FrozenBaseBytesPerParam(tr) : 2.0;
   if (tr.lora.enabled) {
     // Frozen base: weights only, at their stored precision; adapters carry full Adam state.
-    const ModelStateBytes adapters =
-        ZeroModelStateBytes(shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload);
+    const ModelStateBytes adapters = ZeroModelStateBytes(
+        shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload, MainGradBytesPerParam(tr));
     mb.weights_bytes =
         gathered_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
     mb.grads_bytes = adapters.grads;
     mb.optimizer_bytes = adapters.optimizer;
   } else {
-    const ModelStateBytes dense =
-        ZeroModelStateBytes(shard.dense, dp_shards, zero, tr.precision, par.cpu_offload);
+    const ModelStateBytes dense = ZeroModelStateBytes(shard.dense, dp_shards, zero, tr.precision,
+                                                      par.cpu_offload, MainGradBytesPerParam(tr));
     const ModelStateBytes expert =
-        ZeroModelStateBytes(shard.expert, expert_shards, zero, tr.precision, par.cpu_offload);
+        ZeroModelStateBytes(shard.expert, expert_shards, zero, tr.precision, par.cpu_offload,
+                            MainGradBytesPerParam(tr));
     mb.weights_bytes = dense.weights + expert.weights;
     mb.grads_bytes = dense.grads + expert.grads;
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
@@ -240,6 +247,29 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
     mb.weights_bytes += 2.0 * gathered_bytes * shard.Total() / layers;
   }
+  if (QuantizedLinears(tr.precision) && !tr.framework.fp8_weight_cast_every_microbatch) {
+    // Quantized linears on a stack that casts the weights once per step: Megatron-Core passes
+    // is_first_microbatch, and Transformer Engine keeps each linear's quantized weight and its
+    // transpose in a workspace (get_weight_workspace, cache_name "weight") from the step's
+    // first micro-batch to the next step's, for every layer of the stage; under ZeRO-3 only the
+    // gathered layers have them. A stack that casts every micro-batch holds one layer's copies
+    // at a time (a per-layer temporary, not counted).
+    const StageLayerMix mix = StageLayerCounts(job, stage);
+    double linear_params = mix.dense * LayerParamsPerGpu(job, false).Total();
+    if (job.model.is_moe()) linear_params += mix.moe * LayerParamsPerGpu(job, true).Total();
+    const QuantizedCast cast = QuantizedCastOf(tr.precision);
+    // fp8 parameters (training.fp8_param_gather): the layers' weights are stored in fp8, 1 byte
+    // less each (sharded, and gathered, under ZeRO-3), and the fp8 weight is the parameter, so
+    // only its transpose is cached; so too for a LoRA base stored in fp8 (counted as stored
+    // above).
+    const double fp8_params = tr.fp8_param_gather ? 1.0 : 0.0;
+    const bool stored_fp8 =
+        tr.fp8_param_gather || (tr.lora.enabled && tr.lora.base == BaseWeights::kFp8);
+    mb.weights_bytes -=
+        fp8_params * linear_params * (zero >= 3 ? 1.0 / dp_shards + 2.0 / layers : 1.0);
+    mb.weights_bytes += cast.layer_share * (cast.weight_copy_bytes - (stored_fp8 ? 1.0 : 0.0)) *
+                        linear_params * (zero >= 3 ? 2.0 / layers : 1.0);
+  }
   if (zero >= 2 && dp_shards > 1) {
     // Sharded gradients are reduce-scattered one layer (wrap unit, bucket) at a time during
     // backward, so two unsharded layer gradients are live: the one whose reduce-scatter runs, in
@@ -248,8 +278,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // gradient to reduce_dtype and reduce-scatters it on its own stream while the next unit's
     // backward runs; DeepSpeed ZeRO-2 and Megatron-FSDP reduce bucket by bucket the same way.
     const double compute_bytes = IsFp32(tr.precision) ? 4.0 : 2.0;
-    mb.grads_bytes +=
-        (MainGradBytesPerParam(tr.precision) + compute_bytes) * shard.trainable / layers;
+    mb.grads_bytes += (MainGradBytesPerParam(tr) + compute_bytes) * shard.trainable / layers;
   }
   // Full recomputation re-materialises one layer at a time during backward.
   const double recompute_working =

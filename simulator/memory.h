@@ -14,6 +14,7 @@ namespace gpuplan {
 /// shards the optimizer state, stage 2 also the gradients, stage 3 (= FSDP FULL_SHARD) also the
 /// weights. fp32 training keeps 4-byte weights and gradients and 8 bytes of Adam moments. With
 /// `cpu_offload` the optimizer state lives in host memory (ZeRO-Offload, Ren et al. 2021).
+/// `grad_bytes_per_param`: the main gradients' element size (MainGradBytesPerParam).
 struct ModelStateBytes {
   double weights = 0;
   double grads = 0;
@@ -21,7 +22,8 @@ struct ModelStateBytes {
   double Total() const { return weights + grads + optimizer; }
 };
 ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_stage,
-                                    Precision precision, bool cpu_offload);
+                                    Precision precision, bool cpu_offload,
+                                    double grad_bytes_per_param);
 
 /// Bytes per parameter of the main gradients that are accumulated over micro-batches and
 /// reduced over data parallelism. bf16 (and fp8, whose weights are bf16) training accumulates
@@ -31,6 +33,8 @@ ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_st
 /// nanotron's FP32GradientAccumulator keeps a full fp32 gradient buffer. fp32/tf32: 4; fp16: 2
 /// (Megatron's fp16 default reduces in fp16).
 double MainGradBytesPerParam(Precision precision);
+/// The job's main-gradient bytes: 2 with training.grad_reduce_bf16, else the precision's.
+double MainGradBytesPerParam(const TrainingSpec& training);
 
 /// Bytes per stored frozen base parameter under LoRA (TrainingSpec::lora.base): `same` = the
 /// training precision's weights (4 for fp32/tf32; 2 otherwise, fp8 training included, whose

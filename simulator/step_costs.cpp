@@ -418,7 +418,15 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
     s.p2p_bytes = c.tokens * h * c.act_bytes / t;
     s.p2p = CollectiveSeconds(Collective::kSendRecv, s.p2p_bytes, c.pp_link);
   }
-  s.grad_bytes_per_param = MainGradBytesPerParam(tr.precision);
+  s.grad_bytes_per_param = MainGradBytesPerParam(tr);
+  if (tr.fp8_param_gather) {
+    // Megatron-LM --fp8-param-gather gathers the fp8 weights of the linear layers (1 byte) and
+    // the other parameters in 16 bits; the mix is the model's.
+    const ParameterCounts n = CountParameters(job.model);
+    const double other = n.embedding + n.output_head + n.final_norm +
+                         static_cast<double>(job.model.num_layers) * n.norms_per_layer;
+    s.weight_gather_bytes_per_param = n.total > 0 ? (n.total + other) / n.total : 2.0;
+  }
   s.grads_all_reduced_after_backward =
       par.zero_stage == 1 && !par.fsdp && par.dp * par.cp > 1 &&
       tr.framework.zero1_grad_reduction == Zero1GradReduction::kAllReduceAfterBackward;
@@ -467,11 +475,13 @@ double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_pa
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params) {
   if (zero_stage < 1 || zero_stage >= 3) return 0;
-  return DpGroupsSeconds(costs, Collective::kAllGather, 2.0, dense_params, expert_params);
+  return DpGroupsSeconds(costs, Collective::kAllGather, costs.weight_gather_bytes_per_param,
+                         dense_params, expert_params);
 }
 
 double FsdpGatherSeconds(const StepCosts& costs, double params) {
-  return CollectiveSeconds(Collective::kAllGather, 2.0 * params, costs.shard_link);
+  return CollectiveSeconds(Collective::kAllGather, costs.weight_gather_bytes_per_param * params,
+                           costs.shard_link);
 }
 
 double FsdpReduceSeconds(const StepCosts& costs, double trainable_params) {
@@ -491,16 +501,18 @@ QuantizedCast QuantizedCastOf(Precision precision) {
     c.norm_fed_bytes = c.bytes;
     c.kernels_per_tensor = 2;
     c.layer_share = 1.0 - kFp4Bf16LayerFraction;
+    c.weight_copy_bytes = 2.0 * (0.5 + 1.0 / 16.0);
     return c;
   }
   c.bytes = 4.0;
   c.norm_fed_bytes = 2.0;
+  c.weight_copy_bytes = 2.0;
   return c;
 }
 
 double GradBucketParams(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
-  return job.training.framework.grad_bucket.Params(MainGradBytesPerParam(job.training.precision),
+  return job.training.framework.grad_bucket.Params(MainGradBytesPerParam(job.training),
                                                    static_cast<double>(p.dp * p.cp));
 }
 

@@ -68,6 +68,10 @@ struct StepCosts {
   double p2p = 0;                       ///< one activation (or gradient) hop between stages
   double p2p_bytes = 0;
   double grad_bytes_per_param = 4;  ///< reduced gradient element size (MainGradBytesPerParam)
+  /// Bytes per parameter of the ZeRO/FSDP weight all-gathers: 2 (16-bit), or with
+  /// training.fp8_param_gather 1 for the layers' weights and 2 for the embedding, LM head and
+  /// norms, averaged over the model's parameters.
+  double weight_gather_bytes_per_param = 2;
   /// ZeRO-1 on a stack that all-reduces the whole gradient buffer after the last backward
   /// (Zero1GradReduction::kAllReduceAfterBackward, nanotron): GradReduceSeconds is that
   /// all-reduce, and nothing overlaps it.
@@ -133,6 +137,10 @@ struct QuantizedCast {
   double norm_fed_bytes = 0;
   double kernels_per_tensor = 1;
   double layer_share = 1;  ///< share of the linear layers that run quantized
+  /// Bytes per weight element of its quantized copy and that copy's transpose (column-wise
+  /// copy), which Transformer Engine keeps in a workspace when the stack casts the weights once
+  /// per step (memory.cpp): fp8 1 + 1; fp4 2 x (0.5 + 1/16).
+  double weight_copy_bytes = 0;
 };
 
 /// fp8 (delayed scaling): read 2 B, write 1 + 1 (fused cast-transpose), 1 kernel; where a norm

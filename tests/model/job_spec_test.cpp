@@ -838,6 +838,34 @@ TEST(JobSpecInvalid, HybridSharding) {
       Contains(ValidateJob(built, Db()).message(), "field 'dp_replicate': must be at least 1"));
 }
 
+// training.grad_reduce_bf16 needs a 16-bit or quantized precision; training.fp8_param_gather
+// needs fp8, no LoRA, and the distributed optimizer or FSDP (Megatron-LM asserts it). Both are
+// written back only when set.
+TEST(JobSpecInvalid, Bf16GradientsAndFp8Parameters) {
+  nlohmann::json spec = BaseSpec();  // ZeRO-1
+  spec["cluster"]["gpu"] = "h100-sxm5-80gb";
+  spec["training"]["precision"] = "bf16";
+  spec["training"]["grad_reduce_bf16"] = true;
+  spec["training"]["fp8_param_gather"] = true;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "training: field 'fp8_param_gather': needs precision fp8"));
+  spec["training"]["precision"] = "fp8";
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_TRUE(job->training.grad_reduce_bf16);
+  EXPECT_TRUE(job->training.fp8_param_gather);
+  EXPECT_EQ(JobSpecToJson(*job)["training"]["fp8_param_gather"], true);
+  EXPECT_EQ(JobSpecToJson(*job)["training"]["grad_reduce_bf16"], true);
+  EXPECT_FALSE(JobSpecToJson(*Parse(BaseSpec()))["training"].contains("grad_reduce_bf16"));
+  spec["parallelism"]["zero_stage"] = 0;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "field 'fp8_param_gather': needs the distributed optimizer"));
+  spec["training"]["fp8_param_gather"] = false;
+  spec["training"]["precision"] = "fp16";
+  EXPECT_TRUE(
+      Contains(ErrorOf(spec), "training: field 'grad_reduce_bf16': needs precision bf16, fp8"));
+  spec["training"]["grad_reduce_bf16"] = "yes";
+  EXPECT_TRUE(Contains(ErrorOf(spec), "field 'grad_reduce_bf16'"));
+}
+
 TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {
   nlohmann::json spec = BaseSpec();
   spec["training"]["seq_len"] = 2050;

@@ -103,6 +103,7 @@ const std::set<std::string> kMegatronFlags = {
     "--fp8-format",
     "--fp8-recipe",
     "--fp8-param-gather",
+    "--grad-reduce-in-bf16",
     "--transformer-impl",
     "--expert-model-parallel-size",
     "--expert-tensor-parallel-size",
@@ -593,6 +594,26 @@ TEST(ExportMegatron, ContextExpertAndVirtualPipelineFp8) {
         "--use-precision-aware-optimizer\n"}) {
     EXPECT_TRUE(Contains(s, part));
   }
+}
+
+// Megatron-LM's flags for bf16 gradient reduction and fp8 parameters; the other formats have no
+// switch the plan was timed with, and say so.
+TEST(Export, Bf16GradientsAndFp8ParametersAreMegatronFlags) {
+  const Plan plan = MakePlan(Spec("llama3-8b", 16, {{"dp", 16}, {"zero_stage", 1}},
+                                  {{"seq_len", 4096},
+                                   {"global_batch_size", 64},
+                                   {"precision", "fp8"},
+                                   {"grad_reduce_bf16", true},
+                                   {"fp8_param_gather", true}}));
+  const std::string s = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(s);
+  EXPECT_TRUE(Contains(s, "--grad-reduce-in-bf16\n"));
+  EXPECT_TRUE(Contains(s, "--fp8-param-gather\n"));
+  EXPECT_TRUE(Contains(ErrorOf(plan, "torchrun-fsdp"), "fp8_param_gather: the plan was timed"));
+  EXPECT_TRUE(Contains(ErrorOf(plan, "accelerate"), "export 'megatron' instead"));
+  const Plan bf16 = MakePlan(Spec("llama3-8b", 16, {{"dp", 16}, {"zero_stage", 1}},
+                                  {{"seq_len", 4096}, {"grad_reduce_bf16", true}}));
+  EXPECT_TRUE(Contains(ErrorOf(bf16, "deepspeed"), "grad_reduce_bf16: the plan was timed"));
 }
 
 TEST(ExportMegatron, UnevenPipelineStages) {

@@ -108,13 +108,13 @@ TEST(Golden, KorthikantiActivationBytesPerLayer) {
 TEST(Golden, ZeroMemoryPerStage) {
   const double psi = 7.5e9, nd = 64;
   auto gb = [&](int stage) {
-    return ZeroModelStateBytes(psi, nd, stage, Precision::kFp16, false).Total() / 1e9;
+    return ZeroModelStateBytes(psi, nd, stage, Precision::kFp16, false, 2.0).Total() / 1e9;
   };
   EXPECT_NEAR(gb(0), 120.0, 0.05);
   EXPECT_NEAR(gb(1), 31.4, 0.05);
   EXPECT_NEAR(gb(2), 16.6, 0.05);
   EXPECT_NEAR(gb(3), 1.9, 0.05);
-  EXPECT_EQ(ZeroModelStateBytes(psi, nd, 1, Precision::kBf16, true).optimizer, 0.0);
+  EXPECT_EQ(ZeroModelStateBytes(psi, nd, 1, Precision::kBf16, true, 4.0).optimizer, 0.0);
 }
 
 // Megatron-LM docs/source/distrib_optimizer.md, bytes per parameter: "bf16 param, fp32 grads"
@@ -124,8 +124,9 @@ TEST(Golden, MegatronBf16MainGradBytes) {
   EXPECT_DOUBLE_EQ(MainGradBytesPerParam(Precision::kBf16), 4.0);
   EXPECT_DOUBLE_EQ(MainGradBytesPerParam(Precision::kFp8), 4.0);
   EXPECT_DOUBLE_EQ(MainGradBytesPerParam(Precision::kFp16), 2.0);
-  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(1.0, d, 0, Precision::kBf16, false).Total(), 18.0);
-  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(1.0, d, 1, Precision::kBf16, false).Total(), 6 + 12 / d);
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(1.0, d, 0, Precision::kBf16, false, 4.0).Total(), 18.0);
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(1.0, d, 1, Precision::kBf16, false, 4.0).Total(),
+                   6 + 12 / d);
 }
 
 // nccl-tests doc/PERFORMANCE.md bus bandwidth factors.

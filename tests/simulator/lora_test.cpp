@@ -80,23 +80,29 @@ JobSpec Llama70bLora(const std::string& base, const nlohmann::json& parallelism)
                        {"parallelism", parallelism}});
 }
 
-// Weights on a GPU: the frozen base at its stored bytes + the adapters' 16-bit weights.
+// Weights on a GPU: the frozen base at its stored bytes + the adapters' 16-bit weights; with fp8
+// math on Megatron-Core, the fp8-stored base's transposes that Transformer Engine caches for the
+// data gradients (1 byte per layer weight; StageMemory.Fp8WeightCopiesParametersAndBf16Gradients).
 TEST(LoraBase, WeightMemoryFollowsStoredPrecision) {
   for (const char* base : {"bf16", "fp8", "nf4"}) {
     const JobSpec job = Llama70bLora(base, {{"tp", 8}});
     const ShardParams shard = ParamsPerGpu(job, 0);
     const MemoryBreakdown mb = StageMemory(job, GpuOf(job), 0);
-    EXPECT_DOUBLE_EQ(mb.weights_bytes,
-                     FrozenBaseBytesPerParam(job.training) * shard.Total() + 2.0 * shard.trainable)
+    const double transposes =
+        std::string(base) == "fp8" ? 80.0 * LayerParamsPerGpu(job, false).Total() : 0.0;
+    EXPECT_DOUBLE_EQ(mb.weights_bytes, FrozenBaseBytesPerParam(job.training) * shard.Total() +
+                                           2.0 * shard.trainable + transposes)
         << base;
   }
-  // ZeRO-3 shards the stored base over the 8 ranks and gathers two layers as stored.
+  // ZeRO-3 shards the stored base over the 8 ranks and gathers two layers as stored, with their
+  // transposes.
   const JobSpec job = Llama70bLora("fp8", {{"zero_stage", 3}});
   const ShardParams shard = ParamsPerGpu(job, 0);
   const double layers = static_cast<double>(job.model.num_layers);
-  EXPECT_DOUBLE_EQ(
-      StageMemory(job, GpuOf(job), 0).weights_bytes,
-      1.0 * shard.Total() / 8.0 + 2.0 * shard.trainable / 8.0 + 2.0 * 1.0 * shard.Total() / layers);
+  EXPECT_DOUBLE_EQ(StageMemory(job, GpuOf(job), 0).weights_bytes,
+                   1.0 * shard.Total() / 8.0 + 2.0 * shard.trainable / 8.0 +
+                       2.0 * 1.0 * shard.Total() / layers +
+                       2.0 * LayerParamsPerGpu(job, false).Total());
 }
 
 // A GPT layer (f = 4h, MHA, GELU, dropout, unfused attention) on TP 4 without sequence

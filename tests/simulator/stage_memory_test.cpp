@@ -141,6 +141,52 @@ TEST(StageMemory, ShardedGradientsKeepTwoLayersUnshardedDuringBackward) {
   EXPECT_DOUBLE_EQ(StageMemory(single, GpuOf(single), 0).grads_bytes, 4.0 * p.trainable);
 }
 
+// Golden: quantized weights in memory. Megatron-Core passes is_first_microbatch, so Transformer
+// Engine keeps every linear layer's fp8 weight and its transpose (1 + 1 bytes per weight) from
+// the step's first micro-batch to the next step's; a stack that casts every micro-batch
+// (Composer) holds one layer's at a time. With fp8 parameters (Megatron-LM --fp8-param-gather)
+// the layers' weights are stored in fp8 (1 byte less each) and only the transpose is cached;
+// with grad_reduce_bf16 the main gradients take 2 bytes instead of 4.
+TEST(StageMemory, Fp8WeightCopiesParametersAndBf16Gradients) {
+  nlohmann::json spec = {
+      {"model", "llama3-8b"},
+      {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 16}}},
+      {"training", {{"seq_len", 4096}, {"global_batch_size", 16}, {"precision", "bf16"}}},
+      {"parallelism", {{"zero_stage", 1}}}};
+  const JobSpec bf16 = ParseTestJob(spec);
+  const MemoryBreakdown base = StageMemory(bf16, GpuOf(bf16), 0);
+  const double linears =
+      static_cast<double>(StageLayers(bf16, 0)) * LayerParamsPerGpu(bf16, false).Total();
+  const ShardParams p = ParamsPerGpu(bf16, 0);
+
+  spec["training"]["precision"] = "fp8";
+  const JobSpec fp8 = ParseTestJob(spec);
+  EXPECT_DOUBLE_EQ(StageMemory(fp8, GpuOf(fp8), 0).weights_bytes,
+                   base.weights_bytes + 2.0 * linears);
+
+  spec["training"]["fp8_param_gather"] = true;
+  const JobSpec fp8_params = ParseTestJob(spec);
+  EXPECT_DOUBLE_EQ(StageMemory(fp8_params, GpuOf(fp8_params), 0).weights_bytes,
+                   base.weights_bytes - linears + linears);  // fp8 weights + their transposes
+
+  spec["training"]["grad_reduce_bf16"] = true;
+  const JobSpec bf16_grads = ParseTestJob(spec);
+  EXPECT_DOUBLE_EQ(StageMemory(bf16_grads, GpuOf(bf16_grads), 0).grads_bytes, 2.0 * p.trainable);
+  EXPECT_DOUBLE_EQ(base.grads_bytes, 4.0 * p.trainable);
+
+  spec["training"] = {{"seq_len", 4096},
+                      {"global_batch_size", 16},
+                      {"precision", "fp8"},
+                      {"framework", "composer"}};
+  spec["parallelism"] = {{"fsdp", true}};
+  nlohmann::json composer_bf16 = spec;
+  composer_bf16["training"]["precision"] = "bf16";
+  const JobSpec composer = ParseTestJob(spec);
+  const JobSpec composer_base = ParseTestJob(composer_bf16);
+  EXPECT_DOUBLE_EQ(StageMemory(composer, GpuOf(composer), 0).weights_bytes,
+                   StageMemory(composer_base, GpuOf(composer_base), 0).weights_bytes);
+}
+
 TEST(StageMemory, SkippedStagesNeverHoldMore) {
   // Identical middle stages are evaluated once; check the shortcut against every stage for
   // each schedule, with and without slots and with dense layers before MoE layers.
