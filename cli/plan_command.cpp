@@ -2,6 +2,7 @@
 // export the launch configuration, write reports.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -50,6 +51,7 @@ struct PlanOptions {
   std::string lora_base;
   std::string attention;
   std::string framework;
+  bool grad_reduce_bf16 = false, fp8_param_gather = false;
   MoeOptions moe;
   std::vector<std::string> gpus, nodes, providers, prices;
   std::string profile_path;
@@ -213,6 +215,24 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
     }
   }
   req.dropout = req.model.HasLinearBiases();
+  for (Precision p : req.precisions) {
+    if (o.grad_reduce_bf16 &&
+        (p == Precision::kFp32 || p == Precision::kTf32 || p == Precision::kFp16)) {
+      return Invalid("--grad-reduce-bf16", std::string("needs every --precision to be bf16, fp8 or "
+                                                       "fp4; got ") +
+                                               std::string(PrecisionName(p)));
+    }
+  }
+  if (o.fp8_param_gather && std::find(req.precisions.begin(), req.precisions.end(),
+                                      Precision::kFp8) == req.precisions.end()) {
+    return Invalid("--fp8-param-gather", "needs --precision fp8 among the precisions");
+  }
+  if (o.fp8_param_gather && req.lora.enabled) {
+    return Invalid("--fp8-param-gather",
+                   "stores trained weights in fp8; with --lora-rank use --lora-base fp8 instead");
+  }
+  req.grad_reduce_bf16 = o.grad_reduce_bf16;
+  req.fp8_param_gather = o.fp8_param_gather;
   if (!o.moe.dispatcher.empty() || o.moe.load_imbalance) {
     if (!req.model.is_moe()) {
       return Invalid(!o.moe.dispatcher.empty() ? "--moe-dispatcher" : "--moe-load-imbalance",
@@ -445,6 +465,12 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--lora-base", o->lora_base,
                   "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
+  sub->add_flag("--grad-reduce-bf16", o->grad_reduce_bf16,
+                "Every plan accumulates and reduces its main gradients in bf16 (Megatron "
+                "--grad-reduce-in-bf16)");
+  sub->add_flag("--fp8-param-gather", o->fp8_param_gather,
+                "fp8 plans with ZeRO >= 1 store and all-gather the linear weights in fp8 "
+                "(Megatron --fp8-param-gather)");
   sub->add_option("--framework", o->framework,
                   "Training stack every plan runs on, an id of frameworks.json (default "
                   "megatron-core): the search keeps to the layouts it can run (docs/PLANNER.md)");

@@ -53,6 +53,10 @@ struct PlanRequest {
   bool dropout = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  ///< TrainingSpec::moe_dispatcher
   double moe_load_imbalance = 1.0;                          ///< TrainingSpec::moe_load_imbalance
+  /// TrainingSpec::grad_reduce_bf16 for every plan (every precision must be bf16, fp8 or fp4).
+  bool grad_reduce_bf16 = false;
+  /// TrainingSpec::fp8_param_gather for the fp8 plans with ZeRO >= 1 (others cannot use it).
+  bool fp8_param_gather = false;
   /// The training stack every plan runs on (TrainingSpec::framework); the search only tries the
   /// layouts it can run (StackRunsLayout) and uses its pipeline split.
   FrameworkSpec framework;

@@ -292,6 +292,8 @@ std::string LayoutSummary(const JobSpec& job) {
   if (job.training.recompute == Recompute::kSelective) out += " selective";
   if (job.training.recompute == Recompute::kFull) out += " full-recompute";
   out += " " + std::string(PrecisionName(job.training.precision));
+  if (job.training.fp8_param_gather) out += " fp8-params";
+  if (job.training.grad_reduce_bf16) out += " bf16-grads";
   if (p.fsdp) {
     out += " FSDP";
   } else if (p.zero_stage > 0) {

@@ -54,6 +54,7 @@ class PointSearch {
     job.training.lora = req.lora;
     job.training.moe_dispatcher = req.moe_dispatcher;
     job.training.moe_load_imbalance = req.moe_load_imbalance;
+    job.training.grad_reduce_bf16 = req.grad_reduce_bf16;
     job.training.framework = req.framework;
     job.overhead = req.overhead;
   }
@@ -213,6 +214,9 @@ class PointSearch {
     const int max_zero = std::min(sharded ? 3 : 1, job_.training.framework.max_zero_stage);
     for (int zero = 0; zero <= max_zero; ++zero) {
       par.zero_stage = zero;
+      // Megatron-LM's fp8 parameters need the distributed optimizer (ZeRO >= 1).
+      job_.training.fp8_param_gather =
+          req_.fp8_param_gather && job_.training.precision == Precision::kFp8 && zero >= 1;
       // ZeRO-3 also as hybrid sharding (HSDP): the shard group of dp/r x cp ranks replicated r
       // times, for every power of two r whose shard group still fills a node (smaller groups
       // keep the inter-node all-reduce and shard less) and that EP divides.

@@ -131,7 +131,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
           return bucketed(chunk_reduce, tail, backward_window(mix) / v);
         };
         // The embedding's gradient, the last ready, sits in the first chunk of the first stage.
-        st.fsdp = (v - 1.0) * chunk(costs.grad_bucket_params) + chunk(edge_bucket(stage, shard));
+        st.fsdp = chunk(edge_bucket(stage, shard));
+        if (v > 1.0) st.fsdp += (v - 1.0) * chunk(costs.grad_bucket_params);
       } else {
         st.fsdp = v * chunk_reduce;
       }
