@@ -28,6 +28,7 @@
 #include "simulator/error_band.h"
 #include "simulator/hf_config.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/memory.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/presets.h"
 
@@ -216,8 +217,7 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
   }
   req.dropout = req.model.HasLinearBiases();
   for (Precision p : req.precisions) {
-    if (o.grad_reduce_bf16 &&
-        (p == Precision::kFp32 || p == Precision::kTf32 || p == Precision::kFp16)) {
+    if (o.grad_reduce_bf16 && !Bf16GradReductionApplies(p)) {
       return Invalid("--grad-reduce-bf16", std::string("needs every --precision to be bf16, fp8 or "
                                                        "fp4; got ") +
                                                std::string(PrecisionName(p)));

@@ -724,8 +724,7 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                 "fp4 is modelled for full training (the NVFP4 pre-training recipe), not with "
                 "lora; use bf16 or fp8");
   }
-  if (t.grad_reduce_bf16 && (t.precision == Precision::kFp32 || t.precision == Precision::kTf32 ||
-                             t.precision == Precision::kFp16)) {
+  if (t.grad_reduce_bf16 && !Bf16GradReductionApplies(t.precision)) {
     return Fail("training", "grad_reduce_bf16",
                 std::string("needs precision bf16, fp8 or fp4 (") + NameOf(t.precision) +
                     " reduces its gradients in its own precision); remove it");

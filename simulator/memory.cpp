@@ -44,6 +44,11 @@ double MainGradBytesPerParam(Precision precision) {
   return precision == Precision::kFp16 ? 2.0 : 4.0;
 }
 
+bool Bf16GradReductionApplies(Precision precision) {
+  return precision == Precision::kBf16 || precision == Precision::kFp8 ||
+         precision == Precision::kFp4;
+}
+
 double MainGradBytesPerParam(const TrainingSpec& training) {
   return training.grad_reduce_bf16 ? 2.0 : MainGradBytesPerParam(training.precision);
 }
@@ -220,20 +225,20 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   mb.peak_stage = stage;
   // Bytes per parameter of a gathered ZeRO-3 layer: 16-bit weights, or the frozen base as stored.
   const double gathered_bytes = tr.lora.enabled ? FrozenBaseBytesPerParam(tr) : 2.0;
+  const double grad_bytes = MainGradBytesPerParam(tr);
   if (tr.lora.enabled) {
     // Frozen base: weights only, at their stored precision; adapters carry full Adam state.
-    const ModelStateBytes adapters = ZeroModelStateBytes(
-        shard.trainable, dp_shards, zero, tr.precision, par.cpu_offload, MainGradBytesPerParam(tr));
+    const ModelStateBytes adapters = ZeroModelStateBytes(shard.trainable, dp_shards, zero,
+                                                         tr.precision, par.cpu_offload, grad_bytes);
     mb.weights_bytes =
         gathered_bytes * shard.Total() / (zero >= 3 ? dp_shards : 1.0) + adapters.weights;
     mb.grads_bytes = adapters.grads;
     mb.optimizer_bytes = adapters.optimizer;
   } else {
     const ModelStateBytes dense = ZeroModelStateBytes(shard.dense, dp_shards, zero, tr.precision,
-                                                      par.cpu_offload, MainGradBytesPerParam(tr));
-    const ModelStateBytes expert =
-        ZeroModelStateBytes(shard.expert, expert_shards, zero, tr.precision, par.cpu_offload,
-                            MainGradBytesPerParam(tr));
+                                                      par.cpu_offload, grad_bytes);
+    const ModelStateBytes expert = ZeroModelStateBytes(shard.expert, expert_shards, zero,
+                                                       tr.precision, par.cpu_offload, grad_bytes);
     mb.weights_bytes = dense.weights + expert.weights;
     mb.grads_bytes = dense.grads + expert.grads;
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
@@ -278,7 +283,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // gradient to reduce_dtype and reduce-scatters it on its own stream while the next unit's
     // backward runs; DeepSpeed ZeRO-2 and Megatron-FSDP reduce bucket by bucket the same way.
     const double compute_bytes = IsFp32(tr.precision) ? 4.0 : 2.0;
-    mb.grads_bytes += (MainGradBytesPerParam(tr) + compute_bytes) * shard.trainable / layers;
+    mb.grads_bytes += (grad_bytes + compute_bytes) * shard.trainable / layers;
   }
   // Full recomputation re-materialises one layer at a time during backward.
   const double recompute_working =

@@ -33,6 +33,9 @@ ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_st
 /// nanotron's FP32GradientAccumulator keeps a full fp32 gradient buffer. fp32/tf32: 4; fp16: 2
 /// (Megatron's fp16 default reduces in fp16).
 double MainGradBytesPerParam(Precision precision);
+/// Whether training.grad_reduce_bf16 applies at `precision`: bf16, fp8 and fp4 (fp32/tf32 and
+/// fp16 reduce in their own precision).
+bool Bf16GradReductionApplies(Precision precision);
 /// The job's main-gradient bytes: 2 with training.grad_reduce_bf16, else the precision's.
 double MainGradBytesPerParam(const TrainingSpec& training);
 

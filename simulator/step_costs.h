@@ -76,9 +76,9 @@ struct StepCosts {
   /// (Zero1GradReduction::kAllReduceAfterBackward, nanotron): GradReduceSeconds is that
   /// all-reduce, and nothing overlaps it.
   bool grads_all_reduced_after_backward = false;
-  /// Parameters per DP bucket: the gradient reduction and the ZeRO-1/2 weight all-gather run as
-  /// one collective per bucket, each paying the collective's latency (GradBucketParams); 0 when
-  /// the stack issues one collective for all of it (no overlap, or all-reduce after backward).
+  /// Parameters per DP bucket (GradBucketParams): the analytic model exposes the last one, the
+  /// event simulator issues one collective per bucket; 0 when the stack issues one collective for
+  /// all of it (no overlap, or all-reduce after backward).
   double grad_bucket_params = 0;
   GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
   GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
@@ -94,14 +94,15 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
 
 /// Gradient reduction of `dense_params` and `expert_params` trainable parameters over the step's
 /// DP groups: all-reduce (ZeRO 0, or costs.grads_all_reduced_after_backward) or reduce-scatter
-/// (ZeRO 1/2) of the gradients at costs.grad_bytes_per_param, one collective per bucket of
-/// costs.grad_bucket_params. Zero for ZeRO-3, which synchronises per layer (FsdpReduceSeconds).
+/// (ZeRO 1/2) of the gradients at costs.grad_bytes_per_param, as one collective (the event
+/// simulator calls it per bucket). Zero for ZeRO-3, which synchronises per layer
+/// (FsdpReduceSeconds).
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params);
 
 /// The all-gather of the updated 16-bit weights after the optimizer step over the step's DP
-/// groups (ZeRO 1/2, Megatron distributed optimizer), one collective per bucket of
-/// costs.grad_bucket_params; zero for ZeRO 0 and 3.
+/// groups (ZeRO 1/2, Megatron distributed optimizer), as one collective (the event simulator
+/// calls it per bucket); zero for ZeRO 0 and 3.
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
 
