@@ -122,6 +122,11 @@ struct FrameworkSpec {
   /// fp8 training: whether the fp8 weight copies are made every micro-batch (true) or once per
   /// step and reused (false: Megatron-Core passes is_first_microbatch to Transformer Engine).
   bool fp8_weight_cast_every_microbatch = false;
+  /// Quantized (fp8, fp4) training: whether each linear layer keeps its input for the weight
+  /// gradient as the quantized copy it made for the forward GEMM (Transformer Engine's Linear,
+  /// LayerNormLinear, LayerNormMLP and GroupedLinear), or in 16 bits and casts it again in
+  /// backward (torchao's Float8Linear).
+  bool quantized_saved_inputs = true;
   /// The model-parallel dimensions it runs beyond data parallelism: "tp" (with sequence
   /// parallelism), "pp", "cp", "ep" (parallelism.tp, pp, cp, ep above 1; StackRunsLayout).
   std::set<std::string> parallel_dims = {"tp", "pp", "cp", "ep"};

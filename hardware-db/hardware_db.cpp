@@ -497,6 +497,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "parallel_dims",
                                                  "fp8_norm_fused_cast",
                                                  "fp8_weight_cast_every_microbatch",
+                                                 "quantized_saved_inputs",
                                                  "unfused_passes"};
 constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
 
@@ -547,6 +548,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
   f->fp8_norm_fused_cast = RequiredBool(r, entry, "fp8_norm_fused_cast");
   f->fp8_weight_cast_every_microbatch = RequiredBool(r, entry, "fp8_weight_cast_every_microbatch");
+  f->quantized_saved_inputs = RequiredBool(r, entry, "quantized_saved_inputs");
   if (r.status().ok() && !entry.contains("parallel_dims")) {
     r.Fail("parallel_dims", "missing (a list of tp, pp, cp, ep; [] for data parallelism only)");
   }

@@ -91,34 +91,53 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   const uint32_t fc1_targets = kLoraUp | (swiglu ? kLoraGate : 0u);
   const bool fc1_input_kept = input_kept(fc1_targets);
 
-  // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
-  // (2sbh each), two dropout masks (1 byte each). Sequence parallelism splits them by t.
+  // Bytes per element of a linear layer's input kept for its weight gradient (QKV,
+  // out-projection, FC1 and the experts' FC1, FC2): 2, or where the stack saves the quantized
+  // copy it made for the forward GEMM (FrameworkSpec::quantized_saved_inputs; Transformer
+  // Engine's linear.py saves the fp8 input, layernorm_linear.py the norm's fp8 output) that
+  // copy's QuantizedCast::saved_input_bytes, on the share of layers that run quantized. LoRA's
+  // frozen linears save no input and an adapter keeps its 16-bit one: 2 where kept.
   const FrameworkSpec& stack = tr.framework;
+  const bool quantized_inputs =
+      QuantizedLinears(tr.precision) && stack.quantized_saved_inputs && !lora.enabled;
+  double gemm_input = 2.0;
+  if (quantized_inputs) {
+    const QuantizedCast cast = QuantizedCastOf(tr.precision);
+    gemm_input = cast.layer_share * cast.saved_input_bytes + (1.0 - cast.layer_share) * 2.0;
+  }
+
+  // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
+  // (gemm_input x sbh each), two dropout masks (1 byte each). Sequence parallelism splits them
+  // by t.
   const double replicated = sb * h *
-                            (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? 2.0 : 0.0) +
-                             (fc1_input_kept ? 2.0 : 0.0) + (dropout ? 2.0 : 0.0));
+                            (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? gemm_input : 0.0) +
+                             (fc1_input_kept ? gemm_input : 0.0) + (dropout ? 2.0 : 0.0));
   const double full_input = 2.0 * sb * h;  // what full recomputation keeps per layer
 
-  // TP-split tensors: Q, K, V and the out-projection input (= the attention output O, which
-  // fused attention's backward reads: Dao et al. 2022, Alg. 4).
+  // TP-split tensors: Q, K, V and the attention output O. Fused attention's backward reads O
+  // (Dao et al. 2022, Alg. 4) in 16 bits, beside the out-projection's quantized copy where the
+  // stack keeps one; otherwise O is kept only as the out-projection's input.
   // An eager stack also keeps the K/V copy it concatenates for the rotary kernel (2 x kv).
-  const bool out_input_kept = input_kept(kLoraO) || tr.attention == AttentionImpl::kFlash;
-  double split = 2.0 * sb * (q + 2.0 * kv) + (out_input_kept ? 2.0 * sb * q : 0.0) +
+  const double out_input_bytes = tr.attention == AttentionImpl::kFlash
+                                     ? 2.0 + (quantized_inputs ? gemm_input : 0.0)
+                                     : (input_kept(kLoraO) ? gemm_input : 0.0);
+  double split = 2.0 * sb * (q + 2.0 * kv) + out_input_bytes * sb * q +
                  (stack.eager_elementwise ? 4.0 * sb * kv : 0.0);
   // Core attention: unfused keeps softmax output (2), dropout mask (1) and output (2) per score;
   // fused attention keeps only the fp32 log-sum-exp per query row (Dao et al. 2022, Sec. 3.1).
   const double scores = a * sb * s_full;
   const double core =
       tr.attention == AttentionImpl::kUnfused ? (dropout ? 5.0 : 2.0) * scores : 4.0 * sb * a;
-  // MLP intermediates: GELU keeps its input and FC2's input (2sbf each); SwiGLU keeps gate, up
-  // and the product (2sbf each); the FC2 input only for FC2's weight gradient. MoE: every
-  // token's top-k experts (+ shared) keep theirs, plus the dispatched copy of the token (2sbh
-  // each, the experts' FC1 input). Expert TP gathers the routed copies of its etp ranks
-  // (Megatron-Core's dispatcher: all-to-all over EP, then all-gather over expert TP), so a rank
-  // keeps etp/t of them at full width: etp x 2sbh per copy before the split by t below.
-  // An eager SwiGLU (act(gate) * up as two ops) also keeps SiLU's output (2sbf).
-  const double per_mlp =
-      (swiglu ? (stack.eager_elementwise ? 6.0 : 4.0) : 2.0) + (input_kept(kLoraDown) ? 2.0 : 0.0);
+  // MLP intermediates: GELU keeps its input and FC2's input (2sbf and gemm_input x sbf);
+  // SwiGLU keeps gate, up (2sbf each) and the product (gemm_input x sbf); the FC2 input only for
+  // FC2's weight gradient. MoE: every token's top-k experts (+ shared) keep theirs, plus the
+  // dispatched copy of the token (gemm_input x sbh each, the experts' FC1 input). Expert TP gathers
+  // the routed copies of its etp ranks (Megatron-Core's dispatcher: all-to-all over EP, then
+  // all-gather over expert TP), so a rank keeps etp/t of them at full width: etp x gemm_input x sbh
+  // per copy before the split by t. An eager SwiGLU (act(gate) * up as two ops) also keeps SiLU's
+  // output (2sbf).
+  const double per_mlp = (swiglu ? (stack.eager_elementwise ? 6.0 : 4.0) : 2.0) +
+                         (input_kept(kLoraDown) ? gemm_input : 0.0);
   const double mlp_copies =
       moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
@@ -127,7 +146,7 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
     const double shared = static_cast<double>(m.moe_shared_experts);
     const double gathered = routed * static_cast<double>(par.ExpertTp()) + shared;
     split += (routed + shared) * per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
-             (fc1_input_kept ? gathered * 2.0 * sb * h : 0.0);
+             (fc1_input_kept ? gathered * gemm_input * sb * h : 0.0);
   } else {
     split += per_mlp * sb * static_cast<double>(m.ffn_hidden_size);
   }

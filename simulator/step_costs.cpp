@@ -502,11 +502,13 @@ QuantizedCast QuantizedCastOf(Precision precision) {
     c.kernels_per_tensor = 2;
     c.layer_share = 1.0 - kFp4Bf16LayerFraction;
     c.weight_copy_bytes = 2.0 * (0.5 + 1.0 / 16.0);
+    c.saved_input_bytes = 0.5 + 1.0 / 16.0;
     return c;
   }
   c.bytes = 4.0;
   c.norm_fed_bytes = 2.0;
   c.weight_copy_bytes = 2.0;
+  c.saved_input_bytes = 1.0 + 1.0 / 32.0;
   return c;
 }
 

@@ -142,6 +142,12 @@ struct QuantizedCast {
   /// copy), which Transformer Engine keeps in a workspace when the stack casts the weights once
   /// per step (memory.cpp): fp8 1 + 1; fp4 2 x (0.5 + 1/16).
   double weight_copy_bytes = 0;
+  /// Bytes per element of the quantized copy of a linear layer's input that a stack keeping
+  /// quantized inputs (FrameworkSpec::quantized_saved_inputs) saves for the weight gradient:
+  /// one copy, row- or column-wise. fp8 1 + 1/32 (MXFP8's E8M0 scale per 32 elements, the larger
+  /// of Transformer Engine's fp8 recipes: delayed and current scaling keep one fp32 scale per
+  /// tensor); fp4 0.5 + 1/16.
+  double saved_input_bytes = 0;
 };
 
 /// fp8 (delayed scaling): read 2 B, write 1 + 1 (fused cast-transpose), 1 kernel; where a norm

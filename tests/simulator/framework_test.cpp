@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/gemm_time.h"
 #include "simulator/job.h"
 #include "simulator/memory.h"
 #include "simulator/shard.h"
@@ -51,7 +52,7 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 19u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 20u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -77,6 +78,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.parallel_dims, m.parallel_dims);
   EXPECT_EQ(def.fp8_norm_fused_cast, m.fp8_norm_fused_cast);
   EXPECT_EQ(def.fp8_weight_cast_every_microbatch, m.fp8_weight_cast_every_microbatch);
+  EXPECT_EQ(def.quantized_saved_inputs, m.quantized_saved_inputs);
   // The default runs each architecture's reference attention kernel.
   for (const auto& [arch, kernel] : m.attention_kernels) {
     EXPECT_EQ(kernel.relative_speed, def.AttentionSpeed(arch)) << arch;
@@ -96,6 +98,43 @@ TEST(Framework, NanotronLayerActivationsFromTheCode) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B("nanotron"), false, Recompute::kNone), nanotron);
   EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B("megatron-core"), false, Recompute::kNone),
                    megatron);
+}
+
+// Quantized training: Transformer Engine's linear layers save the quantized copy of their input
+// for the weight gradient (transformer_engine/pytorch/module/linear.py: the fp8 input, or its
+// fp8 transpose; layernorm_linear.py: the norm's fp8 output), so on Megatron-Core the QKV, FC1
+// and FC2 inputs take c = 1 + 1/32 bytes (MXFP8's scale per 32 elements; per-tensor scaling
+// needs less) and the out-projection keeps a c-byte copy of the attention output beside the
+// 16-bit one fused attention's backward reads. torchao's Float8Linear (torchtitan) saves the
+// 16-bit input (float8_linear.py, save_for_backward(input_hp, ...)): no change. fp4 (NVFP4):
+// 0.5 + 1/16 bytes on the layers that run in fp4. LoRA's frozen linears save no input either way.
+TEST(Framework, QuantizedLinearsKeepQuantizedInputs) {
+  const double sb = 4096, h = 2048, q = 2048, kv = 2048, f = 8192, a = 32;
+  const double lse = 4 * sb * a;
+  // c bytes per saved GEMM input, o for the out-projection's own copy of the attention output.
+  auto megatron = [&](double c, double o) {
+    return sb * ((4 + 2 * c) * h + 2 * (q + 2 * kv) + (2 + o) * q + (4 + c) * f) + lse;
+  };
+  JobSpec job = Llama1B("megatron-core");
+  ASSERT_DOUBLE_EQ(LayerActivationBytes(job, false, Recompute::kNone), megatron(2, 0));
+  job.training.precision = Precision::kFp8;
+  const double fp8 = 1 + 1.0 / 32;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(job, false, Recompute::kNone), megatron(fp8, fp8));
+  job.training.precision = Precision::kFp4;
+  const double fp4_share = 1 - kFp4Bf16LayerFraction;
+  const double fp4 = fp4_share * (0.5 + 1.0 / 16) + (1 - fp4_share) * 2;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(job, false, Recompute::kNone), megatron(fp4, fp4));
+
+  JobSpec titan = Llama1B("torchtitan");
+  const double titan_bf16 = LayerActivationBytes(titan, false, Recompute::kNone);
+  titan.training.precision = Precision::kFp8;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(titan, false, Recompute::kNone), titan_bf16);
+
+  JobSpec lora = Llama1B("megatron-core");
+  lora.training.lora.enabled = true;
+  const double lora_bf16 = LayerActivationBytes(lora, false, Recompute::kNone);
+  lora.training.precision = Precision::kFp8;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(lora, false, Recompute::kNone), lora_bf16);
 }
 
 // The loss buffers on the last stage: 16-bit logits + fp32 copy (Megatron-Core subtracts the max

@@ -252,14 +252,16 @@ TEST(LoraBehaviour, MlperfLlama2_70bLoraFitsOnEightH100) {
 
   // No recomputation, TP 4 with sequence parallelism, fp8 math and the frozen base stored in fp8
   // (the case): 86.5 GB per GPU when the base counted 2 bytes per parameter and frozen
-  // layers kept full-training activations; it fits now.
+  // layers kept full-training activations; it fits now. Full fp8 training keeps the FC1 and down
+  // inputs that LoRA drops, in fp8 (Transformer Engine saves the quantized input): 33.0 GB of
+  // activations against 39.2 GB.
   const JobSpec fp8 = Llama70bLora("fp8", {{"tp", 4}, {"sequence_parallel", true}});
   const MemoryBreakdown m = EstimateMemory(fp8, GpuOf(fp8));
   EXPECT_TRUE(m.fits) << m.peak_bytes / 1e9 << " GB";
   JobSpec full_training = fp8;
   full_training.training.lora = LoraSpec{};
   EXPECT_LT(m.activations_bytes,
-            0.75 * EstimateMemory(full_training, GpuOf(fp8)).activations_bytes);
+            0.85 * EstimateMemory(full_training, GpuOf(fp8)).activations_bytes);
 }
 
 }  // namespace
