@@ -33,6 +33,7 @@ struct SimulateOptions {
   MoeOptions moe;
   std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, etp, vpp;
   std::optional<int64_t> micro_batch, global_batch, seq_len, zero, dp_replicate;
+  std::optional<int64_t> activation_offload_layers;
   int64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
   std::string lora_base;
@@ -98,6 +99,8 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("training", "moe_load_imbalance", "--moe-load-imbalance", Given(o.moe.load_imbalance));
   flag("training", "grad_reduce_bf16", "--grad-reduce-bf16", Given(o.grad_reduce_bf16, true));
   flag("training", "fp8_param_gather", "--fp8-param-gather", Given(o.fp8_param_gather, true));
+  flag("training", "activation_offload_layers", "--activation-offload-layers",
+       Given(o.activation_offload_layers));
   std::optional<nlohmann::json> lora;
   if (o.lora_rank) {
     lora = nlohmann::json{{"rank", o.lora_rank}};
@@ -272,6 +275,10 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_flag("--fp8-param-gather", o->fp8_param_gather,
                 "fp8: store the linear layers' weights in fp8 and all-gather them in fp8 "
                 "(Megatron --fp8-param-gather; needs --zero 1 or more, or --fsdp)");
+  sub->add_option("--activation-offload-layers", o->activation_offload_layers,
+                  "Offload the stored activations of the first N layers to host memory over "
+                  "NVLink-C2C or PCIe (Megatron --cpu-offloading --cpu-offloading-num-layers; "
+                  "needs pp 1, --recompute none and N < layers)");
   sub->add_option("--framework", o->framework,
                   "Training stack, an id of frameworks.json (gpuplan hardware lists them; default "
                   "megatron-core): what it keeps in memory, its host cost and what it can run "

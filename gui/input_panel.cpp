@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "planner/units_format.h"
 #include "simulator/hf_config.h"
@@ -621,6 +622,18 @@ const std::vector<Field>& Fields() {
                                          : v == "selective" ? Recompute::kSelective
                                                             : Recompute::kNone;
            }},
+      {.section = "Parallelism",
+       .key = "activation_offload_layers",
+       .label = "Offloaded layers",
+       .tooltip = "Stored activations of the first N layers go to host memory in forward and "
+                  "come back for backward, over NVLink-C2C on Grace superchips or PCIe "
+                  "(Megatron --cpu-offloading-num-layers); needs PP 1, no recomputation and "
+                  "Megatron-Core. 0: none.",
+       .kind = Kind::kInt,
+       .lo = 0,
+       .hi = kMaxLayers - 1,
+       .get_int = [](const Session& s) { return s.job.training.activation_offload_layers; },
+       .set_int = [](Session* s, int64_t v) { s->job.training.activation_offload_layers = v; }},
       {.section = "Parallelism",
        .key = "zero",
        .label = "ZeRO stage",

@@ -127,6 +127,9 @@ struct FrameworkSpec {
   /// LayerNormLinear, LayerNormMLP and GroupedLinear), or in 16 bits and casts it again in
   /// backward (torchao's Float8Linear).
   bool quantized_saved_inputs = true;
+  /// Whether it offloads the stored activations of whole layers to host memory
+  /// (training.activation_offload_layers; Megatron-Core --cpu-offloading).
+  bool activation_offload = true;
   /// The model-parallel dimensions it runs beyond data parallelism: "tp" (with sequence
   /// parallelism), "pp", "cp", "ep" (parallelism.tp, pp, cp, ep above 1; StackRunsLayout).
   std::set<std::string> parallel_dims = {"tp", "pp", "cp", "ep"};

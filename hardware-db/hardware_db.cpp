@@ -498,6 +498,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "fp8_norm_fused_cast",
                                                  "fp8_weight_cast_every_microbatch",
                                                  "quantized_saved_inputs",
+                                                 "activation_offload",
                                                  "unfused_passes"};
 constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
 
@@ -549,6 +550,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->fp8_norm_fused_cast = RequiredBool(r, entry, "fp8_norm_fused_cast");
   f->fp8_weight_cast_every_microbatch = RequiredBool(r, entry, "fp8_weight_cast_every_microbatch");
   f->quantized_saved_inputs = RequiredBool(r, entry, "quantized_saved_inputs");
+  f->activation_offload = RequiredBool(r, entry, "activation_offload");
   if (r.status().ok() && !entry.contains("parallel_dims")) {
     r.Fail("parallel_dims", "missing (a list of tp, pp, cp, ep; [] for data parallelism only)");
   }

@@ -119,11 +119,15 @@ Status Refuse(std::string_view format, const std::string& reason) {
 
 Status RefuseMegatronOnlyKnobs(std::string_view format, const JobSpec& job) {
   const TrainingSpec& t = job.training;
-  if (!t.grad_reduce_bf16 && !t.fp8_param_gather) return Status::Ok();
-  return Refuse(format, std::string(t.fp8_param_gather ? "fp8_param_gather" : "grad_reduce_bf16") +
+  const char* knob = t.fp8_param_gather                ? "fp8_param_gather"
+                     : t.grad_reduce_bf16              ? "grad_reduce_bf16"
+                     : t.activation_offload_layers > 0 ? "activation_offload_layers"
+                                                       : nullptr;
+  if (knob == nullptr) return Status::Ok();
+  return Refuse(format, std::string(knob) +
                             ": the plan was timed with Megatron-LM's --grad-reduce-in-bf16 / "
-                            "--fp8-param-gather, which this format has no switch for; export "
-                            "'megatron' instead");
+                            "--fp8-param-gather / --cpu-offloading, which this format has no "
+                            "switch for; export 'megatron' instead");
 }
 
 }  // namespace gpuplan

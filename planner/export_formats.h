@@ -50,7 +50,8 @@ int64_t TrainSteps(const Plan& plan);
 Status Refuse(std::string_view format, const std::string& reason);
 
 /// The refusal of a format other than Megatron-LM's for the job's Megatron-only training knobs
-/// (training.grad_reduce_bf16, training.fp8_param_gather); Ok when it uses neither.
+/// (training.grad_reduce_bf16, training.fp8_param_gather, training.activation_offload_layers);
+/// Ok when it uses none.
 Status RefuseMegatronOnlyKnobs(std::string_view format, const JobSpec& job);
 
 }  // namespace gpuplan

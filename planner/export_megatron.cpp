@@ -213,6 +213,10 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
   }
   if (t.grad_reduce_bf16) a.Flag("--grad-reduce-in-bf16");
   if (t.fp8_param_gather) a.Flag("--fp8-param-gather");
+  if (t.activation_offload_layers > 0) {
+    a.Flag("--cpu-offloading");
+    a.Add("--cpu-offloading-num-layers", t.activation_offload_layers);
+  }
   switch (t.recompute) {
     case Recompute::kNone:
       break;

@@ -291,6 +291,9 @@ std::string LayoutSummary(const JobSpec& job) {
   out += " mb" + Str(job.training.micro_batch_size);
   if (job.training.recompute == Recompute::kSelective) out += " selective";
   if (job.training.recompute == Recompute::kFull) out += " full-recompute";
+  if (job.training.activation_offload_layers > 0) {
+    out += " act-offload" + Str(job.training.activation_offload_layers);
+  }
   out += " " + std::string(PrecisionName(job.training.precision));
   if (job.training.fp8_param_gather) out += " fp8-params";
   if (job.training.grad_reduce_bf16) out += " bf16-grads";

@@ -84,6 +84,14 @@ struct TrainingSpec {
   /// in fp8. Needs precision fp8 and sharded data parallelism (zero_stage >= 1 or fsdp), as
   /// Megatron-LM asserts.
   bool fp8_param_gather = false;
+  /// Activation offload to host memory (Megatron-Core --cpu-offloading
+  /// --cpu-offloading-num-layers, Transformer Engine's CPU offload context): the stored
+  /// activations of the first this-many transformer layers go to host memory during forward and
+  /// come back for backward, over the GPU's host link (GpuSpec::HostLinkBytesPerS: NVLink-C2C on
+  /// a Grace superchip, else PCIe). 0: none. Megatron-Core allows [0, num_layers) layers, pp 1, no
+  /// recomputation (transformer_config.py), and a stack that runs it
+  /// (FrameworkSpec::activation_offload).
+  int64_t activation_offload_layers = 0;
   LoraSpec lora;
   /// The training stack (hardware-db/data/frameworks.json, resolved by ParseJobSpec): what it
   /// keeps in memory beyond the model, its host cost, and what it can run (StackRunsLayout).

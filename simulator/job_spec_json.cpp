@@ -339,7 +339,8 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
                          "recompute", "attention", "dropout", "lora", "framework", "moe_dispatcher",
-                         "moe_load_imbalance", "grad_reduce_bf16", "fp8_param_gather"});
+                         "moe_load_imbalance", "grad_reduce_bf16", "fp8_param_gather",
+                         "activation_offload_layers"});
   t->seq_len = r.OptionalPositiveInt("seq_len", kDefaultSeqLen);
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
@@ -360,6 +361,8 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   t->dropout = r.OptionalBool("dropout", model.HasLinearBiases());
   t->grad_reduce_bf16 = r.OptionalBool("grad_reduce_bf16", false);
   t->fp8_param_gather = r.OptionalBool("fp8_param_gather", false);
+  t->activation_offload_layers =
+      r.OptionalIntInRange("activation_offload_layers", 0, 0, kMaxLayers - 1);
   // The stacks of the hardware database (frameworks.json); a user directory may add its own.
   const std::vector<std::string> framework_ids = db.FrameworkIds();
   const std::vector<std::string_view> frameworks(framework_ids.begin(), framework_ids.end());
@@ -744,6 +747,35 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
                   "asserts; the fp32 master weights live in its shards");
     }
   }
+  if (t.activation_offload_layers > 0) {
+    // Megatron-Core's checks (megatron/core/transformer/transformer_config.py).
+    const auto offload_fail = [](const std::string& why) {
+      return Fail("training", "activation_offload_layers", why);
+    };
+    if (!t.framework.activation_offload) {
+      return offload_fail("the training stack '" + t.framework.id +
+                          "' does not offload activations (frameworks.json activation_offload); "
+                          "use megatron-core or remove it");
+    }
+    if (t.activation_offload_layers >= job.model.num_layers) {
+      return offload_fail(Str(t.activation_offload_layers) + " must be less than num_layers = " +
+                          Str(job.model.num_layers) + ", as Megatron-Core requires");
+    }
+    if (job.parallel.pp > 1) {
+      return offload_fail(
+          "needs pp 1 (Megatron-Core has no CPU offloading with pipeline "
+          "parallelism), got pp " +
+          Str(job.parallel.pp));
+    }
+    if (t.recompute != Recompute::kNone) {
+      return offload_fail(
+          "needs recompute none (Megatron-Core's CPU offloading does not work "
+          "with activation recomputation)");
+    }
+    if (gpu->HostDevice()) {
+      return offload_fail("the GPU '" + c.gpu + "' runs in host memory: nothing to offload to");
+    }
+  }
   if (!(gpu->PeakFlops(t.precision) > 0)) {
     return Fail("training", "precision",
                 std::string(NameOf(t.precision)) + " is not supported by GPU '" + c.gpu + "' (no " +
@@ -1076,6 +1108,9 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   };
   if (t.grad_reduce_bf16) training["grad_reduce_bf16"] = true;
   if (t.fp8_param_gather) training["fp8_param_gather"] = true;
+  if (t.activation_offload_layers > 0) {
+    training["activation_offload_layers"] = t.activation_offload_layers;
+  }
   if (job.model.is_moe()) {
     training["moe_dispatcher"] = NameOf(t.moe_dispatcher);
     training["moe_load_imbalance"] = t.moe_load_imbalance;

@@ -186,10 +186,16 @@ LayerActivations JobLayerActivations(const JobSpec& job) {
   return act;
 }
 
+double OffloadedActivationBytes(const JobSpec& job, const LayerActivations& act) {
+  const int64_t k = job.training.activation_offload_layers;
+  const int64_t dense = std::min(k, job.model.DenseLayers());
+  return static_cast<double>(dense) * act.dense + static_cast<double>(k - dense) * act.moe;
+}
+
 double ChunkActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage,
                             int64_t chunk) {
   const StageLayerMix mix = ChunkLayerCounts(job, stage, chunk);
-  return mix.dense * act.dense + mix.moe * act.moe;
+  return mix.dense * act.dense + mix.moe * act.moe - OffloadedActivationBytes(job, act);
 }
 
 double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage) {

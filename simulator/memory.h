@@ -70,8 +70,16 @@ struct LayerActivations {
 };
 LayerActivations JobLayerActivations(const JobSpec& job);
 
-/// Bytes one micro-batch stores through the layers of model chunk `chunk` of pipeline stage
-/// `stage` (ChunkLayerCounts x `act`).
+/// Bytes of stored activations that training.activation_offload_layers = k moves to host memory
+/// per micro-batch: the first k layers' (dense layers come first), 0 when k = 0. Each layer's
+/// copy runs on a side stream behind the next layers' forward and is done before forward ends
+/// (a slower copy is waited for: step_costs.cpp), so at the peak, the end of forward, none of
+/// them is on the GPU; in backward they come back one layer ahead of use. Precondition: pp 1
+/// and k < num_layers (ValidateJobSpec, as Megatron-Core requires).
+double OffloadedActivationBytes(const JobSpec& job, const LayerActivations& act);
+
+/// Bytes one micro-batch keeps on the GPU through the layers of model chunk `chunk` of pipeline
+/// stage `stage` (ChunkLayerCounts x `act`, less OffloadedActivationBytes).
 double ChunkActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage,
                             int64_t chunk);
 

@@ -398,6 +398,28 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   StepCosts s;
   s.dense = EvaluateLayer(c, false);
   if (job.model.is_moe()) s.moe = EvaluateLayer(c, true);
+  if (tr.activation_offload_layers > 0) {
+    // Activation offload (training.activation_offload_layers, Transformer Engine's CPU offload
+    // context under Megatron-Core): an offloaded layer's stored activations go to host memory on
+    // a side stream behind the next layer's forward, and come back behind the backward of the
+    // layer after it, each way at the host link's one-direction rate (NVLink-C2C or PCIe). What
+    // a copy takes beyond one layer's forward (backward) kernels is waited for; the copy also
+    // reads (writes) its bytes in HBM beside the kernels, charged at the HBM rate. Spread over
+    // the layers: k/L of each layer's cost, in both the analytic model and the event simulator.
+    const double share = static_cast<double>(tr.activation_offload_layers) /
+                         static_cast<double>(job.model.num_layers);
+    auto offload = [&](LayerCosts* layer, bool moe_layer) {
+      const double bytes = LayerActivationBytes(job, moe_layer, Recompute::kNone);
+      const double copy = bytes / gpu.HostLinkBytesPerS();
+      const double hbm = MemoryBoundSeconds(rates, bytes, 0);
+      const double fwd_wait = std::max(0.0, copy - layer->Forward());
+      const double bwd_wait = std::max(0.0, copy - layer->bwd);
+      layer->fwd_other += share * (fwd_wait + hbm);
+      layer->bwd += share * (bwd_wait + hbm);
+    };
+    offload(&s.dense, false);
+    if (job.model.is_moe()) offload(&s.moe, true);
+  }
   const double t = static_cast<double>(par.tp);
   const double V = static_cast<double>(job.model.vocab_size);
   const double h = static_cast<double>(job.model.hidden_size);

@@ -646,6 +646,7 @@ json ValidFramework(const std::string& id) {
       {"fp8_norm_fused_cast", false},
       {"fp8_weight_cast_every_microbatch", true},
       {"quantized_saved_inputs", false},
+      {"activation_offload", false},
       {"unfused_passes", {{"swiglu", 2}, {"rotary", 8}}},
       {"attention_kernels", {{"hopper", {{"kernel", "flash-attn-2"}, {"relative_speed", 0.6}}}}}};
   json sources = json::object();
@@ -677,6 +678,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_FALSE(f->fp8_norm_fused_cast);
   EXPECT_TRUE(f->fp8_weight_cast_every_microbatch);
   EXPECT_FALSE(f->quantized_saved_inputs);
+  EXPECT_FALSE(f->activation_offload);
   EXPECT_DOUBLE_EQ(f->unfused_passes.swiglu, 2);
   EXPECT_DOUBLE_EQ(f->unfused_passes.rotary, 8);
   EXPECT_DOUBLE_EQ(f->unfused_passes.qkv, 0);  // absent: fused

@@ -866,6 +866,39 @@ TEST(JobSpecInvalid, Bf16GradientsAndFp8Parameters) {
   EXPECT_TRUE(Contains(ErrorOf(spec), "field 'grad_reduce_bf16'"));
 }
 
+// Megatron-Core's checks (transformer_config.py): fewer layers than the model, pp 1, no
+// recomputation; and a stack that offloads.
+TEST(JobSpecInvalid, ActivationOffload) {
+  nlohmann::json spec = BaseSpec();  // 36 layers, pp 1, full recomputation
+  spec["training"]["activation_offload_layers"] = 12;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'activation_offload_layers': needs "
+                       "recompute none"));
+  spec["training"]["recompute"] = "none";
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->training.activation_offload_layers, 12);
+  EXPECT_EQ(JobSpecToJson(*job)["training"]["activation_offload_layers"], 12);
+  EXPECT_FALSE(JobSpecToJson(*Parse(BaseSpec()))["training"].contains("activation_offload_layers"));
+  spec["training"]["activation_offload_layers"] = 36;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "36 must be less than num_layers = 36"));
+  spec["training"]["activation_offload_layers"] = -1;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "field 'activation_offload_layers'"));
+  spec["training"]["activation_offload_layers"] = 12;
+  spec["parallelism"]["pp"] = 2;
+  spec["parallelism"]["dp"] = 16;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "needs pp 1"));
+  spec["parallelism"]["pp"] = 1;
+  spec["parallelism"]["dp"] = 32;
+  spec["training"]["framework"] = "torchtitan";
+  spec["parallelism"]["tp"] = 1;
+  spec["parallelism"]["dp"] = 128;
+  spec["parallelism"]["sequence_parallel"] = false;
+  spec["parallelism"].erase("zero_stage");
+  spec["parallelism"]["fsdp"] = true;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "the training stack 'torchtitan' does not offload"));
+}
+
 TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {
   nlohmann::json spec = BaseSpec();
   spec["training"]["seq_len"] = 2050;

@@ -104,6 +104,10 @@ const std::set<std::string> kMegatronFlags = {
     "--fp8-recipe",
     "--fp8-param-gather",
     "--grad-reduce-in-bf16",
+    // megatron/training/arguments.py: --cpu-offloading, --cpu-offloading-num-layers
+    // (TransformerConfig.cpu_offloading, cpu_offloading_num_layers).
+    "--cpu-offloading",
+    "--cpu-offloading-num-layers",
     "--transformer-impl",
     "--expert-model-parallel-size",
     "--expert-tensor-parallel-size",
@@ -614,6 +618,16 @@ TEST(Export, Bf16GradientsAndFp8ParametersAreMegatronFlags) {
   const Plan bf16 = MakePlan(Spec("llama3-8b", 16, {{"dp", 16}, {"zero_stage", 1}},
                                   {{"seq_len", 4096}, {"grad_reduce_bf16", true}}));
   EXPECT_TRUE(Contains(ErrorOf(bf16, "deepspeed"), "grad_reduce_bf16: the plan was timed"));
+}
+
+TEST(Export, ActivationOffloadIsMegatronFlags) {
+  const Plan plan = MakePlan(Spec("llama3-8b", 8, {{"dp", 8}, {"zero_stage", 1}},
+                                  {{"seq_len", 8192}, {"activation_offload_layers", 16}}));
+  const std::string s = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(s);
+  EXPECT_TRUE(Contains(s, "--cpu-offloading\n  --cpu-offloading-num-layers 16\n"));
+  EXPECT_TRUE(
+      Contains(ErrorOf(plan, "deepspeed"), "activation_offload_layers: the plan was timed"));
 }
 
 TEST(ExportMegatron, UnevenPipelineStages) {

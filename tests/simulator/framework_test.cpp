@@ -52,7 +52,7 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 20u) << id;
+  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 21u) << id;
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -79,6 +79,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.fp8_norm_fused_cast, m.fp8_norm_fused_cast);
   EXPECT_EQ(def.fp8_weight_cast_every_microbatch, m.fp8_weight_cast_every_microbatch);
   EXPECT_EQ(def.quantized_saved_inputs, m.quantized_saved_inputs);
+  EXPECT_EQ(def.activation_offload, m.activation_offload);
   // The default runs each architecture's reference attention kernel.
   for (const auto& [arch, kernel] : m.attention_kernels) {
     EXPECT_EQ(kernel.relative_speed, def.AttentionSpeed(arch)) << arch;

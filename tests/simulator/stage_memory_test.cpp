@@ -11,6 +11,7 @@
 #include "simulator/memory.h"
 #include "simulator/pipeline.h"
 #include "simulator/shard.h"
+#include "simulator/step_costs.h"
 #include "tests/builtin_db.h"
 #include "tests/parse_job.h"
 
@@ -282,6 +283,44 @@ TEST(StageMemory, UnevenFirstAndLastStagesMatchTheEventSimulator) {
     ExpectAnalyticMatchesEvents(moe, std::string("small MoE uneven ") + schedule);
     EXPECT_DOUBLE_EQ(EstimateMemory(moe, GpuOf(moe)).peak_bytes, EveryStage(moe).peak_bytes)
         << schedule;
+  }
+}
+
+// Golden: activation offload (Megatron-Core --cpu-offloading --cpu-offloading-num-layers k,
+// Transformer Engine's CPU offload context). The first k of L layers' stored activations A per
+// layer leave the GPU: the peak keeps L - k layers. Each layer's copy crosses the host link once
+// per pass, one way (GB200: NVLink-C2C, 225 GB/s per GPU and direction; H100: PCIe Gen5 x16,
+// 63 GB/s), behind one layer's kernels; what it takes beyond them is waited for, and its bytes
+// also cross HBM beside the kernels. Spread over the layers: k/L of each layer's cost.
+TEST(ActivationOffload, FirstLayersCrossTheHostLink) {
+  for (const char* gpu_id : {"gb200", "h100-sxm5-80gb"}) {
+    nlohmann::json spec = {
+        {"model", "llama3-70b"},
+        {"cluster", {{"gpu", gpu_id}, {"num_gpus", 8}}},
+        {"training", {{"seq_len", 8192}, {"global_batch_size", 8}, {"precision", "bf16"}}},
+        {"parallelism", {{"tp", 8}, {"sequence_parallel", true}, {"zero_stage", 1}}}};
+    const JobSpec base = ParseTestJob(spec);
+    spec["training"]["activation_offload_layers"] = 40;
+    const JobSpec off = ParseTestJob(spec);
+    const GpuSpec& gpu = GpuOf(base);
+    const double layer = LayerActivationBytes(base, false, Recompute::kNone);
+    EXPECT_DOUBLE_EQ(StageMemory(off, gpu, 0).activations_bytes,
+                     StageMemory(base, gpu, 0).activations_bytes - 40 * layer)
+        << gpu_id;
+    ExpectAnalyticMatchesEvents(off, gpu_id);
+
+    const NetworkSpec& net = *BuiltinDb().FindNetwork(base.cluster.inter_node);
+    const DeviceRates rates = DatasheetRates(gpu, Precision::kBf16);
+    const LayerCosts b = ComputeStepCosts(base, gpu, net, rates).dense;
+    const LayerCosts o = ComputeStepCosts(off, gpu, net, rates).dense;
+    const double link = std::string(gpu_id) == "gb200" ? 225e9 : 63e9;
+    const double copy = layer / link, hbm = layer / rates.memory_bytes_per_s;
+    const double share = 40.0 / 80.0;
+    EXPECT_NEAR(o.fwd_other - b.fwd_other, share * (std::max(0.0, copy - b.Forward()) + hbm),
+                1e-12 * b.Forward())
+        << gpu_id;
+    EXPECT_NEAR(o.bwd - b.bwd, share * (std::max(0.0, copy - b.bwd) + hbm), 1e-12 * b.bwd)
+        << gpu_id;
   }
 }
 
