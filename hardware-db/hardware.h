@@ -59,6 +59,10 @@ struct GpuSpec {
   double c2c_bytes_per_s = 0;
   /// The link optimizer offload crosses to host memory: NVLink-C2C where the GPU has it, else
   /// PCIe (bytes/s, one direction).
+  /// Host memory per GPU behind its NVLink-C2C link (the Grace CPU's LPDDR5X over the
+  /// superchip's GPUs), bytes; 0 when not in the database (PCIe hosts: the server's, not tied to
+  /// a GPU). Bounds activation offload (training.activation_offload_layers).
+  double host_memory_bytes_per_gpu = 0;
   double HostLinkBytesPerS() const {
     return c2c_bytes_per_s > 0 ? c2c_bytes_per_s : pcie_bytes_per_s;
   }

@@ -183,6 +183,7 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
                          "pcie_gen",
                          "pcie_gbps_unidir",
                          "c2c_gbps_unidir",
+                         "c2c_host_memory_gb_per_gpu",
                          "tdp_w",
                          "default_node",
                          "source",
@@ -230,6 +231,16 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
              "must be omitted when scaleup.kind is 'shared-memory' (ranks in host memory)");
     } else {
       g->c2c_bytes_per_s = r.ScaledNumber("c2c_gbps_unidir", kGiga, kMinBytesPerS, kMaxBytesPerS);
+    }
+  }
+  if (r.Has("c2c_host_memory_gb_per_gpu")) {
+    if (!r.Has("c2c_gbps_unidir")) {
+      r.Fail("c2c_host_memory_gb_per_gpu",
+             "needs c2c_gbps_unidir (the host memory a Grace superchip's GPU reaches over "
+             "NVLink-C2C)");
+    } else {
+      g->host_memory_bytes_per_gpu = r.ScaledNumber("c2c_host_memory_gb_per_gpu", kGiga,
+                                                    kMinMemoryBytes, kMaxDeviceMemoryBytes);
     }
   }
   g->tdp_watts = r.ScaledNumber("tdp_w", 1.0, 1.0, kMaxTdpWatts);

@@ -241,6 +241,7 @@ class PointSearch {
             break;
           }
         }
+        if (first_fit > 0 && (sharded || zero == 0)) TryActivationOffload();
         if (zero == 0 || point_.gpu->HostDevice()) continue;  // offload: none on a host device
         for (int level = 0; level < first_fit; ++level) {
           if (TryLayout(kLevels[level], true)) break;
@@ -248,6 +249,44 @@ class PointSearch {
       }
       par.dp_replicate = 1;
     }
+  }
+
+  // Activation offload (training.activation_offload_layers) for a layout that does not fit
+  // without recomputation: the fewest layers whose offload makes the peak fit, since each more
+  // only adds host transfers. Megatron-Core offloads with pp 1 and no recomputation only. Searched
+  // only where the model prices it well: over NVLink-C2C, each GPU's own link to its Grace, with
+  // the host memory behind it known and holding the offloaded layers (on a PCIe host the GPUs'
+  // concurrent copies share switch uplinks and host memory bandwidth, which the model does not
+  // charge), and with the distributed optimizer (ZeRO <= 1), not Megatron-FSDP, with which
+  // Megatron-LM does not document offloading.
+  void TryActivationOffload() {
+    const int64_t layers = job_.model.num_layers;
+    const double host_bytes = point_.gpu->host_memory_bytes_per_gpu;
+    if (job_.parallel.pp != 1 || !job_.training.framework.activation_offload || !(host_bytes > 0) ||
+        job_.parallel.fsdp || job_.parallel.zero_stage > 1 || layers < 2) {
+      return;
+    }
+    job_.training.recompute = Recompute::kNone;
+    job_.parallel.cpu_offload = false;
+    const LayerActivations act = JobLayerActivations(job_);
+    auto fits = [&](int64_t k) {
+      job_.training.activation_offload_layers = k;
+      return FitsWithMargin(EstimateMemory(job_, *point_.gpu), req_.memory_margin);
+    };
+    if (fits(layers - 1)) {
+      int64_t lo = 1, hi = layers - 1;  // fits(hi) holds; the peak falls as k grows
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (fits(mid)) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      job_.training.activation_offload_layers = lo;
+      if (OffloadedActivationBytes(job_, act) <= host_bytes) TryLayout(Recompute::kNone, false);
+    }
+    job_.training.activation_offload_layers = 0;
   }
 
   // Checks memory (the peak must leave the request's margin free), and when it fits evaluates the

@@ -1058,6 +1058,19 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
             "the layout tiles (an NVL72 rack runs power-of-two layouts on 64 GPUs, 16 " +
             "of its 18 trays)");
   }
+  // Offloaded activations must fit in the host memory behind the GPU's link, where the database
+  // has it (a Grace superchip's LPDDR5X per GPU); checked once the layout is valid.
+  const double host_bytes = gpu->host_memory_bytes_per_gpu;
+  if (t.activation_offload_layers > 0 && host_bytes > 0) {
+    const double offloaded = OffloadedActivationBytes(job, JobLayerActivations(job));
+    if (offloaded > host_bytes) {
+      return Fail("training", "activation_offload_layers",
+                  Str(t.activation_offload_layers) + " layers offload " +
+                      StrFormat("%.1f", offloaded / 1e9) + " GB per GPU, more than the " +
+                      StrFormat("%.0f", host_bytes / 1e9) + " GB of host memory per " + c.gpu +
+                      " GPU (hardware-db c2c_host_memory_gb_per_gpu)");
+    }
+  }
   return Status::Ok();
 }
 

@@ -539,6 +539,7 @@ TEST_F(HardwareDbFilesTest, TraysC2cAndFp4) {
   json server = ValidNode("server", "h100-sxm5-80gb");
   json gpu = ValidGpu("superchip");
   gpu["c2c_gbps_unidir"] = 225;
+  gpu["c2c_host_memory_gb_per_gpu"] = 240;
   gpu["tflops_dense"]["fp4"] = 9000;
   gpu.erase("default_node");
   const std::string nodes = Write("nodes.json", json{{"nodes", {rack, server}}});
@@ -548,8 +549,19 @@ TEST_F(HardwareDbFilesTest, TraysC2cAndFp4) {
   EXPECT_EQ(db->FindNode("rack")->tray_gpus, 4);
   EXPECT_EQ(db->FindNode("server")->tray_gpus, 8);
   EXPECT_DOUBLE_EQ(db->FindGpu("superchip")->HostLinkBytesPerS(), 225e9);
+  EXPECT_DOUBLE_EQ(db->FindGpu("superchip")->host_memory_bytes_per_gpu, 240e9);
+  EXPECT_DOUBLE_EQ(db->FindGpu("h100-sxm5-80gb")->host_memory_bytes_per_gpu, 0);
   EXPECT_DOUBLE_EQ(db->FindGpu("superchip")->PeakFlops(Precision::kFp4), 9000e12);
   EXPECT_DOUBLE_EQ(db->FindGpu("h100-sxm5-80gb")->HostLinkBytesPerS(), 63e9);
+
+  gpu.erase("c2c_gbps_unidir");
+  const std::string gpus = Write("gpus.json", json{{"gpus", {gpu}}});
+  const std::string gpu_err = LoadError(gpus);
+  EXPECT_TRUE(Contains(gpu_err, "gpu 'superchip'")) << gpu_err;
+  EXPECT_TRUE(Contains(gpu_err, "field 'c2c_host_memory_gb_per_gpu': needs c2c_gbps_unidir"))
+      << gpu_err;
+  gpu.erase("c2c_host_memory_gb_per_gpu");
+  Write("gpus.json", json{{"gpus", {gpu}}});
 
   rack["tray_gpus"] = 3;
   Write("nodes.json", json{{"nodes", {rack}}});

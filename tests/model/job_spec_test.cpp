@@ -897,6 +897,20 @@ TEST(JobSpecInvalid, ActivationOffload) {
   spec["parallelism"].erase("zero_stage");
   spec["parallelism"]["fsdp"] = true;
   EXPECT_TRUE(Contains(ErrorOf(spec), "the training stack 'torchtitan' does not offload"));
+  // The offloaded layers must fit in the host memory behind a Grace superchip's GPU (240 GB per
+  // GB200): 79 layers of Llama 3 70B at TP8, micro-batch 16 x 8192 tokens are 4.5 GB each.
+  const nlohmann::json gb200 = {
+      {"model", "llama3-70b"},
+      {"cluster", {{"gpu", "gb200"}, {"num_gpus", 8}}},
+      {"training",
+       {{"seq_len", 8192},
+        {"global_batch_size", 16},
+        {"micro_batch_size", 16},
+        {"activation_offload_layers", 79}}},
+      {"parallelism", {{"tp", 8}, {"sequence_parallel", true}, {"zero_stage", 1}}}};
+  EXPECT_TRUE(Contains(ErrorOf(gb200), "field 'activation_offload_layers': 79 layers offload "))
+      << ErrorOf(gb200);
+  EXPECT_TRUE(Contains(ErrorOf(gb200), "more than the 240 GB of host memory per gb200 GPU"));
 }
 
 TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {

@@ -14,6 +14,7 @@
 #include "planner/report_document.h"
 #include "simulator/framework.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/memory.h"
 #include "simulator/presets.h"
 #include "simulator/shard.h"
 
@@ -84,6 +85,47 @@ class PlannerTest : public ::testing::Test {
   }
   HardwareDb db_;
 };
+
+// Activation offload is searched where a layout does not fit without recomputation, at pp 1
+// with ZeRO <= 1 and over NVLink-C2C only (a Grace superchip, whose host memory per GPU holds the
+// offloaded layers); never on a PCIe host, whose shared uplinks the model does not price.
+TEST_F(PlannerTest, ActivationOffloadOnlyOverNvlinkC2c) {
+  for (const std::string gpu : {"gb200", "h100-sxm5-80gb"}) {
+    PlanRequest req = Request("llama3-70b", {gpu}, 64);
+    req.seq_len = 8192;
+    req.global_batch_sizes = {256};
+    req.objective = Objective::kTime;
+    const PlanResult r = Plan(req);
+    ASSERT_TRUE(r.found) << gpu;
+    ExpectAllFit(r);
+    int offloading = 0;
+    std::vector<const gpuplan::Plan*> shown = {&r.recommendation};
+    for (const auto& p : r.alternatives) shown.push_back(&p);
+    for (const auto& row : r.scaling) {
+      if (row.feasible) shown.push_back(&row.plan);
+    }
+    for (const gpuplan::Plan* p : shown) {
+      const JobSpec& job = p->job;
+      if (job.training.activation_offload_layers == 0) continue;
+      ++offloading;
+      EXPECT_EQ(job.parallel.pp, 1);
+      EXPECT_EQ(job.training.recompute, Recompute::kNone);
+      EXPECT_LE(job.parallel.zero_stage, 1);
+      const GpuSpec& spec = *db_.FindGpu(job.cluster.gpu);
+      EXPECT_LE(OffloadedActivationBytes(job, JobLayerActivations(job)),
+                spec.host_memory_bytes_per_gpu);
+      // The fewest layers that fit: one fewer does not.
+      JobSpec fewer = job;
+      --fewer.training.activation_offload_layers;
+      EXPECT_FALSE(FitsWithMargin(EstimateMemory(fewer, spec), req.memory_margin));
+    }
+    if (gpu == "gb200") {
+      EXPECT_GT(offloading, 0);
+    } else {
+      EXPECT_EQ(offloading, 0);
+    }
+  }
+}
 
 TEST_F(PlannerTest, OneBillionParametersOnUpToEightGpusIsPureDataParallel) {
   PlanRequest req = Request("mpt-1b", {"h100-sxm5-80gb"}, 8);
