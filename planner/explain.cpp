@@ -59,6 +59,7 @@ std::string IntrinsicBound(const Plan& plan, double memory_margin) {
   const StepResult& s = plan.step;
   const TrainingSpec& tr = plan.job.training;
   if (tr.recompute != Recompute::kNone || plan.job.parallel.cpu_offload ||
+      tr.activation_offload_layers > 0 ||
       s.memory.peak_bytes > kMemoryBoundFill * (1.0 - memory_margin) * s.memory.capacity_bytes) {
     return "memory";
   }
@@ -79,6 +80,11 @@ std::string MemoryReason(const Plan& plan, const GpuSpec& gpu, double memory_mar
   if (lighter.parallel.cpu_offload) {
     what += std::string(what.empty() ? "" : " and ") + "CPU offload";
     lighter.parallel.cpu_offload = false;
+  }
+  if (lighter.training.activation_offload_layers > 0) {
+    what += std::string(what.empty() ? "" : " and ") + "offloading the activations of " +
+            std::to_string(lighter.training.activation_offload_layers) + " layers to host memory";
+    lighter.training.activation_offload_layers = 0;
   }
   const double capacity = plan.step.memory.capacity_bytes;
   const std::string usable = FormatGb((1.0 - memory_margin) * capacity) + " usable (" +

@@ -98,6 +98,11 @@ Status CheckBackendSupports(const JobSpec& job, std::string_view backend) {
   if (job.training.lora.enabled) {
     return Status::Invalid("training.lora: the " + name + " backend does not run LoRA plans yet");
   }
+  if (job.training.activation_offload_layers > 0) {
+    return Status::Invalid("training.activation_offload_layers: the " + name +
+                           " backend keeps every layer's activations on its device (no "
+                           "offload yet)");
+  }
   return Status::Ok();
 }
 

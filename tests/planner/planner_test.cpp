@@ -118,6 +118,11 @@ TEST_F(PlannerTest, ActivationOffloadOnlyOverNvlinkC2c) {
       JobSpec fewer = job;
       --fewer.training.activation_offload_layers;
       EXPECT_FALSE(FitsWithMargin(EstimateMemory(fewer, spec), req.memory_margin));
+      EXPECT_EQ(IntrinsicBound(*p, req.memory_margin), "memory");
+      EXPECT_NE(MemoryReason(*p, spec, req.memory_margin)
+                    .find("without offloading the activations of " +
+                          std::to_string(job.training.activation_offload_layers) + " layers"),
+                std::string::npos);
     }
     if (gpu == "gb200") {
       EXPECT_GT(offloading, 0);

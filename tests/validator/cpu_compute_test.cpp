@@ -33,6 +33,11 @@ TEST(GpuCompute, RefusesWhatTheGpuBackendDoesNotRun) {
   job.training.lora.enabled = true;
   EXPECT_EQ(CheckGpuExecutable(job).message(),
             "training.lora: the GPU backend does not run LoRA plans yet");
+  job.training.lora.enabled = false;
+  job.training.activation_offload_layers = 1;
+  EXPECT_EQ(CheckGpuExecutable(job).message(),
+            "training.activation_offload_layers: the GPU backend keeps every layer's activations "
+            "on its device (no offload yet)");
 }
 
 TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
