@@ -75,7 +75,7 @@ LayerActivations JobLayerActivations(const JobSpec& job);
 /// copy runs on a side stream behind the next layers' forward and is done before forward ends
 /// (a slower copy is waited for: step_costs.cpp), so at the peak, the end of forward, none of
 /// them is on the GPU; in backward they come back one layer ahead of use. Precondition: pp 1
-/// and k < num_layers (ValidateJobSpec, as Megatron-Core requires).
+/// and k < num_layers (ValidateJob, as Megatron-Core requires).
 double OffloadedActivationBytes(const JobSpec& job, const LayerActivations& act);
 
 /// Bytes one micro-batch keeps on the GPU through the layers of model chunk `chunk` of pipeline
