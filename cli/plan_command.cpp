@@ -59,7 +59,7 @@ struct PlanOptions {
   int64_t min_gpus = 1, max_gpus = 1024;
   bool spot = false;
   std::string deadline, budget, objective = "cost";
-  std::optional<double> failure_rate, restart_s, checkpoint_gbps;
+  std::optional<double> failure_rate, restart_s, repair_s, checkpoint_gbps;
   double memory_margin = kDefaultMemoryMargin;
   std::optional<double> confidence;
   int threads = 0;
@@ -333,6 +333,13 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
     }
     req.reliability.restart_s = *o.restart_s;
   }
+  if (o.repair_s) {
+    if (!(*o.repair_s >= 0 && *o.repair_s <= kMaxRestartSeconds)) {
+      return Invalid("--repair-time",
+                     StrFormat("must be a number of seconds in [0, %g]", kMaxRestartSeconds));
+    }
+    req.reliability.host_repair_s = *o.repair_s;
+  }
   if (o.checkpoint_gbps) {
     if (!(*o.checkpoint_gbps > 0 && *o.checkpoint_gbps * 1e9 <= kMaxCheckpointBytesPerS)) {
       return Invalid("--checkpoint-bandwidth", StrFormat("must be a number of GB/s in (0, %g]",
@@ -495,6 +502,10 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--failure-rate", o->failure_rate,
                   "Job interruptions per GPU-hour (default: Llama 3 405B's 1.97e-5)");
   sub->add_option("--restart-time", o->restart_s, "Seconds from an interruption to training again");
+  sub->add_option("--repair-time", o->repair_s,
+                  "Seconds to return a failed host (server or rack tray) to service; a "
+                  "rack-scale job whose rack has no spare tray waits for it (default: "
+                  "reliability.json)");
   sub->add_option("--checkpoint-bandwidth", o->checkpoint_gbps,
                   "Checkpoint write GB/s per node (default: hardware-db reliability.json)");
   sub->add_option("--memory-margin", o->memory_margin,

@@ -112,8 +112,8 @@ struct NodeTemplate {
   std::string name;
   std::string gpu;  ///< GpuSpec id
   /// GPUs of one scale-up (NVLink) domain as the cost model places ranks: a server's GPUs for
-  /// HGX/DGX-style nodes, the whole rack (72) for rack-scale NVLink templates such as
-  /// gb200-nvl72, whose domain spans its compute trays.
+  /// HGX/DGX-style nodes; for rack-scale NVLink templates such as gb200-nvl72, whose domain
+  /// spans its compute trays, the rack's GPUs a job uses (64 of 72: two trays are spares).
   int gpus_per_node = 0;
   /// GPUs of one host (a server, or one compute tray of a rack-scale template: 4 on GB200
   /// NVL72): they share a CPU, its memory and checkpoint path, and fail together. Divides

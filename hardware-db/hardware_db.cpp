@@ -456,15 +456,20 @@ Status ParsePrices(const json& root, const std::string& path, std::vector<PriceE
 // sources accumulate, newest first.
 Status ParseReliability(const json& object, const std::string& context, ReliabilitySpec* spec) {
   JsonObjectReader r(object, context);
-  r.RejectUnknownFields({"interruptions_per_gpu_hour", "restart_s",
-                         "checkpoint_write_gbps_per_node", "spot_preemptions_per_instance_hour",
-                         "source", "notes", "verified", "unverified_fields"});
+  r.RejectUnknownFields({"interruptions_per_gpu_hour", "restart_s", "host_repair_share",
+                         "host_repair_s", "checkpoint_write_gbps_per_node",
+                         "spot_preemptions_per_instance_hour", "source", "notes", "verified",
+                         "unverified_fields"});
   if (r.Has("interruptions_per_gpu_hour")) {
     spec->interruptions_per_gpu_hour =
         r.ScaledNumber("interruptions_per_gpu_hour", 1.0, 0.0, kMaxInterruptionsPerGpuHour);
   }
   if (r.Has("restart_s"))
     spec->restart_s = r.ScaledNumber("restart_s", 1.0, 0.0, kMaxRestartSeconds);
+  if (r.Has("host_repair_share"))
+    spec->host_repair_share = r.ScaledNumber("host_repair_share", 1.0, 0.0, 1.0);
+  if (r.Has("host_repair_s"))
+    spec->host_repair_s = r.ScaledNumber("host_repair_s", 1.0, 0.0, kMaxRestartSeconds);
   if (r.Has("checkpoint_write_gbps_per_node")) {
     spec->checkpoint_write_bytes_per_s_per_node = r.ScaledNumber(
         "checkpoint_write_gbps_per_node", kGiga, kMinBytesPerS, kMaxCheckpointBytesPerS);
@@ -882,6 +887,13 @@ Status HardwareDb::ValidateReliability() const {
   }
   if (!(r.restart_s >= 0)) {
     return Status::Invalid(where + "'restart_s': must be >= 0, got " + FormatNumber(r.restart_s));
+  }
+  for (const auto& [field, value] :
+       {std::pair{"host_repair_share", r.host_repair_share}, {"host_repair_s", r.host_repair_s}}) {
+    if (!(value >= 0)) {
+      return Status::Invalid(where + "'" + field +
+                             "': must be >= 0; no loaded 'reliability' object gives it");
+    }
   }
   if (!(r.checkpoint_write_bytes_per_s_per_node > 0)) {
     return Status::Invalid(where +

@@ -47,6 +47,14 @@ struct ReliabilitySpec {
   /// Wall time from an interruption to training again (detect, reschedule, re-initialise NCCL,
   /// load the checkpoint), seconds.
   double restart_s = 0;
+  /// Share of the interruptions that take a host (server or tray) out of service until it is
+  /// repaired or replaced (a failed GPU, HBM, NIC, power supply ...), in [0, 1]; -1 when no loaded
+  /// file gives it.
+  double host_repair_share = -1;
+  /// Time from a host's failure to its return to service (diagnosis, replacement of the part or
+  /// the tray, burn-in), seconds; -1 when no loaded file gives it. A rack-scale job waits for it
+  /// when its domain has no spare host (planner/reliability.h).
+  double host_repair_s = -1;
   /// Checkpoint write bandwidth per node to the checkpoint store, bytes/s.
   double checkpoint_write_bytes_per_s_per_node = 0;
   /// Spot preemptions per instance-hour by provider id; key "default" for providers not listed.

@@ -62,6 +62,14 @@ void PricePlan(const PlanRequest& req, const PriceOption& price, Plan* plan) {
                                 ? std::min<int64_t>(plan->gpus_per_host, cluster.gpus_per_node)
                                 : cluster.gpus_per_node;
   in.num_nodes = CeilDiv(cluster.num_gpus, std::max<int64_t>(1, host_gpus));
+  // A rack-scale domain's hosts the job leaves unused are its spares.
+  if (plan->domain_gpus > 0 && host_gpus < plan->domain_gpus) {
+    const int64_t domain_hosts = plan->domain_gpus / std::max<int64_t>(1, host_gpus);
+    in.hosts_per_domain = domain_hosts;
+    in.gpus_per_host = host_gpus;
+    in.spare_hosts_per_domain =
+        std::max<int64_t>(0, domain_hosts - CeilDiv(cluster.gpus_per_node, host_gpus));
+  }
   in.instances = instances;
   in.spot = price.kind == PriceKind::kSpot;
   in.spot_preemptions_per_instance_hour =
@@ -73,6 +81,9 @@ void PricePlan(const PlanRequest& req, const PriceOption& price, Plan* plan) {
   econ.checkpoint_interval_s = r.checkpoint_interval_s;
   econ.mtbf_s = r.mtbf_s;
   econ.expected_interruptions = r.expected_interruptions;
+  econ.spare_hosts_per_domain = in.hosts_per_domain > 0 ? in.spare_hosts_per_domain : -1;
+  econ.no_spare_probability = r.no_spare_probability;
+  econ.expected_repair_wait_s = r.expected_repair_wait_s;
   econ.expected_wall_s = r.expected_wall_s;
   econ.goodput = r.goodput;
   econ.provider = price.provider;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 
+#include "common/str_format.h"
 #include "planner/economics.h"
 #include "planner/report_document.h"
 #include "planner/units_format.h"
@@ -101,6 +102,24 @@ std::string MemoryReason(const Plan& plan, const GpuSpec& gpu, double memory_mar
 std::string PlanName(const Plan& plan) {
   return LayoutSummary(plan.job) + " on " + std::to_string(plan.job.cluster.num_gpus) + " x " +
          plan.job.cluster.gpu + " (" + plan.node + ")";
+}
+
+std::string SpareTrayClause(const PlanEconomics& econ, double repair_s) {
+  const int64_t spares = econ.spare_hosts_per_domain;
+  if (spares < 0) return "";
+  const std::string wait = econ.expected_repair_wait_s < 60
+                               ? std::string("under a minute")
+                               : FormatDuration(econ.expected_repair_wait_s);
+  if (spares == 0) {
+    return "its racks keep no spare tray: each tray failure waits for the tray's repair (" +
+           FormatDuration(repair_s) + "; " + wait + " expected over the run)";
+  }
+  const std::string share = econ.no_spare_probability < 1e-3
+                                ? std::string("under 0.1%")
+                                : FormatPercent(econ.no_spare_probability);
+  return "a failed tray is replaced from its rack's " + std::to_string(spares) + " spare " +
+         Noun(spares, "tray", "trays") + " (none free for " + share + " of tray failures: " + wait +
+         " of expected repair wait)";
 }
 
 std::vector<std::string> ScalingSentences(const Plan& chosen, const std::vector<ScalingRow>& rows) {

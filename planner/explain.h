@@ -43,6 +43,13 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan);
 /// 512-16,384 tokens. Precondition: short_tokens <= long_tokens.
 std::pair<double, double> ShortSequenceAttentionGap(double short_tokens, double long_tokens);
 
+/// For a plan on a rack-scale template (econ.spare_hosts_per_domain >= 0): how its tray failures
+/// are covered, e.g. "a failed tray is replaced from its rack's 2 spare trays (none free for 0.2%
+/// of tray failures: 1.4 h of expected repair wait)" or "its racks keep no spare tray: each tray
+/// failure waits for the tray's repair (1.0 d; 9.4 d expected over the run)", with `repair_s` the
+/// repair time used. Empty for server templates.
+std::string SpareTrayClause(const PlanEconomics& econ, double repair_s);
+
 /// "smallest footprint found: 97.0 GB per GPU at TP8 PP16 ... on 64 x h100-sxm5-80gb; it has
 /// 80.0 GB".
 std::string SmallestFootprintSentence(const Plan& smallest, const GpuSpec& gpu);

@@ -159,6 +159,12 @@ void FillSpeedups(std::vector<ScalingRow>* rows) {
   }
 }
 
+void PlaceOnTemplate(const NodeTemplate& node, const GpuSpec& gpu, Plan* plan) {
+  plan->node = node.id;
+  plan->gpus_per_host = node.tray_gpus;
+  plan->domain_gpus = node.tray_gpus < node.gpus_per_node ? gpu.scaleup_domain_gpus : 0;
+}
+
 void AttachBand(const PlanRequest& req, const GpuSpec& gpu, Plan* plan) {
   if (req.band_residuals.empty()) return;
   plan->band = BandFor(req.band_residuals, BandStack(plan->job), gpu.architecture,

@@ -102,7 +102,13 @@ struct PlanEconomics {
   double checkpoint_interval_s = 0;  ///< Young/Daly optimum used
   double mtbf_s = 0;                 ///< mean time between interruptions of the whole job
   double expected_interruptions = 0;
-  double expected_wall_s = 0;  ///< with checkpoints, lost work and restarts (Daly 2006)
+  /// Rack-scale templates: spare hosts (trays) in each of the job's scale-up domains, the
+  /// probability that a host failure finds none free, and the expected time the job waits for
+  /// repairs (part of expected_wall_s; planner/reliability.h). -1, 0, 0 for server templates.
+  int64_t spare_hosts_per_domain = -1;
+  double no_spare_probability = 0;
+  double expected_repair_wait_s = 0;
+  double expected_wall_s = 0;  ///< with checkpoints, lost work, restarts and repair waits
   double goodput = 0;          ///< compute_time_s / expected_wall_s, in (0, 1]
   std::string provider;        ///< where the price comes from ("override" for --price)
   std::string offering;
@@ -120,6 +126,11 @@ struct Plan {
   /// GPUs of one host of that template (NodeTemplate::tray_gpus: a GB200 NVL72 tray holds 4 of
   /// the rack's 64); the hosts write checkpoints in parallel. 0: one host per node.
   int64_t gpus_per_host = 0;
+  /// Rack-scale templates (hosts smaller than the node): GPUs of the physical scale-up domain the
+  /// hosts sit in (the GPU's scaleup.domain_gpus: 72 in a GB200 NVL72 rack); its hosts the job
+  /// leaves unused are the spares that replace a failed one (planner/reliability.h). 0 for
+  /// server templates.
+  int64_t domain_gpus = 0;
   StepResult step;  ///< the analytic cost model's answer, or the event simulator's (below)
   PlanEconomics econ;
   /// The analytic step time when the event simulator re-timed this plan (a finalist); 0 when
@@ -132,6 +143,10 @@ struct Plan {
   /// against the deadline and budget: band.Factor(request.confidence), or 1 without confidence.
   double rank_factor = 1;
 };
+
+/// Sets plan->node, plan->gpus_per_host and plan->domain_gpus from the node template `node` of
+/// GPU `gpu`.
+void PlaceOnTemplate(const NodeTemplate& node, const GpuSpec& gpu, Plan* plan);
 
 /// Sets plan->band and plan->rank_factor for `req` (the plan's job and GPU decide the class).
 void AttachBand(const PlanRequest& req, const GpuSpec& gpu, Plan* plan);

@@ -252,6 +252,11 @@ std::optional<std::string> ScaleUpSentence(const PlanRequest& req, const Hardwar
     s += ", " + FormatUsd(chosen.econ.usd_per_gpu_hour) + " against " +
          FormatUsd(other->econ.usd_per_gpu_hour) + " per GPU-hour";
   }
+  const Plan& rack = chosen_rack ? chosen : *other;
+  if (const std::string trays = SpareTrayClause(rack.econ, req.reliability.host_repair_s);
+      !trays.empty()) {
+    s += ". On " + rack.node + " " + trays;
+  }
   return s + ".";
 }
 

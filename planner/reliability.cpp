@@ -41,6 +41,18 @@ double ExpectedWallSeconds(double solve_s, double interval_s, double checkpoint_
          segments;
 }
 
+double NoSpareHostProbability(int64_t spare_hosts, int64_t other_hosts, double host_failures_per_s,
+                              double repair_s) {
+  const double mean_in_repair = static_cast<double>(other_hosts) * host_failures_per_s * repair_s;
+  double term = std::exp(-mean_in_repair);  // P(k = 0)
+  double below = 0;                         // P(k < spare_hosts)
+  for (int64_t k = 0; k < spare_hosts; ++k) {
+    below += term;
+    term *= mean_in_repair / static_cast<double>(k + 1);
+  }
+  return std::clamp(1.0 - below, 0.0, 1.0);
+}
+
 ReliabilityOutcome EvaluateReliability(const ReliabilityInputs& in, const ReliabilitySpec& spec) {
   ReliabilityOutcome out;
   const double nodes = static_cast<double>(std::max<int64_t>(1, in.num_nodes));
@@ -58,9 +70,22 @@ ReliabilityOutcome EvaluateReliability(const ReliabilityInputs& in, const Reliab
                            : in.solve_s;
   const double steps = std::max(1.0, std::round(std::min(ideal, in.solve_s) / in.step_s));
   out.checkpoint_interval_s = std::min(steps * in.step_s, in.solve_s);
-  out.expected_wall_s = ExpectedWallSeconds(in.solve_s, out.checkpoint_interval_s,
-                                            out.checkpoint_write_s, spec.restart_s, out.mtbf_s);
-  out.expected_interruptions = std::isfinite(out.mtbf_s) ? out.expected_wall_s / out.mtbf_s : 0.0;
+  const double running_s = ExpectedWallSeconds(in.solve_s, out.checkpoint_interval_s,
+                                               out.checkpoint_write_s, spec.restart_s, out.mtbf_s);
+  out.expected_interruptions = std::isfinite(out.mtbf_s) ? running_s / out.mtbf_s : 0.0;
+  // Rack-scale domains: host failures that find no spare host in their domain wait for a repair.
+  const double host_failures_per_gpu_s =
+      spec.interruptions_per_gpu_hour * spec.host_repair_share / kSecondsPerHour;
+  if (in.hosts_per_domain > 0 && host_failures_per_gpu_s > 0) {
+    out.no_spare_probability = NoSpareHostProbability(
+        in.spare_hosts_per_domain, in.hosts_per_domain - 1,
+        static_cast<double>(in.gpus_per_host) * host_failures_per_gpu_s, spec.host_repair_s);
+    const double host_failures =
+        running_s * static_cast<double>(in.num_gpus) * host_failures_per_gpu_s;
+    out.expected_repair_wait_s = host_failures * out.no_spare_probability * spec.host_repair_s /
+                                 static_cast<double>(in.spare_hosts_per_domain + 1);
+  }
+  out.expected_wall_s = running_s + out.expected_repair_wait_s;
   out.goodput = in.solve_s / out.expected_wall_s;
   return out;
 }

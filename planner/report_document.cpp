@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/str_format.h"
+#include "planner/explain.h"
 #include "planner/units_format.h"
 #include "simulator/shard.h"
 
@@ -92,11 +93,15 @@ ReportSection Recommendation(const PlanResult& r) {
                       " - " + FormatDuration(e.expected_wall_s * p.band.high_factor)
                 : std::string()) +
            ")"});
-  s.facts.push_back(
-      {"interruptions", std::isfinite(e.mtbf_s)
-                            ? FormatFixed(e.expected_interruptions, 1) + " expected (MTBF " +
-                                  FormatDuration(e.mtbf_s) + ")"
-                            : std::string("none modelled (no interruption rate known)")});
+  std::string interruptions = std::isfinite(e.mtbf_s)
+                                  ? FormatFixed(e.expected_interruptions, 1) + " expected (MTBF " +
+                                        FormatDuration(e.mtbf_s) + ")"
+                                  : std::string("none modelled (no interruption rate known)");
+  if (const std::string trays = SpareTrayClause(e, r.request.reliability.host_repair_s);
+      std::isfinite(e.mtbf_s) && !trays.empty()) {
+    interruptions += "; " + trays;
+  }
+  s.facts.push_back({"interruptions", interruptions});
   s.facts.push_back({"checkpoints", "every " + FormatDuration(e.checkpoint_interval_s) + " (" +
                                         FormatGb(e.checkpoint_bytes) + ", " +
                                         FormatDuration(e.checkpoint_write_s) + " to write)"});

@@ -305,8 +305,7 @@ class PointSearch {
       smallest_peak_ = mem.peak_bytes;
       out_.smallest = Plan{};
       out_.smallest.job = job_;
-      out_.smallest.node = point_.node->id;
-      out_.smallest.gpus_per_host = point_.node->tray_gpus;
+      PlaceOnTemplate(*point_.node, *point_.gpu, &out_.smallest);
       out_.smallest.step.memory = mem;
     }
     if (!FitsWithMargin(mem, req_.memory_margin)) {
@@ -327,8 +326,7 @@ class PointSearch {
     }
     Plan plan;
     plan.job = job_;
-    plan.node = point_.node->id;
-    plan.gpus_per_host = point_.node->tray_gpus;
+    PlaceOnTemplate(*point_.node, *point_.gpu, &plan);
     plan.step = step;
     plan.econ.steps = steps_;
     plan.econ.tokens = tokens_;

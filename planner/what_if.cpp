@@ -13,8 +13,8 @@ Plan EvaluateFixedPlan(const PlanRequest& req, const HardwareDb& db, const JobSp
   Plan plan;
   plan.job = job;
   plan.node = node;
-  if (const NodeTemplate* n = db.FindNode(node)) plan.gpus_per_host = n->tray_gpus;
   const GpuSpec& gpu = *db.FindGpu(job.cluster.gpu);
+  if (const NodeTemplate* n = db.FindNode(node)) PlaceOnTemplate(*n, gpu, &plan);
   const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
   plan.step = EvaluateStep(job, gpu, net, req.measured);
   // The planner's work accounting (search.cpp), with the job's own batch and sequence length.

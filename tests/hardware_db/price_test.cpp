@@ -31,6 +31,9 @@ using nlohmann::json;
 constexpr double kLlama3InterruptionsPerGpuHour = 419.0 / (54.0 * 24.0 * 16384.0);
 constexpr double kLlama3CheckpointBytesPerSPerNode = 2e12 / 2048.0;
 constexpr double kAwsSpotPreemptionsPerInstanceHour = 0.175 / 730.0;  // 15-20 %/month midpoint
+// Llama 3 Table 5: the 289 of 419 unexpected interruptions whose root cause is a host part.
+constexpr double kLlama3HostRepairShare =
+    (148 + 72 + 19 + 17 + 7 + 6 + 6 + 3 + 3 + 2 + 2 + 2 + 2) / 419.0;
 
 // ---------------------------------------------------------------------------------------------
 // Built-in database
@@ -164,6 +167,8 @@ TEST_F(BuiltinPriceTest, ReliabilityEqualsSourcedFigures) {
   EXPECT_DOUBLE_EQ(r.interruptions_per_gpu_hour, kLlama3InterruptionsPerGpuHour);
   EXPECT_NEAR(r.interruptions_per_gpu_hour, 1.9733e-5, 1e-9);
   EXPECT_DOUBLE_EQ(r.restart_s, 600);
+  EXPECT_NEAR(r.host_repair_share, kLlama3HostRepairShare, 1e-4);  // stored to 4 digits
+  EXPECT_DOUBLE_EQ(r.host_repair_s, 86400);                        // AM Compute: under a day
   EXPECT_DOUBLE_EQ(r.checkpoint_write_bytes_per_s_per_node, kLlama3CheckpointBytesPerSPerNode);
   EXPECT_DOUBLE_EQ(r.SpotPreemptionsPerInstanceHour("aws"), kAwsSpotPreemptionsPerInstanceHour);
   // No published GCP rate: GCP and unlisted providers use the stated default (the AWS figure).
@@ -172,6 +177,7 @@ TEST_F(BuiltinPriceTest, ReliabilityEqualsSourcedFigures) {
   EXPECT_TRUE(Contains(r.source, "2407.21783"));
   EXPECT_TRUE(Contains(r.source, "stated assumption"));
   EXPECT_TRUE(Contains(r.source, "Spot Instance Advisor"));
+  EXPECT_TRUE(Contains(r.source, "amcompute.com"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,6 +221,8 @@ json ValidPrice(const std::string& gpu, const std::string& kind, double usd) {
 json ValidReliability() {
   return json{{"interruptions_per_gpu_hour", 1e-5},
               {"restart_s", 300},
+              {"host_repair_share", 0.5},
+              {"host_repair_s", 7200},
               {"checkpoint_write_gbps_per_node", 2},
               {"spot_preemptions_per_instance_hour", {{"acme", 0.01}, {"default", 0.001}}},
               {"source", "unit test fixture"}};
@@ -279,6 +287,8 @@ TEST_F(PriceFilesTest, ValidFileLoads) {
   const ReliabilitySpec& r = db.reliability();
   EXPECT_DOUBLE_EQ(r.interruptions_per_gpu_hour, 1e-5);
   EXPECT_DOUBLE_EQ(r.restart_s, 300);
+  EXPECT_DOUBLE_EQ(r.host_repair_share, 0.5);
+  EXPECT_DOUBLE_EQ(r.host_repair_s, 7200);
   EXPECT_DOUBLE_EQ(r.checkpoint_write_bytes_per_s_per_node, 2e9);  // GB/s -> bytes/s
   EXPECT_DOUBLE_EQ(r.SpotPreemptionsPerInstanceHour("acme"), 0.01);
   EXPECT_DOUBLE_EQ(r.SpotPreemptionsPerInstanceHour("other"), 0.001);
@@ -420,6 +430,17 @@ TEST_F(PriceFilesTest, ReliabilityErrorsNameFileAndField) {
   EXPECT_TRUE(Contains(err, "field 'checkpoint_write_gbps_per_node'"));
 
   rel = ValidReliability();
+  rel["host_repair_share"] = 1.5;
+  err = LoadError(Write("g.json", json{{"reliability", rel}}));
+  EXPECT_TRUE(Contains(err, "field 'host_repair_share'"));
+  EXPECT_TRUE(Contains(err, "1.5"));
+
+  rel = ValidReliability();
+  rel["host_repair_s"] = -1;
+  err = LoadError(Write("h.json", json{{"reliability", rel}}));
+  EXPECT_TRUE(Contains(err, "field 'host_repair_s'"));
+
+  rel = ValidReliability();
   rel["mtbf_h"] = 3;
   err = LoadError(Write("c.json", json{{"reliability", rel}}));
   EXPECT_TRUE(Contains(err, "field 'mtbf_h'"));
@@ -456,6 +477,18 @@ TEST_F(PriceFilesTest, ValidateNeedsReliability) {
   ASSERT_TRUE(db.LoadFile(path).ok());
   const std::string err = db.Validate().message();
   EXPECT_TRUE(Contains(err, path + ": reliability: field 'checkpoint_write_gbps_per_node'"));
+
+  // Nor the repair figures.
+  for (const char* field : {"host_repair_share", "host_repair_s"}) {
+    json partial = ValidReliability();
+    partial.erase(field);
+    const std::string file = Write(std::string(field) + ".json", json{{"reliability", partial}});
+    HardwareDb missing;
+    ASSERT_TRUE(missing.LoadFile(file).ok());
+    EXPECT_TRUE(
+        Contains(missing.Validate().message(), file + ": reliability: field '" + field + "'"))
+        << missing.Validate().message();
+  }
 }
 
 TEST_F(PriceFilesTest, FailedFileLeavesDbUnchanged) {

@@ -105,6 +105,80 @@ TEST(Reliability, RackScaleCheckpointsAreWrittenByEveryTray) {
       1e-9);
 }
 
+TEST(Reliability, NoSpareHostProbabilityIsThePoissonTailOfTraysInRepair) {
+  // No spare: every failure finds none.
+  EXPECT_DOUBLE_EQ(NoSpareHostProbability(0, 17, 1e-6, 86400), 1.0);
+  // mu = 17 x 1/(34 d) x 1 d = 0.5 trays in repair: P(k >= 2) = 1 - e^-0.5 (1 + 0.5) = 0.090204,
+  // P(k >= 1) = 1 - e^-0.5 = 0.393469 (by hand).
+  const double rate = 1.0 / (34 * 86400.0);
+  EXPECT_NEAR(NoSpareHostProbability(2, 17, rate, 86400), 0.090204, 1e-6);
+  EXPECT_NEAR(NoSpareHostProbability(1, 17, rate, 86400), 0.393469, 1e-6);
+  // It bounds the finite-source answer from above: each of the 17 other trays is in repair with
+  // probability p = rD / (1 + rD), independently: P(k >= 2) = 1 - (1-p)^17 - 17 p (1-p)^16.
+  const double p = rate * 86400 / (1 + rate * 86400);
+  const double finite = 1 - std::pow(1 - p, 17) - 17 * p * std::pow(1 - p, 16);
+  EXPECT_GT(NoSpareHostProbability(2, 17, rate, 86400), finite);
+  EXPECT_LT(NoSpareHostProbability(2, 17, rate, 86400), 1.1 * finite);
+  // No repairs, no waiting.
+  EXPECT_DOUBLE_EQ(NoSpareHostProbability(2, 17, rate, 0), 0.0);
+}
+
+// A GB200 NVL72 rack has 18 trays of 4 GPUs. A job on 64 of them keeps 2 spare trays per rack:
+// a tray failure almost never waits for a repair. On all 72 it keeps none: every tray failure
+// waits the whole repair time, which dominates the run. A DGX H100 job never waits: a failed
+// server is swapped for one of the cluster's spares within the restart time.
+TEST(Reliability, RackScaleTrayFailuresWaitForRepairOnlyWithoutSpareTrays) {
+  Expected<HardwareDb> db = LoadHardwareDb({});
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  PlanRequest req;
+  req.reliability = db->reliability();
+  const ReliabilitySpec& spec = req.reliability;
+  const GpuSpec& gb200 = *db->FindGpu("gb200");
+  const PriceOption price{"x", "y", PriceKind::kOnDemand, 10, 4, 0};
+  const auto priced = [&](const std::string& node, const std::string& gpu, int64_t num_gpus,
+                          int64_t gpus_per_node) {
+    Plan plan;
+    plan.job.model = FindModelPreset("llama3-405b").value();
+    plan.job.cluster = {gpu, num_gpus, gpus_per_node, "ib-ndr-400"};
+    PlaceOnTemplate(*db->FindNode(node), *db->FindGpu(gpu), &plan);
+    plan.step.step_time_s = 10;
+    plan.econ.compute_time_s = 30 * 86400.0;
+    PricePlan(req, price, &plan);
+    return plan.econ;
+  };
+  // Host failures per GPU-second: the interruption rate x the share that needs a repair.
+  const double host_rate = spec.interruptions_per_gpu_hour * spec.host_repair_share / kHour;
+  const double running = [&] {
+    const PlanEconomics e = priced("gb200-nvl72", "gb200", 4096, 64);
+    return e.expected_wall_s - e.expected_repair_wait_s;
+  }();
+
+  const PlanEconomics spares = priced("gb200-nvl72", "gb200", 4096, 64);
+  EXPECT_EQ(gb200.scaleup_domain_gpus, 72);
+  EXPECT_EQ(spares.spare_hosts_per_domain, 2);
+  const double mu = 17 * 4 * host_rate * spec.host_repair_s;
+  EXPECT_NEAR(spares.no_spare_probability, 1 - std::exp(-mu) * (1 + mu), 1e-12);
+  EXPECT_LT(spares.no_spare_probability, 0.01);
+  EXPECT_NEAR(spares.expected_repair_wait_s,
+              running * 4096 * host_rate * spares.no_spare_probability * spec.host_repair_s / 3,
+              1e-6 * spares.expected_repair_wait_s);
+  EXPECT_NEAR(spares.expected_interruptions, running / spares.mtbf_s, 1e-9);
+
+  // 4032 = 56 racks x 72: no spare tray, each tray failure waits D.
+  const PlanEconomics full = priced("gb200-nvl72", "gb200", 4032, 72);
+  EXPECT_EQ(full.spare_hosts_per_domain, 0);
+  EXPECT_DOUBLE_EQ(full.no_spare_probability, 1.0);
+  const double full_running = full.expected_wall_s - full.expected_repair_wait_s;
+  EXPECT_NEAR(full.expected_repair_wait_s, full_running * 4032 * host_rate * spec.host_repair_s,
+              1e-6 * full.expected_repair_wait_s);
+  EXPECT_GT(full.expected_repair_wait_s, 10 * 86400.0);  // 30 days of work wait days more
+  EXPECT_LT(full.goodput, spares.goodput);
+
+  const PlanEconomics server = priced("dgx-h100", "h100-sxm5-80gb", 4096, 8);
+  EXPECT_EQ(server.spare_hosts_per_domain, -1);
+  EXPECT_EQ(server.expected_repair_wait_s, 0);
+}
+
 TEST(Reliability, SpotPreemptionsShortenTheMtbf) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok());

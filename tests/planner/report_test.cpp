@@ -242,11 +242,26 @@ TEST_F(ReportTest, JsonPlanCarriesStepEconomicsAndLayout) {
   EXPECT_TRUE(rec["step"].contains("mfu"));
   EXPECT_TRUE(rec["step"]["breakdown_s"].contains("bubble"));
   EXPECT_TRUE(rec["step"]["memory"].contains("peak_bytes_per_gpu"));
-  for (const char* key :
-       {"steps", "tokens", "compute_time_s", "checkpoint_bytes", "checkpoint_write_s",
-        "checkpoint_interval_s", "mtbf_s", "expected_interruptions", "expected_wall_s", "goodput",
-        "provider", "offering", "price_kind", "usd_per_gpu_hour", "billed_gpus",
-        "expected_cost_usd", "usd_per_million_tokens"}) {
+  for (const char* key : {"steps",
+                          "tokens",
+                          "compute_time_s",
+                          "checkpoint_bytes",
+                          "checkpoint_write_s",
+                          "checkpoint_interval_s",
+                          "mtbf_s",
+                          "expected_interruptions",
+                          "spare_hosts_per_domain",
+                          "no_spare_probability",
+                          "expected_repair_wait_s",
+                          "expected_wall_s",
+                          "goodput",
+                          "provider",
+                          "offering",
+                          "price_kind",
+                          "usd_per_gpu_hour",
+                          "billed_gpus",
+                          "expected_cost_usd",
+                          "usd_per_million_tokens"}) {
     EXPECT_TRUE(rec["economics"].contains(key)) << key;
   }
   EXPECT_DOUBLE_EQ(rec["economics"]["expected_cost_usd"].get<double>(),
