@@ -11,6 +11,8 @@
 #include "simulator/ep_overlap.h"
 #include "simulator/gemm_time.h"
 #include "simulator/memory.h"
+#include "simulator/shard.h"
+#include "simulator/step_costs.h"
 
 namespace gpuplan {
 
@@ -185,6 +187,31 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
                   "piece, " + FormatFixed(100.0 * (slower - 1.0), 0) +
                   "% slower per FLOP than on whole sequences (" + benchmark +
                   "; docs/COST_MODEL.md, Context parallelism).");
+  }
+  if (p.zero_stage == 3 || p.fsdp) {
+    // Per micro-batch: forward and backward gathers (a third under full recomputation) and the
+    // gradient reduce-scatter, for each layer of the stage and the embedding/head unit.
+    const int64_t layers = StageLayers(plan.job, 0);
+    const int64_t passes = tr.recompute == Recompute::kFull ? 4 : 3;
+    const int64_t collectives = (layers + 1) * passes * plan.step.microbatches;
+    const std::string name = p.fsdp ? "FSDP" : "ZeRO-3";
+    std::string replicas;
+    if (p.dp_replicate > 1) {
+      replicas = ", then all-reduces each gradient shard across the " +
+                 std::to_string(p.dp_replicate) + " replicas of its shard group (" +
+                 std::to_string(p.ShardRanks()) + " data-parallel ranks)";
+    }
+    out.push_back(
+        "Assumed for " + name + ": every micro-batch gathers each layer's weights for forward " +
+        "and again for backward" + (passes == 4 ? " and recomputation" : "") +
+        " and reduce-scatters its gradients (" + FormatCount(static_cast<double>(collectives)) +
+        " collectives per step on the first stage, each paying its ring's latency)" + replicas +
+        "; prefetching hides all but the first layer's gather behind the neighbouring layers' " +
+        "computation, charged at " + FormatPercent(kOverlapInterference) +
+        " of the overlapped time for the kernels sharing the GPU; in all " +
+        FormatDuration(plan.step.breakdown_s.dp_comm) + " of data-parallel communication per " +
+        "step stays exposed (" + FormatPercent(plan.step.breakdown_s.dp_comm / step) +
+        "; docs/COST_MODEL.md, FSDP / ZeRO-3).");
   }
   if (p.tp_overlap && p.tp > 1) {
     out.push_back(

@@ -12,6 +12,7 @@
 #include "planner/export.h"
 #include "planner/report.h"
 #include "planner/report_document.h"
+#include "planner/units_format.h"
 #include "simulator/framework.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/memory.h"
@@ -536,6 +537,50 @@ TEST(ShortSequenceAttentionGap, FollowsTheFlashAttention3Benchmark) {
   EXPECT_EQ(ShortSequenceAttentionGap(4096, 4096).first, 0.0);
   EXPECT_EQ(ShortSequenceAttentionGap(256, 4096).first, -1.0);
   EXPECT_EQ(ShortSequenceAttentionGap(8192, 32768).second, -1.0);
+}
+
+// The README's headline layout, Llama 3 70B at TP2 ZeRO-3 HSDP4 on 512 H100: its report says what
+// the model assumes about sharded data parallelism, with the collectives it counts (80 layers +
+// the embedding/head unit, forward and backward gathers and a reduce-scatter, 4 micro-batches =
+// 972) and the exposed time it charges; with full recomputation a third gather per unit.
+TEST_F(PlannerTest, ShardedDataParallelLayoutsStateWhatTheModelAssumes) {
+  gpuplan::Plan plan;
+  JobSpec& job = plan.job;
+  job.model = FindModelPreset("llama3-70b").value();
+  job.cluster = {"h100-sxm5-80gb", 512, 8, "ib-ndr-400"};
+  job.training.seq_len = 4096;
+  job.training.global_batch_size = 1024;
+  job.training.micro_batch_size = 1;
+  job.parallel.tp = 2;
+  job.parallel.dp = 256;
+  job.parallel.sequence_parallel = true;
+  job.parallel.zero_stage = 3;
+  job.parallel.dp_replicate = 4;
+  ASSERT_TRUE(ValidateJob(job, db_).ok()) << ValidateJob(job, db_).message();
+  const auto assumed_for_zero3 = [&] {
+    plan.step =
+        EvaluateStep(job, *db_.FindGpu(job.cluster.gpu), *db_.FindNetwork(job.cluster.inter_node));
+    for (const std::string& s : LayoutAssumptions(plan)) {
+      if (s.rfind("Assumed for ZeRO-3:", 0) == 0) return s;
+    }
+    return std::string();
+  };
+  std::string s = assumed_for_zero3();
+  ASSERT_FALSE(s.empty());
+  EXPECT_NE(s.find("(972 collectives per step"), std::string::npos) << s;
+  EXPECT_NE(s.find("across the 4 replicas of its shard group (64 data-parallel ranks)"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find(FormatDuration(plan.step.breakdown_s.dp_comm) + " of data-parallel"),
+            std::string::npos)
+      << s;
+  job.training.recompute = Recompute::kFull;
+  s = assumed_for_zero3();
+  EXPECT_NE(s.find("and again for backward and recomputation"), std::string::npos) << s;
+  EXPECT_NE(s.find("(1,296 collectives per step"), std::string::npos) << s;
+  job.parallel.zero_stage = 1;
+  job.parallel.dp_replicate = 1;
+  EXPECT_TRUE(assumed_for_zero3().empty());
 }
 
 }  // namespace
