@@ -13,6 +13,7 @@
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
 #include "cli/run_info.h"
+#include "common/str_format.h"
 #include "profiler/cpu_backends.h"
 #include "profiler/profile_report.h"
 #include "profiler/sweep.h"
@@ -42,6 +43,8 @@ struct ProfileCommandOptions {
   int64_t tp = 1;
   int64_t tokens = 4096;
   std::string gpu_id;
+  std::optional<int>
+      ranks;  ///< --backend cpu: ranks the measured one runs beside (itself included)
 };
 
 class TerminalProfileProgress : public ProfileProgress {
@@ -75,6 +78,11 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
     return Print(*profile, o.show, *db);
   }
   const bool cpu = o.backend == "cpu";
+  if (o.ranks && !cpu) return Status::Invalid("--ranks: only with --backend cpu");
+  if (o.ranks && !(*o.ranks >= 1 && *o.ranks <= kMaxCpuProfileRanks)) {
+    return Status::Invalid(
+        StrFormat("--ranks: must be in [1, %d], got %d", kMaxCpuProfileRanks, *o.ranks));
+  }
   ProfileOptions options = cpu ? CpuProfileOptions(o.quick) : DefaultProfileOptions(o.quick);
   options.device = o.device;
   options.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
@@ -92,9 +100,20 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
       cpu ? Expected<ProfileBackends>(MakeCpuBackends()) : MakeSystemBackends(o.device);
   if (!backends.ok()) return Status::Unavailable("cannot profile: " + backends.status().message());
   TerminalProfileProgress progress;
-  Expected<Profile> profile = RunProfile(options, *backends, *db, &progress);
+  const int ranks = o.ranks.value_or(1);
+  Expected<Profile> profile = [&] {
+    const CpuNeighbourLoad neighbours(cpu ? ranks - 1 : 0);
+    return RunProfile(options, *backends, *db, &progress);
+  }();
   if (!profile.ok()) return profile.status();
-  if (cpu) profile->gpu_id = kCpuDeviceId;
+  if (cpu) {
+    profile->gpu_id = kCpuDeviceId;
+    if (ranks > 1) {
+      for (GpuDeviceInfo& d : profile->devices) {
+        d.name += StrFormat(", beside %d busy %s", ranks - 1, ranks == 2 ? "rank" : "ranks");
+      }
+    }
+  }
   if (!o.gpu_id.empty()) profile->gpu_id = o.gpu_id;
   GPUPLAN_RETURN_IF_ERROR(WriteProfile(o.out, *profile));
   GPUPLAN_RETURN_IF_ERROR(Print(*profile, o.out, *db));
@@ -129,6 +148,10 @@ void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Sta
   sub->add_option("--gpu-id", o->gpu_id,
                   "hardware-db GPU id the profile calibrates (default: matched from the device)");
   sub->add_option("--show", o->show, "Print a saved profile instead of measuring");
+  sub->add_option("--ranks", o->ranks,
+                  "--backend cpu: measure one rank while the other ranks of an N-rank launch keep "
+                  "this host's other cores busy with GEMMs, as the validator runs them; profile "
+                  "with the rank count you validate with (default 1: alone)");
   sub->callback([=] { *run = [=] { return RunProfileCommand(*o, *global); }; });
 }
 

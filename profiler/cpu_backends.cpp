@@ -265,6 +265,22 @@ std::string CpuGemmLibrary() {
                    threads == 1 ? " (built without OpenMP)" : "");
 }
 
+CpuNeighbourLoad::CpuNeighbourLoad(int threads) {
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      const Eigen::MatrixXf a = Eigen::MatrixXf::Constant(512, 512, 1.0f / 512);
+      const Eigen::MatrixXf b = Eigen::MatrixXf::Constant(512, 512, 1.0f);
+      Eigen::MatrixXf c(512, 512);
+      while (!stop_.load(std::memory_order_relaxed)) c.noalias() = a * b;
+    });
+  }
+}
+
+CpuNeighbourLoad::~CpuNeighbourLoad() {
+  stop_.store(true);
+  for (std::thread& t : threads_) t.join();
+}
+
 ProfileBackends MakeCpuBackends() {
   ProfileBackends b;
   b.probe = std::make_unique<CpuProbe>();

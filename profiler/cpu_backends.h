@@ -6,7 +6,9 @@
 // Collectives are not measured here: they need the MPI ranks of a launch (docs/PROFILE.md).
 #pragma once
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "profiler/backends.h"
@@ -16,6 +18,8 @@ namespace gpuplan {
 
 /// The hardware-db id a CPU profile calibrates.
 inline constexpr const char* kCpuDeviceId = "cpu";
+/// Largest `gpuplan profile --backend cpu --ranks` (the measured rank and its busy neighbours).
+inline constexpr int kMaxCpuProfileRanks = 1024;
 
 /// Probe (this host's CPU as one rank's device), Eigen GEMMs (fp32 only), the reference kernels
 /// and memcpy; no collectives (the sweep notes why).
@@ -25,6 +29,23 @@ ProfileBackends MakeCpuBackends();
 /// small plans the CPU backend runs), kernels at sizes one core times in well under a second,
 /// shorter timed loops when `quick`.
 ProfileOptions CpuProfileOptions(bool quick);
+
+/// Keeps `threads` more threads of this host busy with fp32 Eigen GEMMs (512^3, one thread
+/// each) from construction to destruction, so that a CPU profile measures one rank as it runs
+/// beside the other ranks of a launch: sharing the host's caches, memory bandwidth and, on SMT
+/// or oversubscribed hosts, its cores (`gpuplan profile --backend cpu --ranks N` keeps N - 1 busy).
+/// `threads` >= 0.
+class CpuNeighbourLoad {
+ public:
+  explicit CpuNeighbourLoad(int threads);
+  ~CpuNeighbourLoad();
+  CpuNeighbourLoad(const CpuNeighbourLoad&) = delete;
+  CpuNeighbourLoad& operator=(const CpuNeighbourLoad&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
 
 /// "Eigen 3.4.0, 1 thread (built without OpenMP)": the GEMM library as the profile states it.
 std::string CpuGemmLibrary();

@@ -58,6 +58,19 @@ TEST(CpuBackends, GemmsAreFp32AndTakeLongerWhenLarger) {
   EXPECT_NE(huge.status().message().find("more than the CPU backend's"), std::string::npos);
 }
 
+// Busy neighbours run while the load lives and stop when it is destroyed; a GEMM measured beside
+// them still runs (its speed depends on the host, so it is not asserted).
+TEST(CpuBackends, NeighbourLoadRunsBesideAMeasurementAndStops) {
+  ProfileBackends b = MakeCpuBackends();
+  { const CpuNeighbourLoad none(0); }
+  {
+    const CpuNeighbourLoad one(1);
+    Expected<double> beside = b.gemm->Seconds(Precision::kFp32, {128, 128, 128, 1}, OneCall());
+    ASSERT_TRUE(beside.ok()) << beside.status().message();
+    EXPECT_GT(*beside, 0);
+  }  // joins its thread: a hang here fails the test by its timeout
+}
+
 TEST(CpuBackends, EveryKernelOfTheCpuProfileRuns) {
   ProfileBackends b = MakeCpuBackends();
   std::set<KernelKind> kinds;
