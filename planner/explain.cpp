@@ -189,11 +189,11 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
                   "; docs/COST_MODEL.md, Context parallelism).");
   }
   if (p.zero_stage == 3 || p.fsdp) {
-    // Per micro-batch: forward and backward gathers (a third under full recomputation) and the
-    // gradient reduce-scatter, for each layer of the stage and the embedding/head unit.
+    // Per micro-batch: the cost model's gathers and the gradient reduce-scatter, for each layer of
+    // the stage and the embedding/head unit.
     const int64_t layers = StageLayers(plan.job, 0);
-    const int64_t passes = tr.recompute == Recompute::kFull ? 4 : 3;
-    const int64_t collectives = (layers + 1) * passes * plan.step.microbatches;
+    const int gathers = FsdpGathersPerMicroBatch(tr);
+    const int64_t collectives = (layers + 1) * (gathers + 1) * plan.step.microbatches;
     const std::string name = p.fsdp ? "FSDP" : "ZeRO-3";
     std::string replicas;
     if (p.dp_replicate > 1) {
@@ -203,7 +203,7 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
     }
     out.push_back(
         "Assumed for " + name + ": every micro-batch gathers each layer's weights for forward " +
-        "and again for backward" + (passes == 4 ? " and recomputation" : "") +
+        "and again for backward" + (gathers == 3 ? " and recomputation" : "") +
         " and reduce-scatters its gradients (" + FormatCount(static_cast<double>(collectives)) +
         " collectives per step on the first stage, each paying its ring's latency)" + replicas +
         "; prefetching hides all but the first layer's gather behind the neighbouring layers' " +

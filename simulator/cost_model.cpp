@@ -105,7 +105,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double reduce = mix.dense * FsdpReduceSeconds(costs, dense_layer.trainable) +
                             mix.moe * FsdpReduceSeconds(costs, moe_layer.trainable) +
                             (rest_trainable > 0 ? FsdpReduceSeconds(costs, rest_trainable) : 0.0);
-      const double comm = (tr.recompute == Recompute::kFull ? 3.0 : 2.0) * gather;
+      const double comm = FsdpGathersPerMicroBatch(tr) * gather;
       const double all = comm + reduce;
       const ShardParams& first = mix.dense > 0 ? dense_layer : moe_layer;
       st.fsdp = Exposed(all, st.compute) + FsdpGatherSeconds(costs, first.Total());

@@ -106,6 +106,12 @@ double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_pa
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
 
+/// ZeRO-3/FSDP: all-gathers of each wrap unit's weights per micro-batch: before its forward and
+/// again before its backward, and once more for full recomputation's second forward.
+inline int FsdpGathersPerMicroBatch(const TrainingSpec& tr) {
+  return tr.recompute == Recompute::kFull ? 3 : 2;
+}
+
 /// ZeRO-3/FSDP: the all-gather of one layer's `params` parameters (16-bit) over the shard group,
 /// once (PyTorch FSDP unshards each wrapped layer before its forward and again before its
 /// backward; Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).

@@ -18,6 +18,7 @@
 #include "simulator/memory.h"
 #include "simulator/presets.h"
 #include "simulator/shard.h"
+#include "tests/parse_job.h"
 
 namespace gpuplan {
 namespace {
@@ -545,18 +546,17 @@ TEST(ShortSequenceAttentionGap, FollowsTheFlashAttention3Benchmark) {
 // 972) and the exposed time it charges; with full recomputation a third gather per unit.
 TEST_F(PlannerTest, ShardedDataParallelLayoutsStateWhatTheModelAssumes) {
   gpuplan::Plan plan;
+  plan.job = ParseTestJob(
+      {{"model", "llama3-70b"},
+       {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 512}, {"inter_node", "ib-ndr-400"}}},
+       {"training", {{"seq_len", 4096}, {"global_batch_size", 1024}, {"micro_batch_size", 1}}},
+       {"parallelism",
+        {{"tp", 2},
+         {"dp", 256},
+         {"sequence_parallel", true},
+         {"zero_stage", 3},
+         {"dp_replicate", 4}}}});
   JobSpec& job = plan.job;
-  job.model = FindModelPreset("llama3-70b").value();
-  job.cluster = {"h100-sxm5-80gb", 512, 8, "ib-ndr-400"};
-  job.training.seq_len = 4096;
-  job.training.global_batch_size = 1024;
-  job.training.micro_batch_size = 1;
-  job.parallel.tp = 2;
-  job.parallel.dp = 256;
-  job.parallel.sequence_parallel = true;
-  job.parallel.zero_stage = 3;
-  job.parallel.dp_replicate = 4;
-  ASSERT_TRUE(ValidateJob(job, db_).ok()) << ValidateJob(job, db_).message();
   const auto assumed_for_zero3 = [&] {
     plan.step =
         EvaluateStep(job, *db_.FindGpu(job.cluster.gpu), *db_.FindNetwork(job.cluster.inter_node));
