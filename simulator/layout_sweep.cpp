@@ -27,7 +27,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // 1024**3.
 constexpr double kBytesPerGiB = 1073741824.0;
 
-// The columns read; others (params, gbs, mfu_pct, tokens_per_s, ...) are ignored.
+// The columns read; others (params, mfu_pct, tokens_per_s, ...) are ignored, and `gbs` is read
+// when present (SweepRow::stated_global_batch).
 constexpr const char* kColumns[] = {"model",
                                     "num_layers",
                                     "hidden",
@@ -185,6 +186,7 @@ SweepSummary SummarizeGroup(const std::string& label,
     if (row.ran) s.best_measured = std::max(s.best_measured, row.measured_tokens_per_s_per_gpu);
     if (!p->expressible) continue;
     s.simulated += 1;
+    if (!row.RunsStatedBatch()) s.off_batch += 1;
     if (!row.ran) {
       s.crashed += 1;
       if (!p->PredictedToRun()) s.crashed_predicted_fail += 1;
@@ -219,7 +221,8 @@ SweepSummary SummarizeGroup(const std::string& label,
     s.picks_ran = pick->row->ran ? 1 : 0;
     s.picks_within_10pct = within_10pct(pick) ? 1 : 0;
   }
-  s.unmargined_picks_within_10pct = within_10pct(fastest(&SweepPrediction::PredictedToRun)) ? 1 : 0;
+  s.unmargined_picks_within_10pct =
+      within_10pct(fastest(&SweepPrediction::PlannerCouldPickWithoutMargin)) ? 1 : 0;
   s.spearman = SpearmanCorrelation(predicted, measured);
   s.median_abs_throughput_error = Median(throughput_errors);
   s.median_abs_memory_error = Median(memory_errors);
@@ -279,7 +282,12 @@ std::string Assumptions(const SweepReport& report) {
          "does not fit, or nanotron cannot run the layout (StackRunsLayout). Planner's pick: the "
          "row predicted fastest among those predicted to run with the planner's default memory "
          "margin (" +
-         StrFormat("%.0f%%", 100 * kDefaultMemoryMargin) + ") free; with no margin " +
+         StrFormat("%.0f%%", 100 * kDefaultMemoryMargin) +
+         ") free, of the layouts that run the sweep's stated global batch (gbs; " +
+         StrFormat("%d simulated %s run another, dp*mbs*grad_acc, and only the pick leaves %s out)",
+                   report.overall.off_batch, Noun(report.overall.off_batch, "row", "rows").c_str(),
+                   report.overall.off_batch == 1 ? "it" : "them") +
+         "; with no margin " +
          StrFormat("%d of %d", report.overall.unmargined_picks_within_10pct, report.overall.picks) +
          " picks are within 10%. "
          "Medians are of absolute errors over rows that ran; "
@@ -371,6 +379,7 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
       r.Fail("grad_acc", "dp*mbs*grad_acc does not fit a 64-bit integer", r.Text("grad_acc"));
     }
     t.global_batch_size = global_batch.value_or(0);
+    if (index.find("gbs") != index.end()) row.stated_global_batch = r.PositiveInt("gbs");
     const std::string_view precision = r.Text("precision");
     if (!ParsePrecision(precision, &t.precision)) {
       r.Fail("precision", "must be fp32, tf32, bf16, fp16, fp8 or fp4", precision);
@@ -468,6 +477,7 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     all.crashed_refused += s.crashed_refused;
     all.stalled += s.stalled;
     all.stalled_pp += s.stalled_pp;
+    all.off_batch += s.off_batch;
     if (!std::isnan(s.spearman)) rhos.push_back(s.spearman);
     report.groups.push_back(s);
   }

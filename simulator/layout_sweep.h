@@ -43,11 +43,23 @@ struct SweepRow {
   /// rank 0). Those counters count what PyTorch's caching allocator holds, not the CUDA context
   /// or NCCL's own buffers (line 573 of the sweep measures 1.0 GiB in all).
   double measured_memory_bytes = 0;
+  /// The global batch the sweep states for its job (the optional `gbs` column, sequences); 0 when
+  /// the file has no such column. The job is simulated with the batch the layout runs,
+  /// dp*mbs*grad_acc, whatever this says.
+  int64_t stated_global_batch = 0;
+  /// Whether the layout runs the sweep's stated global batch (always, without a `gbs` column):
+  /// the planner searches only layouts of the job's global batch, so a row that runs another is
+  /// not a layout the planner could pick for the sweep's job (20 rows of ultrascale_sweep.csv
+  /// state 256 sequences but run dp*mbs*grad_acc of 16 to 4,096).
+  bool RunsStatedBatch() const {
+    return stated_global_batch == 0 || job.training.global_batch_size == stated_global_batch;
+  }
 };
 
 /// Parses the sweep CSV text. `origin` names it in errors, which give the line and the column:
 /// "sweep.csv: line 3: column 'tp': must be a positive integer, got 'x'". The header must hold
-/// every column read (extra columns are ignored); `gpu` must be kSweepGpuName, `pp_schedule`
+/// every column read (extra columns are ignored; `gbs`, read when present, must be a positive
+/// integer); `gpu` must be kSweepGpuName, `pp_schedule`
 /// 1F1B, `tp_mode` REDUCE_SCATTER(SP) or ALL_REDUCE, `status` ok or crashed_or_oom, and an ok
 /// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` must hold kSweepGpuId,
 /// kSweepNetworkId and kSweepFrameworkId.
@@ -78,8 +90,9 @@ struct SweepSummary {
   int picks = 0;
   int picks_ran = 0;
   int picks_within_10pct = 0;
-  /// The same for the fastest row predicted to run with no margin (PredictedToRun): how the
-  /// ranking does where memory is filled to the last byte.
+  /// The same for the fastest row predicted to run with no margin
+  /// (PlannerCouldPickWithoutMargin): how the ranking does where memory is filled to the last
+  /// byte.
   int unmargined_picks_within_10pct = 0;
   double pick_measured = 0;  ///< groups: the pick's measured tokens/s/GPU (0 if it crashed)
   double best_measured = 0;  ///< groups: the best measured tokens/s/GPU of all rows that ran
@@ -99,6 +112,9 @@ struct SweepSummary {
   /// many of those have pp > 1. A diagnostic only: no metric leaves them out.
   int stalled = 0;
   int stalled_pp = 0;
+  /// Simulated rows whose layout does not run the stated global batch (SweepRow::
+  /// RunsStatedBatch): kept in every metric but the pick.
+  int off_batch = 0;
 };
 
 /// The sweep's measured step times are bimodal against the prediction: most rows that ran
@@ -121,9 +137,12 @@ struct SweepPrediction {
   bool fits_with_margin = false;
   /// Predicted to run: it fits and the stack accepts it.
   bool PredictedToRun() const { return fits && refusal.empty(); }
-  /// A layout the planner would recommend: predicted to run with the planner's default memory
-  /// margin left free.
-  bool PlannerWouldPick() const { return PredictedToRun() && fits_with_margin; }
+  /// A layout the planner would recommend for the sweep's job: it runs the job's global batch
+  /// (SweepRow::RunsStatedBatch) and is predicted to run with the planner's default memory margin
+  /// left free.
+  bool PlannerWouldPick() const { return PlannerCouldPickWithoutMargin() && fits_with_margin; }
+  /// The same with no memory margin: a layout of the job's global batch predicted to run.
+  bool PlannerCouldPickWithoutMargin() const { return row->RunsStatedBatch() && PredictedToRun(); }
   double peak_bytes = 0;  ///< EstimateMemory's peak (the most loaded stage)
   TimeBreakdown time_s;   ///< where the predicted step time goes (expressible rows)
   /// What the measurement is of: the first pipeline stage's memory (StageMemory(job, gpu, 0)).

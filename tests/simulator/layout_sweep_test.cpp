@@ -82,6 +82,51 @@ TEST(LayoutSweep, MemoryIsRankZerosAllocatorInGiB) {
   EXPECT_TRUE(p.refusal.empty());
 }
 
+// The planner searches layouts of the job's global batch: a row that runs dp*mbs*grad_acc other
+// than the sweep's stated `gbs` keeps its place in every metric but is not a pick.
+TEST(LayoutSweep, PicksRunTheStatedGlobalBatch) {
+  const HardwareDb db = Db();
+  std::string header = kHeader;
+  header.insert(header.find('\n'), ",gbs");
+  // Line 2 runs 8 * 1 * 32 = 256 sequences; line 3 runs 8 * 2 * 32 = 512, faster per token.
+  std::string runs = kOkRow, other = kOkRow;
+  runs.replace(runs.find(",0,2,16,"), 8, ",0,1,32,");
+  runs.insert(runs.find('\n'), ",256");
+  other.replace(other.find(",0,2,16,"), 8, ",0,2,32,");
+  other.insert(other.find('\n'), ",256");
+  Expected<std::vector<SweepRow>> rows = ParseLayoutSweep(header + runs + other, "s.csv", db);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_EQ((*rows)[1].stated_global_batch, 256);
+  EXPECT_TRUE((*rows)[0].RunsStatedBatch());
+  EXPECT_FALSE((*rows)[1].RunsStatedBatch());
+  SweepReport report = CompareWithLayoutSweep(*rows, db);
+  ASSERT_TRUE(report.rows[1].PredictedToRun() && report.rows[1].fits_with_margin);
+  ASSERT_GT(report.rows[1].tokens_per_s_per_gpu, report.rows[0].tokens_per_s_per_gpu);
+  EXPECT_FALSE(report.rows[1].PlannerWouldPick());
+  EXPECT_EQ(report.groups[0].pick_line, 2);
+  EXPECT_EQ(report.overall.off_batch, 1);
+  EXPECT_EQ(report.overall.ran, 2);  // both still count in the other metrics
+
+  // Without a gbs column every row runs the batch it states by its layout.
+  std::string plain_other = kOkRow;
+  plain_other.replace(plain_other.find(",0,2,16,"), 8, ",0,2,32,");
+  std::string plain_runs = kOkRow;
+  plain_runs.replace(plain_runs.find(",0,2,16,"), 8, ",0,1,32,");
+  rows = ParseLayoutSweep(std::string(kHeader) + plain_runs + plain_other, "s.csv", db);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  report = CompareWithLayoutSweep(*rows, db);
+  EXPECT_EQ(report.groups[0].pick_line, 3);
+  EXPECT_EQ(report.overall.off_batch, 0);
+
+  // A gbs that is not a positive integer names its line and column.
+  std::string bad = runs;
+  bad.replace(bad.rfind(",256"), 4, ",0");
+  rows = ParseLayoutSweep(header + bad, "s.csv", db);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().message(),
+            "s.csv: line 2: column 'gbs': must be a positive integer, got '0'");
+}
+
 TEST(LayoutSweep, FuzzReproducers) {
   const HardwareDb db = Db();
   const std::string dir = GPUPLAN_TEST_DATA "/fuzz-repro/layout_sweep/";
@@ -147,6 +192,9 @@ TEST(LayoutSweep, ShippedSweep) {
     }
   }
   EXPECT_LE(all.unmargined_picks_within_10pct, all.picks);
+  // 20 rows run dp*mbs*grad_acc other than their stated 256 sequences (line 1449: 4,096).
+  EXPECT_EQ(all.off_batch, 20);
+  EXPECT_FALSE((*rows)[1449 - 2].RunsStatedBatch());
   for (const SweepPrediction& p : report.rows) {
     if (!p.expressible) {
       EXPECT_FALSE(p.reason.empty()) << "line " << p.row->line;
