@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
 
@@ -125,6 +126,74 @@ TEST(LayoutSweep, PicksRunTheStatedGlobalBatch) {
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().message(),
             "s.csv: line 2: column 'gbs': must be a positive integer, got '0'");
+}
+
+// The sweep's source benchmarked more models than the two it published rows for: nanotron's
+// scripts/scaling_benchmarks.py lists a 3B (28 layers), a 4B (30), a 70B (80) and a 405B (126)
+// beside the 1B and the 8B, tying the embeddings below an ffn of 10,000. Every layout of its grid
+// (1-64 nodes of 8 GPUs, tp and pp 1-64, 256 sequences per step) with pp <= layers simulates to a
+// finite prediction, with nanotron's cost-balanced split where pp does not divide the layers;
+// pp > layers is refused by name. Statuses are left 'crashed_or_oom': no measurement is claimed.
+TEST(LayoutSweep, NanotronScalingModelsSimulateOnTheSweepGrid) {
+  const HardwareDb db = Db();
+  struct Arch {
+    const char* name;
+    int layers, hidden, heads, ffn;
+  };
+  const Arch archs[] = {{"3B", 28, 3072, 32, 8192},
+                        {"4B", 30, 3072, 32, 8192},
+                        {"70B", 80, 8192, 64, 28672},
+                        {"405B", 126, 16384, 128, 53248}};
+  std::string csv = kHeader;
+  for (const Arch& a : archs) {
+    for (int nodes = 1; nodes <= 64; nodes *= 2) {
+      const int gpus = 8 * nodes;
+      for (int tp = 1; tp <= 32; tp *= 2) {
+        for (int pp = 1; pp <= 64 && tp * pp <= gpus; pp *= 2) {
+          const int dp = gpus / (tp * pp);
+          for (int mbs : {1, 4}) {
+            if (256 % (dp * mbs) != 0) continue;
+            for (int zero : {0, 1}) {
+              csv += StrFormat(
+                  "%s,%d,%d,%d,%d,%d,131072,%s,4096,H100-80GB-SXM,8,%d,%d,%d,%d,%d,1,1,%d,%d,%d,"
+                  "REDUCE_SCATTER(SP),bf16,1F1B,,,crashed_or_oom\n",
+                  a.name, a.layers, a.hidden, a.heads, a.heads, a.ffn,
+                  a.ffn < 10000 ? "True" : "False", nodes, gpus, dp, tp, pp, zero, mbs,
+                  256 / (dp * mbs));
+            }
+          }
+        }
+      }
+    }
+  }
+  Expected<std::vector<SweepRow>> rows = ParseLayoutSweep(csv, "grid.csv", db);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  const SweepReport report = CompareWithLayoutSweep(*rows, db);
+  EXPECT_EQ(report.groups.size(), 4u * 7u);
+  int uneven = 0;
+  for (const SweepPrediction& p : report.rows) {
+    const JobSpec& job = p.row->job;
+    if (job.parallel.pp > job.model.num_layers) {
+      EXPECT_FALSE(p.expressible) << "line " << p.row->line;
+      EXPECT_NE(p.reason.find("exceeds model.num_layers"), std::string::npos) << p.reason;
+      continue;
+    }
+    ASSERT_TRUE(p.expressible) << "line " << p.row->line << ": " << p.reason;
+    if (job.model.num_layers % job.parallel.pp != 0) uneven += 1;
+    EXPECT_TRUE(std::isfinite(p.tokens_per_s_per_gpu) && p.tokens_per_s_per_gpu > 0)
+        << "line " << p.row->line;
+    EXPECT_TRUE(std::isfinite(p.peak_bytes) && p.peak_bytes > 0 &&
+                std::isfinite(p.rank0_allocator_bytes) && p.rank0_allocator_bytes > 0)
+        << "line " << p.row->line;
+  }
+  EXPECT_GT(uneven, 0);  // 28 layers on 8 or 16 stages, 126 on 4 to 64
+  // The 405B's weights, fp32 gradients and Adam state alone (20 B per parameter) need more than
+  // one node's 640 GB.
+  for (const SweepPrediction& p : report.rows) {
+    if (p.row->model == "405B" && p.row->nodes == 1) {
+      EXPECT_FALSE(p.PredictedToRun()) << "line " << p.row->line;
+    }
+  }
 }
 
 TEST(LayoutSweep, FuzzReproducers) {
