@@ -229,6 +229,14 @@ SweepSummary SummarizeGroup(const std::string& label,
   return s;
 }
 
+// A message as one CSV field: quoted, since it may hold commas, with its double quotes made
+// single; empty stays empty.
+std::string CsvText(std::string text) {
+  if (text.empty()) return text;
+  std::replace(text.begin(), text.end(), '"', '\'');
+  return "\"" + text + "\"";
+}
+
 std::string Percent(double fraction) {
   return std::isnan(fraction) ? "-" : StrFormat("%.1f%%", 100 * fraction);
 }
@@ -553,7 +561,7 @@ std::string FormatSweepRowsCsv(const SweepReport& report) {
       "predicted_fits,"
       "step_s,compute_s,tp_comm_s,cp_comm_s,pp_comm_s,dp_comm_s,ep_comm_s,bubble_s,optimizer_s,"
       "weights_gb,grads_gb,"
-      "optimizer_gb,activations_gb,logits_gb,overhead_gb,not_expressible\n";
+      "optimizer_gb,activations_gb,logits_gb,overhead_gb,stack_refusal,not_expressible\n";
   for (const SweepPrediction& p : report.rows) {
     const SweepRow& r = *p.row;
     const ParallelSpec& par = r.job.parallel;
@@ -569,21 +577,19 @@ std::string FormatSweepRowsCsv(const SweepReport& report) {
     out += p.expressible ? StrFormat("%.0f,", p.tokens_per_s_per_gpu) : ",";
     out += r.ran ? StrFormat("%.1f,", r.measured_memory_bytes / 1e9) : ",";
     if (!p.expressible) {
-      // Quoted: the reason may hold commas.
-      std::string reason = p.reason;
-      std::replace(reason.begin(), reason.end(), '"', '\'');
-      out += ",,,,,,,,,,,,,,,,,,\"" + reason + "\"\n";
+      out += ",,,,,,,,,,,,,,,,,,," + CsvText(p.reason) + "\n";
       continue;
     }
     const TimeBreakdown& t = p.time_s;
     const MemoryBreakdown& m = p.rank0_memory;
     out += StrFormat(
         "%.1f,%.1f,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,"
-        "%.2f,%.2f,%.2f,\n",
+        "%.2f,%.2f,%.2f,",
         p.rank0_allocator_bytes / 1e9, p.peak_bytes / 1e9, p.fits ? 1 : 0, t.Total(), t.compute,
         t.tp_comm, t.cp_comm, t.pp_comm, t.dp_comm, t.ep_comm, t.bubble, t.optimizer,
         m.weights_bytes / 1e9, m.grads_bytes / 1e9, m.optimizer_bytes / 1e9,
         m.activations_bytes / 1e9, m.logits_bytes / 1e9, m.overhead_bytes / 1e9);
+    out += CsvText(p.refusal) + ",\n";
   }
   return out;
 }

@@ -178,7 +178,9 @@ std::string FormatSweepMarkdown(const SweepReport& report);
 
 /// One CSV line per row of the sweep, in file order: its line, layout and status, measured and
 /// predicted tokens/s/GPU and peak memory (GB), and the predicted step time and memory by part
-/// (docs/ACCURACY.md lists the columns). Rows gpuplan cannot express have empty predictions.
+/// (docs/ACCURACY.md lists the columns), then why the stack cannot run it (`stack_refusal`,
+/// StackRunsLayout's message) or why gpuplan cannot express it (`not_expressible`; the predicted
+/// columns are then empty), each quoted when not empty.
 std::string FormatSweepRowsCsv(const SweepReport& report);
 
 }  // namespace gpuplan

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
@@ -194,6 +196,64 @@ TEST(LayoutSweep, NanotronScalingModelsSimulateOnTheSweepGrid) {
       EXPECT_FALSE(p.PredictedToRun()) << "line " << p.row->line;
     }
   }
+}
+
+// Fields of one CSV line, a quoted field taken whole (FormatSweepRowsCsv quotes messages).
+std::vector<std::string> CsvFields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+// `accuracy --sweep --rows`: one line per row with the header's columns; a row the stack refuses
+// says why in stack_refusal, one gpuplan cannot express says why in not_expressible and leaves
+// the predictions empty.
+TEST(LayoutSweep, RowsCsvSaysWhyARowIsPredictedToFail) {
+  const HardwareDb db = Db();
+  const std::string refused =  // 1 micro-batch on 4 stages: nanotron's 1F1B asserts
+      "1B,16,2048,32,32,8192,131072,True,4096,H100-80GB-SXM,8,1,8,2,1,4,1,1,0,1,1,"
+      "REDUCE_SCATTER(SP),bf16,1F1B,,,crashed_or_oom\n";
+  const std::string too_deep =  // 32 stages for 16 layers
+      "1B,16,2048,32,32,8192,131072,True,4096,H100-80GB-SXM,8,4,32,1,1,32,1,1,0,1,1,"
+      "REDUCE_SCATTER(SP),bf16,1F1B,,,crashed_or_oom\n";
+  Expected<std::vector<SweepRow>> rows =
+      ParseLayoutSweep(std::string(kHeader) + kOkRow + refused + too_deep, "s.csv", db);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  const SweepReport report = CompareWithLayoutSweep(*rows, db);
+  const std::string csv = FormatSweepRowsCsv(report);
+  std::vector<std::string> lines;
+  for (size_t start = 0, nl; (nl = csv.find('\n', start)) != std::string::npos; start = nl + 1) {
+    lines.push_back(csv.substr(start, nl - start));
+  }
+  ASSERT_EQ(lines.size(), 4u);
+  const std::vector<std::string> header = CsvFields(lines[0]);
+  ASSERT_GE(header.size(), 2u);
+  EXPECT_EQ(header[header.size() - 2], "stack_refusal");
+  EXPECT_EQ(header.back(), "not_expressible");
+  const size_t refusal = header.size() - 2, reason = header.size() - 1;
+  std::vector<std::vector<std::string>> fields;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    fields.push_back(CsvFields(lines[i]));
+    ASSERT_EQ(fields.back().size(), header.size()) << lines[i];
+  }
+  EXPECT_EQ(fields[0][refusal], "");
+  EXPECT_EQ(fields[0][reason], "");
+  EXPECT_EQ(fields[1][refusal], report.rows[1].refusal);
+  EXPECT_FALSE(report.rows[1].refusal.empty());
+  EXPECT_EQ(fields[1][reason], "");
+  EXPECT_EQ(fields[2][refusal], "");
+  EXPECT_NE(fields[2][reason].find("exceeds model.num_layers"), std::string::npos);
+  EXPECT_EQ(fields[2][12], "");  // predicted_tokens_per_s_per_gpu
+  EXPECT_EQ(header[12], "predicted_tokens_per_s_per_gpu");
 }
 
 TEST(LayoutSweep, FuzzReproducers) {
