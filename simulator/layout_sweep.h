@@ -59,10 +59,9 @@ struct SweepRow {
 /// Parses the sweep CSV text. `origin` names it in errors, which give the line and the column:
 /// "sweep.csv: line 3: column 'tp': must be a positive integer, got 'x'". The header must hold
 /// every column read (extra columns are ignored; `gbs`, read when present, must be a positive
-/// integer); `gpu` must be kSweepGpuName, `pp_schedule`
-/// 1F1B, `tp_mode` REDUCE_SCATTER(SP) or ALL_REDUCE, `status` ok or crashed_or_oom, and an ok
-/// row needs positive tokens_per_s_per_gpu and gpu_mem_gb. `db` must hold kSweepGpuId,
-/// kSweepNetworkId and kSweepFrameworkId.
+/// integer); `gpu` must be kSweepGpuName, `pp_schedule` 1F1B, `tp_mode` REDUCE_SCATTER(SP) or
+/// ALL_REDUCE, `status` ok or crashed_or_oom, and an ok row needs positive tokens_per_s_per_gpu
+/// and gpu_mem_gb. `db` must hold kSweepGpuId, kSweepNetworkId and kSweepFrameworkId.
 Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
                                                  const HardwareDb& db);
 
