@@ -20,6 +20,7 @@
 #include "planner/units_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
+#include "tests/csv_text.h"
 #include "tests/temp_dir.h"
 
 namespace gpuplan {
@@ -37,36 +38,6 @@ size_t Count(const std::string& haystack, const std::string& needle) {
     ++n;
   }
   return n;
-}
-
-std::vector<std::string> Lines(const std::string& text, const std::string& end = "\n") {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  for (size_t pos = text.find(end); pos != std::string::npos; pos = text.find(end, start)) {
-    lines.push_back(text.substr(start, pos - start));
-    start = pos + end.size();
-  }
-  return lines;
-}
-
-// Fields of one RFC 4180 record (no embedded line breaks in these tests).
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      fields.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
 }
 
 class ReportTest : public ::testing::Test {

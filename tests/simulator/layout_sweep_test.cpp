@@ -14,6 +14,7 @@
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
+#include "tests/csv_text.h"
 
 namespace gpuplan {
 namespace {
@@ -198,22 +199,6 @@ TEST(LayoutSweep, NanotronScalingModelsSimulateOnTheSweepGrid) {
   }
 }
 
-// Fields of one CSV line, a quoted field taken whole (FormatSweepRowsCsv quotes messages).
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
 // `accuracy --sweep --rows`: one line per row with the header's columns; a row the stack refuses
 // says why in stack_refusal, one gpuplan cannot express says why in not_expressible and leaves
 // the predictions empty.
@@ -230,10 +215,7 @@ TEST(LayoutSweep, RowsCsvSaysWhyARowIsPredictedToFail) {
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   const SweepReport report = CompareWithLayoutSweep(*rows, db);
   const std::string csv = FormatSweepRowsCsv(report);
-  std::vector<std::string> lines;
-  for (size_t start = 0, nl; (nl = csv.find('\n', start)) != std::string::npos; start = nl + 1) {
-    lines.push_back(csv.substr(start, nl - start));
-  }
+  const std::vector<std::string> lines = Lines(csv);
   ASSERT_EQ(lines.size(), 4u);
   const std::vector<std::string> header = CsvFields(lines[0]);
   ASSERT_GE(header.size(), 2u);
