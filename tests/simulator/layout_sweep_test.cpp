@@ -93,12 +93,13 @@ TEST(LayoutSweep, PicksRunTheStatedGlobalBatch) {
   std::string header = kHeader;
   header.insert(header.find('\n'), ",gbs");
   // Line 2 runs 8 * 1 * 32 = 256 sequences; line 3 runs 8 * 2 * 32 = 512, faster per token.
-  std::string runs = kOkRow, other = kOkRow;
-  runs.replace(runs.find(",0,2,16,"), 8, ",0,1,32,");
-  runs.insert(runs.find('\n'), ",256");
-  other.replace(other.find(",0,2,16,"), 8, ",0,2,32,");
-  other.insert(other.find('\n'), ",256");
-  Expected<std::vector<SweepRow>> rows = ParseLayoutSweep(header + runs + other, "s.csv", db);
+  std::string plain_runs = kOkRow, plain_other = kOkRow;
+  plain_runs.replace(plain_runs.find(",0,2,16,"), 8, ",0,1,32,");
+  plain_other.replace(plain_other.find(",0,2,16,"), 8, ",0,2,32,");
+  auto stating_256 = [](std::string row) { return row.insert(row.find('\n'), ",256"); };
+  const std::string runs = stating_256(plain_runs);
+  Expected<std::vector<SweepRow>> rows =
+      ParseLayoutSweep(header + runs + stating_256(plain_other), "s.csv", db);
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   EXPECT_EQ((*rows)[1].stated_global_batch, 256);
   EXPECT_TRUE((*rows)[0].RunsStatedBatch());
@@ -112,10 +113,6 @@ TEST(LayoutSweep, PicksRunTheStatedGlobalBatch) {
   EXPECT_EQ(report.overall.ran, 2);  // both still count in the other metrics
 
   // Without a gbs column every row runs the batch it states by its layout.
-  std::string plain_other = kOkRow;
-  plain_other.replace(plain_other.find(",0,2,16,"), 8, ",0,2,32,");
-  std::string plain_runs = kOkRow;
-  plain_runs.replace(plain_runs.find(",0,2,16,"), 8, ",0,1,32,");
   rows = ParseLayoutSweep(std::string(kHeader) + plain_runs + plain_other, "s.csv", db);
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   report = CompareWithLayoutSweep(*rows, db);
