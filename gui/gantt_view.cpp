@@ -25,7 +25,7 @@ namespace {
 constexpr int kBandGap = 3;       // pixels between the bands of two ranks
 constexpr int kBarInset = 2;      // pixels between a bar and the edges of its row
 constexpr int kRightMargin = 16;  // pixels right of the plot (room for the last tick label)
-constexpr int kTickLength = 4;
+constexpr int kGanttTickLength = 4;
 constexpr int kMinPlot = 200;          // minimumSizeHint: plot pixels beside the gutter
 constexpr int kPreferredPlot = 900;    // sizeHint: plot pixels beside the gutter
 constexpr int kEmptyHeight = 120;      // sizeHint height without a timeline
@@ -327,7 +327,7 @@ void GanttView::Relayout() {
   legend_ =
       ChartLegend(std::move(entries), QPointF(kChartPadding, kChartPadding), legend_width, metrics);
   axis_top_ = kChartPadding + legend_.Height() + (legend_.Height() > 0 ? kChartPadding : 0);
-  rows_top_ = static_cast<int>(std::ceil(axis_top_ + metrics.height())) + kTickLength + 1;
+  rows_top_ = static_cast<int>(std::ceil(axis_top_ + metrics.height())) + kGanttTickLength + 1;
 
   band_top_.assign(timeline_.ranks.size(), rows_top_);
   band_bottom_.assign(timeline_.ranks.size(), rows_top_);
@@ -566,7 +566,7 @@ void GanttView::PaintAxis(QPainter& painter, const std::vector<double>& ticks) c
   double previous_right = -kInfinity;
   for (double t : ticks) {
     const auto px = static_cast<int>(std::round(x(t)));
-    painter.drawLine(px, axis_y - kTickLength, px, axis_y);
+    painter.drawLine(px, axis_y - kGanttTickLength, px, axis_y);
     const QString label = QString::number(t * unit + 0.0, 'f', decimals) + suffix;
     const double w = metrics.horizontalAdvance(label);
     const double left = px - w / 2;

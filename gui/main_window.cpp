@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "common/file_write.h"
+#include "gui/chart_paint.h"
 #include "gui/input_panel.h"
 #include "gui/plan_search.h"
 #include "gui/results_panel.h"
@@ -32,8 +33,6 @@
 
 namespace gpuplan {
 namespace {
-
-QString Q(const std::string& s) { return QString::fromStdString(s); }
 
 // The scaling chart shows the layout from one replica up to this many times the current GPUs.
 constexpr int64_t kScalingSpan = 8;
@@ -69,7 +68,7 @@ MainWindow::MainWindow(const HardwareDb& db, const Session& initial, QWidget* pa
   if (residuals.ok()) {
     band_residuals_ = std::move(residuals).value();
   } else {
-    statusBar()->showMessage(tr("No error bands: %1").arg(Q(residuals.status().message())));
+    statusBar()->showMessage(tr("No error bands: %1").arg(ToQ(residuals.status().message())));
   }
 
   connect(inputs_, &InputPanel::SessionChanged, this, &MainWindow::Evaluate);
@@ -77,7 +76,8 @@ MainWindow::MainWindow(const HardwareDb& db, const Session& initial, QWidget* pa
     Session next = inputs_->session();
     LoadPlan(db_, plan, &next);
     inputs_->Edit(
-        next, tr("Load plan %1 x %2").arg(plan.job.cluster.num_gpus).arg(Q(plan.job.cluster.gpu)));
+        next,
+        tr("Load plan %1 x %2").arg(plan.job.cluster.num_gpus).arg(ToQ(plan.job.cluster.gpu)));
     statusBar()->showMessage(tr("Loaded the plan into the inputs (Ctrl+Z undoes)"), 5000);
   });
   connect(timeline_, &TimelineWorker::Simulated, this,
@@ -155,13 +155,13 @@ void MainWindow::BuildMenus() {
   });
   QMenu* launch = file->addMenu(tr("Export &launch configuration"));
   for (const ExporterSpec& exporter : Exporters()) {
-    QAction* action = launch->addAction(Q(std::string(exporter.name)), this, [this, &exporter] {
-      RunFileAction(tr("Export %1").arg(Q(std::string(exporter.name))), tr("All files (*)"),
-                    Q(std::string(exporter.file_name)), true, [this, &exporter](const QString& p) {
-                      return ExportLaunchConfig(p, exporter.name);
-                    });
+    QAction* action = launch->addAction(ToQ(std::string(exporter.name)), this, [this, &exporter] {
+      RunFileAction(
+          tr("Export %1").arg(ToQ(std::string(exporter.name))), tr("All files (*)"),
+          ToQ(std::string(exporter.file_name)), true,
+          [this, &exporter](const QString& p) { return ExportLaunchConfig(p, exporter.name); });
     });
-    action->setToolTip(Q(std::string(exporter.description)));
+    action->setToolTip(ToQ(std::string(exporter.description)));
   }
   file->addAction(tr("Export plan &JSON…"), this, [this] {
     RunFileAction(tr("Export plan JSON"), tr("JSON (*.json)"), QStringLiteral("plan.json"), true,
@@ -213,7 +213,7 @@ void MainWindow::Evaluate() {
   } else if (measured_->gpu_id == session.job.cluster.gpu) {
     rates_->setText(tr("rates: measured profile %1").arg(QFileInfo(profile_path_).fileName()));
   } else {
-    rates_->setText(tr("rates: datasheet (the profile measured %1)").arg(Q(measured_->gpu_id)));
+    rates_->setText(tr("rates: datasheet (the profile measured %1)").arg(ToQ(measured_->gpu_id)));
   }
   if (results_->search() != nullptr && !SearchedFor(results_->search()->request, session)) {
     results_->DropSearch(
@@ -225,7 +225,7 @@ void MainWindow::Evaluate() {
     scaling_.clear();
     timeline_->Drop();
     timeline_pending_ = false;
-    results_->ShowError(Q(job.status().message()));
+    results_->ShowError(ToQ(job.status().message()));
     eval_time_->setText(tr("inputs invalid"));
     return;
   }
@@ -339,7 +339,7 @@ void MainWindow::RunFileAction(const QString& title, const QString& filter,
   if (path.isEmpty()) return;
   const Status status = action(path);
   if (!status.ok()) {
-    QMessageBox::warning(this, title, Q(status.message()));
+    QMessageBox::warning(this, title, ToQ(status.message()));
     return;
   }
   statusBar()->showMessage(tr("%1: %2").arg(title, path), 5000);
@@ -348,9 +348,9 @@ void MainWindow::RunFileAction(const QString& title, const QString& filter,
 void MainWindow::UpdateTitle() {
   const Session& s = inputs_->session();
   QString title = tr("gpuplan — %1 on %2 x %3")
-                      .arg(Q(s.job.model.name))
+                      .arg(ToQ(s.job.model.name))
                       .arg(s.job.cluster.num_gpus)
-                      .arg(Q(s.job.cluster.gpu));
+                      .arg(ToQ(s.job.cluster.gpu));
   if (!session_path_.isEmpty()) title += " — " + QFileInfo(session_path_).fileName();
   setWindowTitle(title);
 }

@@ -18,7 +18,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr double kPointRadius = 4.5;
+constexpr double kParetoPointRadius = 4.5;
 constexpr double kRecommendedRadius = 7;
 constexpr double kCurrentRadius = 6;
 // How far from a point a hover or click still hits it.
@@ -203,7 +203,7 @@ const ParetoChart::Layout& ParetoChart::CurrentLayout() const {
   };
   for (size_t i = 0; i < points_.size(); ++i) {
     const Point& p = points_[i];
-    request(l.positions[i], p.recommended ? kRecommendedRadius : kPointRadius, p.label,
+    request(l.positions[i], p.recommended ? kRecommendedRadius : kParetoPointRadius, p.label,
             p.recommended);
   }
   if (l.current) request(*l.current, kCurrentRadius * kDiamondReach, tr("current"), false);
@@ -310,7 +310,7 @@ void ParetoChart::paintEvent(QPaintEvent*) {
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < points_.size(); ++i) {
       if (points_[i].recommended != (pass == 1)) continue;
-      PaintMarker(painter, l.positions[i], pass == 1 ? kRecommendedRadius : kPointRadius,
+      PaintMarker(painter, l.positions[i], pass == 1 ? kRecommendedRadius : kParetoPointRadius,
                   MarkerShape::kCircle, pass == 1 ? RecommendedColor() : PointColor());
     }
   }

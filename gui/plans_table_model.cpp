@@ -1,13 +1,12 @@
 #include "gui/plans_table_model.h"
 
+#include "gui/chart_paint.h"
 #include "planner/economics.h"
 #include "planner/report_document.h"
 #include "planner/units_format.h"
 
 namespace gpuplan {
 namespace {
-
-QString Q(const std::string& s) { return QString::fromStdString(s); }
 
 // The columns: header, tooltip, shown text and sort key of a row. One table, as the CSV report
 // (docs/REPORTS.md) and docs/METRICS.md name them.
@@ -22,41 +21,41 @@ const Column kColumns[] = {
     {"kind", "Where the planner shows this plan",
      [](const QString& kind, const Plan&) { return kind; },
      [](const QString& kind, const Plan&) { return QVariant(kind); }},
-    {"GPU", "GPU type", [](const QString&, const Plan& p) { return Q(p.job.cluster.gpu); },
-     [](const QString&, const Plan& p) { return QVariant(Q(p.job.cluster.gpu)); }},
+    {"GPU", "GPU type", [](const QString&, const Plan& p) { return ToQ(p.job.cluster.gpu); },
+     [](const QString&, const Plan& p) { return QVariant(ToQ(p.job.cluster.gpu)); }},
     {"GPUs", "GPU count",
      [](const QString&, const Plan& p) { return QString::number(p.job.cluster.num_gpus); },
      [](const QString&, const Plan& p) { return QVariant(qlonglong{p.job.cluster.num_gpus}); }},
     {"layout", "Parallel layout (TP PP VPP DP CP EP, micro-batch, recompute, precision, ZeRO)",
-     [](const QString&, const Plan& p) { return Q(LayoutSummary(p.job)); },
-     [](const QString&, const Plan& p) { return QVariant(Q(LayoutSummary(p.job))); }},
+     [](const QString&, const Plan& p) { return ToQ(LayoutSummary(p.job)); },
+     [](const QString&, const Plan& p) { return QVariant(ToQ(LayoutSummary(p.job))); }},
     {"step time", "Seconds per optimizer step",
-     [](const QString&, const Plan& p) { return Q(FormatDuration(p.step.step_time_s)); },
+     [](const QString&, const Plan& p) { return ToQ(FormatDuration(p.step.step_time_s)); },
      [](const QString&, const Plan& p) { return QVariant(p.step.step_time_s); }},
     {"MFU", "Model FLOPs utilisation",
-     [](const QString&, const Plan& p) { return Q(FormatPercent(p.step.mfu)); },
+     [](const QString&, const Plan& p) { return ToQ(FormatPercent(p.step.mfu)); },
      [](const QString&, const Plan& p) { return QVariant(p.step.mfu); }},
     {"memory/GPU", "Peak memory per GPU",
-     [](const QString&, const Plan& p) { return Q(FormatGb(p.step.memory.peak_bytes)); },
+     [](const QString&, const Plan& p) { return ToQ(FormatGb(p.step.memory.peak_bytes)); },
      [](const QString&, const Plan& p) { return QVariant(p.step.memory.peak_bytes); }},
     {"wall time", "Expected wall time to train, failures and checkpoints counted",
-     [](const QString&, const Plan& p) { return Q(FormatDuration(p.econ.expected_wall_s)); },
+     [](const QString&, const Plan& p) { return ToQ(FormatDuration(p.econ.expected_wall_s)); },
      [](const QString&, const Plan& p) { return QVariant(p.econ.expected_wall_s); }},
     {"cost", "Expected cost to train",
      [](const QString&, const Plan& p) {
-       return IsPriced(p) ? Q(FormatUsd(p.econ.expected_cost_usd)) : QString("no price");
+       return IsPriced(p) ? ToQ(FormatUsd(p.econ.expected_cost_usd)) : QString("no price");
      },
      [](const QString&, const Plan& p) {
        return QVariant(IsPriced(p) ? p.econ.expected_cost_usd : -1.0);
      }},
     {"$/GPU-h", "Price per GPU-hour",
      [](const QString&, const Plan& p) {
-       return IsPriced(p) ? Q(FormatUsd(p.econ.usd_per_gpu_hour)) : QString();
+       return IsPriced(p) ? ToQ(FormatUsd(p.econ.usd_per_gpu_hour)) : QString();
      },
      [](const QString&, const Plan& p) { return QVariant(p.econ.usd_per_gpu_hour); }},
     {"provider", "Where the GPU-hours are bought",
-     [](const QString&, const Plan& p) { return Q(p.econ.provider); },
-     [](const QString&, const Plan& p) { return QVariant(Q(p.econ.provider)); }},
+     [](const QString&, const Plan& p) { return ToQ(p.econ.provider); },
+     [](const QString&, const Plan& p) { return QVariant(ToQ(p.econ.provider)); }},
 };
 constexpr int kColumnCount = static_cast<int>(std::size(kColumns));
 

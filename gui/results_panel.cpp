@@ -14,6 +14,7 @@
 
 #include "common/str_format.h"
 #include "gui/breakdown_bar.h"
+#include "gui/chart_paint.h"
 #include "gui/gantt_view.h"
 #include "gui/memory_bar.h"
 #include "gui/pareto_chart.h"
@@ -25,8 +26,6 @@
 
 namespace gpuplan {
 namespace {
-
-QString Q(const std::string& s) { return QString::fromStdString(s); }
 
 // The tiles' titles and what they explain (docs/METRICS.md defines each number).
 struct MetricInfo {
@@ -185,42 +184,42 @@ void ResultsPanel::ShowPlan(const Plan& plan, const std::vector<ScalingRow>& sca
     tile.value->setText(value);
     tile.detail->setText(detail);
   };
-  set(Metric::kStepTime, Q(FormatDuration(s.step_time_s)),
+  set(Metric::kStepTime, ToQ(FormatDuration(s.step_time_s)),
       tr("%1 %2 per pipeline")
           .arg(s.microbatches)
-          .arg(Q(Noun(s.microbatches, "micro-batch", "micro-batches"))));
-  set(Metric::kTokensPerS, Q(FormatCount(s.tokens_per_s)) + tr(" tok/s"),
-      tr("%1 per GPU").arg(Q(FormatCount(s.tokens_per_s_per_gpu))));
-  set(Metric::kMfu, Q(FormatPercent(s.mfu)),
+          .arg(ToQ(Noun(s.microbatches, "micro-batch", "micro-batches"))));
+  set(Metric::kTokensPerS, ToQ(FormatCount(s.tokens_per_s)) + tr(" tok/s"),
+      tr("%1 per GPU").arg(ToQ(FormatCount(s.tokens_per_s_per_gpu))));
+  set(Metric::kMfu, ToQ(FormatPercent(s.mfu)),
       tr("%1 TFLOP/s per GPU, HFU %2")
-          .arg(Q(FormatFixed(s.model_tflops_per_gpu, 0)))
-          .arg(Q(FormatPercent(s.hfu))));
+          .arg(ToQ(FormatFixed(s.model_tflops_per_gpu, 0)))
+          .arg(ToQ(FormatPercent(s.hfu))));
   // The 80% error band of a duration or an amount of money (docs/ACCURACY.md, "Error bands"),
   // "WIDE" when no published run of the plan's class backs it; empty without a band.
   const ErrorBand& band = plan.band;
   const auto band_text = [&band](const std::string& low, const std::string& high) {
     if (band.runs == 0) return QString();
     return QStringLiteral("\n") + (band.validated ? QString() : QStringLiteral("WIDE ")) +
-           QStringLiteral("80% band ") + Q(low) + QStringLiteral(" - ") + Q(high);
+           QStringLiteral("80% band ") + ToQ(low) + QStringLiteral(" - ") + ToQ(high);
   };
-  set(Metric::kTimeToTrain, Q(FormatDuration(e.expected_wall_s)),
+  set(Metric::kTimeToTrain, ToQ(FormatDuration(e.expected_wall_s)),
       tr("%1 %2, goodput %3")
-              .arg(Q(FormatCount(e.steps)))
-              .arg(Q(Noun(e.steps, "step", "steps")))
-              .arg(Q(FormatPercent(e.goodput))) +
+              .arg(ToQ(FormatCount(e.steps)))
+              .arg(ToQ(Noun(e.steps, "step", "steps")))
+              .arg(ToQ(FormatPercent(e.goodput))) +
           band_text(FormatDuration(e.expected_wall_s * band.low_factor),
                     FormatDuration(e.expected_wall_s * band.high_factor)));
   if (IsPriced(plan)) {
-    set(Metric::kCostToTrain, Q(FormatUsd(e.expected_cost_usd)),
+    set(Metric::kCostToTrain, ToQ(FormatUsd(e.expected_cost_usd)),
         tr("%1/GPU-h at %2, %3/M tokens")
-                .arg(Q(FormatUsd(e.usd_per_gpu_hour)))
-                .arg(Q(e.provider))
-                .arg(Q(FormatUsd(e.usd_per_million_tokens))) +
+                .arg(ToQ(FormatUsd(e.usd_per_gpu_hour)))
+                .arg(ToQ(e.provider))
+                .arg(ToQ(FormatUsd(e.usd_per_million_tokens))) +
             band_text(FormatUsd(e.expected_cost_usd * band.low_factor),
                       FormatUsd(e.expected_cost_usd * band.high_factor)));
   } else {
     set(Metric::kCostToTrain, tr("no price"),
-        tr("no %1 offering sells this").arg(Q(std::string(PriceKindName(e.price_kind)))));
+        tr("no %1 offering sells this").arg(ToQ(std::string(PriceKindName(e.price_kind)))));
   }
   memory_->SetMemory(s.memory, plan.job.parallel.pp);
   breakdown_->SetBreakdown(s.breakdown_s);
@@ -257,12 +256,12 @@ void ResultsPanel::ShowTimeline(EventSimResult sim, double analytic_step_s) {
       tr("Event simulation: step %1 (analytic model %2, %3%4), %5 %6 simulated, one per "
          "pipeline stage, each standing for its TP/CP/DP peers. Wheel zooms, drag pans, "
          "double-click shows the whole step, Shift+wheel scrolls the rows.")
-          .arg(Q(FormatDuration(sim.step_time_s)))
-          .arg(Q(FormatDuration(analytic_step_s)))
+          .arg(ToQ(FormatDuration(sim.step_time_s)))
+          .arg(ToQ(FormatDuration(analytic_step_s)))
           .arg(sim.step_time_s >= analytic_step_s ? "+" : "")
-          .arg(Q(FormatPercent(sim.step_time_s / analytic_step_s - 1.0)))
+          .arg(ToQ(FormatPercent(sim.step_time_s / analytic_step_s - 1.0)))
           .arg(sim.simulated_gpus)
-          .arg(Q(Noun(sim.simulated_gpus, "GPU", "GPUs"))));
+          .arg(ToQ(Noun(sim.simulated_gpus, "GPU", "GPUs"))));
   gantt_->SetTimeline(std::move(sim.timeline));
 }
 
@@ -285,19 +284,19 @@ void ResultsPanel::ShowSearch(std::shared_ptr<const PlanResult> result) {
   QString note;
   if (r.found) {
     note = tr("Recommended (objective %1): %2 x %3, %4. ")
-               .arg(Q(std::string(ObjectiveName(r.request.objective))))
+               .arg(ToQ(std::string(ObjectiveName(r.request.objective))))
                .arg(r.recommendation.job.cluster.num_gpus)
-               .arg(Q(r.recommendation.job.cluster.gpu))
-               .arg(Q(LayoutSummary(r.recommendation.job)));
+               .arg(ToQ(r.recommendation.job.cluster.gpu))
+               .arg(ToQ(LayoutSummary(r.recommendation.job)));
   } else {
     note = tr("No plan satisfies the request. ");
-    for (const std::string& s : r.explanation) note += Q(s) + " ";
+    for (const std::string& s : r.explanation) note += ToQ(s) + " ";
   }
   note += tr("%1 %2 evaluated in %3 s. Double-click a row or click a Pareto point to load "
              "that plan.")
-              .arg(Q(FormatCount(static_cast<double>(r.stats.evaluated))))
-              .arg(Q(Noun(r.stats.evaluated, "layout", "layouts")))
-              .arg(Q(FormatFixed(r.stats.seconds, 2)));
+              .arg(ToQ(FormatCount(static_cast<double>(r.stats.evaluated))))
+              .arg(ToQ(Noun(r.stats.evaluated, "layout", "layouts")))
+              .arg(ToQ(FormatFixed(r.stats.seconds, 2)));
   search_note_->setText(note);
 }
 

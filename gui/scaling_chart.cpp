@@ -16,7 +16,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr double kPointRadius = 4;
+constexpr double kScalingPointRadius = 4;
 constexpr double kCurrentPointRadius = 5.5;
 // Share of the plots' height the cost strip takes.
 constexpr double kStripShare = 0.3;
@@ -212,7 +212,7 @@ const ScalingChart::Layout& ScalingChart::CurrentLayout() const {
   for (const Row& r : rows_) {
     Layout::Marks m;
     m.x = l.x.Map(r.gpus);
-    if (!r.fits) m.no_fit = QPointF(m.x, l.main.bottom() - kPointRadius - 3);
+    if (!r.fits) m.no_fit = QPointF(m.x, l.main.bottom() - kScalingPointRadius - 3);
     if (r.plotted) {
       m.speedup = QPointF(m.x, l.speedup.Map(r.speedup));
       speedup_run << *m.speedup;
@@ -314,14 +314,14 @@ void ScalingChart::paintEvent(QPaintEvent*) {
   for (const QPolygonF& run : l.efficiency_runs) painter.drawPolyline(run);
   for (size_t i = 0; i < rows_.size(); ++i) {
     const Layout::Marks& m = l.marks[i];
-    const double r =
-        rows_[i].gpus == static_cast<double>(current_gpus_) ? kCurrentPointRadius : kPointRadius;
+    const double r = rows_[i].gpus == static_cast<double>(current_gpus_) ? kCurrentPointRadius
+                                                                         : kScalingPointRadius;
     if (m.speedup) PaintMarker(painter, *m.speedup, r, MarkerShape::kCircle, SpeedupColor());
     if (m.efficiency) {
       PaintMarker(painter, *m.efficiency, r, MarkerShape::kCircle, EfficiencyColor());
     }
     if (m.no_fit)
-      PaintMarker(painter, *m.no_fit, kPointRadius, MarkerShape::kCross, kChartDoesNotFit);
+      PaintMarker(painter, *m.no_fit, kScalingPointRadius, MarkerShape::kCross, kChartDoesNotFit);
   }
   l.x.Paint(painter);
   l.speedup.Paint(painter);

@@ -10,6 +10,9 @@
 
 namespace gpuplan {
 
+/// Seconds per hour: prices and failure rates are per hour, the simulator's times in seconds.
+inline constexpr double kSecondsPerHour = 3600.0;
+
 /// How capacity is bought. Spot capacity can be preempted by the provider; on-demand cannot
 /// (community / marketplace offers that are not interruptible count as on-demand).
 enum class PriceKind { kOnDemand, kSpot };

@@ -8,7 +8,6 @@
 namespace gpuplan {
 
 namespace {
-constexpr double kSecondsPerHour = 3600.0;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace

@@ -12,7 +12,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::string_view kFormat = "accelerate";
+constexpr std::string_view kAccelerateFormat = "accelerate";
 
 // Hugging Face transformers decoder-layer classes, chosen by a substring of the model name
 // (lowercase). Order matters: the first match wins.
@@ -40,37 +40,37 @@ std::string_view DecoderLayerClass(const ModelSpec& m) {
   return "";
 }
 
-bool Sharded(const ParallelSpec& p) { return p.fsdp || p.zero_stage >= 1; }
-
-Status CheckExpressible(const JobSpec& job) {
+Status CheckAccelerateExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (p.pp > 1) {
-    return Refuse(kFormat, "pp " + std::to_string(p.pp) +
-                               ": Accelerate's config has no pipeline parallelism; export "
-                               "'megatron' or 'torchrun-fsdp' instead");
+    return Refuse(kAccelerateFormat,
+                  "pp " + std::to_string(p.pp) +
+                      ": Accelerate's config has no pipeline parallelism; export "
+                      "'megatron' or 'torchrun-fsdp' instead");
   }
   if (p.ep > 1) {
-    return Refuse(kFormat, "ep " + std::to_string(p.ep) +
-                               ": Accelerate's config has no expert parallelism; export "
-                               "'megatron' or 'torchrun-fsdp' instead");
+    return Refuse(kAccelerateFormat, "ep " + std::to_string(p.ep) +
+                                         ": Accelerate's config has no expert parallelism; export "
+                                         "'megatron' or 'torchrun-fsdp' instead");
   }
   if (p.ExpertTp() != p.tp) {
-    return Refuse(kFormat, "etp " + std::to_string(p.ExpertTp()) +
-                               ": Accelerate's config has no expert tensor parallelism; export "
-                               "'megatron' or 'torchrun-fsdp' instead");
+    return Refuse(kAccelerateFormat,
+                  "etp " + std::to_string(p.ExpertTp()) +
+                      ": Accelerate's config has no expert tensor parallelism; export "
+                      "'megatron' or 'torchrun-fsdp' instead");
   }
   if (job.training.precision == Precision::kFp4) {
-    return Refuse(kFormat,
+    return Refuse(kAccelerateFormat,
                   "fp4: Accelerate's mixed precision has no NVFP4 recipe; export 'megatron' "
                   "instead");
   }
-  if ((p.tp > 1 || p.cp > 1) && p.dp > 1 && !Sharded(p)) {
-    return Refuse(kFormat,
+  if ((p.tp > 1 || p.cp > 1) && p.dp > 1 && !p.ShardsModelState()) {
+    return Refuse(kAccelerateFormat,
                   "zero 0 with tp or cp: Accelerate's ParallelismConfig rejects pure data "
                   "parallelism (dp_replicate > 1, dp_shard 1) combined with tensor or context "
                   "parallelism; use a sharded plan (zero >= 1) or export 'torchrun-fsdp'");
   }
-  return RefuseMegatronOnlyKnobs(kFormat, job);
+  return RefuseMegatronOnlyKnobs(kAccelerateFormat, job);
 }
 
 std::string_view MixedPrecision(Precision p) {
@@ -83,7 +83,7 @@ std::string_view MixedPrecision(Precision p) {
       return "fp8";
     case Precision::kFp32:
     case Precision::kTf32:
-    case Precision::kFp4:  // refused by CheckExpressible
+    case Precision::kFp4:  // refused by CheckAccelerateExpressible
     case Precision::kCount:
       break;
   }
@@ -93,7 +93,7 @@ std::string_view MixedPrecision(Precision p) {
 std::string_view DistributedType(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.cluster.num_gpus == 1) return "NO";
-  if (Sharded(p) || p.tp > 1 || p.cp > 1) return "FSDP";  // ND parallelism needs FSDP2
+  if (p.ShardsModelState() || p.tp > 1 || p.cp > 1) return "FSDP";  // ND parallelism needs FSDP2
   return "MULTI_GPU";
 }
 
@@ -150,7 +150,7 @@ std::string ParallelismConfig(const ParallelSpec& p) {
 
 Expected<std::string> WriteAccelerate(const Plan& plan) {
   const JobSpec& job = plan.job;
-  GPUPLAN_RETURN_IF_ERROR(CheckExpressible(job));
+  GPUPLAN_RETURN_IF_ERROR(CheckAccelerateExpressible(job));
   const ParallelSpec& p = job.parallel;
   const TrainingSpec& t = job.training;
   const std::string_view type = DistributedType(job);

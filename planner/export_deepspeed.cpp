@@ -8,52 +8,58 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::string_view kFormat = "deepspeed";
+constexpr std::string_view kDeepSpeedFormat = "deepspeed";
 
-Status CheckExpressible(const JobSpec& job) {
+Status CheckDeepSpeedExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.training.lora.enabled) {
-    return Refuse(kFormat, "LoRA rank " + std::to_string(job.training.lora.rank) +
-                               ": the config JSON has no LoRA/PEFT key (the adapters are applied "
-                               "in the training script) and no comment to carry one, so the file "
-                               "would train the full model; export 'accelerate' and apply the "
-                               "adapters with Hugging Face PEFT instead");
+    return Refuse(kDeepSpeedFormat,
+                  "LoRA rank " + std::to_string(job.training.lora.rank) +
+                      ": the config JSON has no LoRA/PEFT key (the adapters are applied "
+                      "in the training script) and no comment to carry one, so the file "
+                      "would train the full model; export 'accelerate' and apply the "
+                      "adapters with Hugging Face PEFT instead");
   }
   if (p.pp > 1) {
-    return Refuse(kFormat, "pp " + std::to_string(p.pp) +
-                               ": DeepSpeed pipeline parallelism needs the model rewritten as a "
-                               "PipelineModule in code, which a config JSON cannot express; export "
-                               "'megatron' instead");
+    return Refuse(kDeepSpeedFormat,
+                  "pp " + std::to_string(p.pp) +
+                      ": DeepSpeed pipeline parallelism needs the model rewritten as a "
+                      "PipelineModule in code, which a config JSON cannot express; export "
+                      "'megatron' instead");
   }
   if (p.cp > 1) {
-    return Refuse(kFormat, "cp " + std::to_string(p.cp) +
-                               ": the config JSON has no context (ring) parallelism; export "
-                               "'megatron' or 'torchrun-fsdp' instead");
+    return Refuse(kDeepSpeedFormat,
+                  "cp " + std::to_string(p.cp) +
+                      ": the config JSON has no context (ring) parallelism; export "
+                      "'megatron' or 'torchrun-fsdp' instead");
   }
   if (p.ep > 1) {
-    return Refuse(kFormat, "ep " + std::to_string(p.ep) +
-                               ": DeepSpeed expert parallelism needs MoE layers built in code; "
-                               "export 'megatron' or 'torchrun-fsdp' instead");
+    return Refuse(kDeepSpeedFormat,
+                  "ep " + std::to_string(p.ep) +
+                      ": DeepSpeed expert parallelism needs MoE layers built in code; "
+                      "export 'megatron' or 'torchrun-fsdp' instead");
   }
   if (p.ExpertTp() != p.tp) {
-    return Refuse(kFormat, "etp " + std::to_string(p.ExpertTp()) +
-                               ": the config JSON has no expert tensor parallelism; export "
-                               "'megatron' or 'torchrun-fsdp' instead");
+    return Refuse(kDeepSpeedFormat,
+                  "etp " + std::to_string(p.ExpertTp()) +
+                      ": the config JSON has no expert tensor parallelism; export "
+                      "'megatron' or 'torchrun-fsdp' instead");
   }
   if (job.training.precision == Precision::kFp8 || job.training.precision == Precision::kFp4) {
     const std::string name(PrecisionName(job.training.precision));
-    return Refuse(kFormat, name + ": the config JSON has no " + name +
-                               " switch (it comes from Transformer Engine layers in the model "
-                               "code); export 'megatron' instead");
+    return Refuse(kDeepSpeedFormat,
+                  name + ": the config JSON has no " + name +
+                      " switch (it comes from Transformer Engine layers in the model "
+                      "code); export 'megatron' instead");
   }
-  return RefuseMegatronOnlyKnobs(kFormat, job);
+  return RefuseMegatronOnlyKnobs(kDeepSpeedFormat, job);
 }
 
 }  // namespace
 
 Expected<std::string> WriteDeepSpeed(const Plan& plan) {
   const JobSpec& job = plan.job;
-  GPUPLAN_RETURN_IF_ERROR(CheckExpressible(job));
+  GPUPLAN_RETURN_IF_ERROR(CheckDeepSpeedExpressible(job));
   const ParallelSpec& p = job.parallel;
   const TrainingSpec& t = job.training;
   // Buckets of the size the cost model assumed when it predicted the overlap.

@@ -13,7 +13,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::string_view kFormat = "megatron";
+constexpr std::string_view kMegatronFormat = "megatron";
 
 // Arguments of one bash array, one "--flag [value]" per line.
 class ArgArray {
@@ -236,31 +236,33 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
   return a;
 }
 
-Status CheckExpressible(const JobSpec& job) {
+Status CheckMegatronExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.training.lora.enabled) {
-    return Refuse(kFormat,
+    return Refuse(kMegatronFormat,
                   "the plan trains LoRA adapters; Megatron-LM's pretrain_gpt.py has no LoRA "
                   "option (PEFT lives in NeMo / Megatron-Bridge); export 'accelerate' and apply "
                   "the adapters with Hugging Face PEFT instead");
   }
   if (!p.stage_layers.empty()) {
-    return Refuse(kFormat, "the plan places " + StageLayersText(p) +
-                               " layers on its pipeline stages (the training stack's own "
-                               "split); Megatron-LM splits evenly or takes "
-                               "--decoder-first/last-pipeline-num-layers; plan with framework "
-                               "megatron-core for a layout it runs");
+    return Refuse(kMegatronFormat,
+                  "the plan places " + StageLayersText(p) +
+                      " layers on its pipeline stages (the training stack's own "
+                      "split); Megatron-LM splits evenly or takes "
+                      "--decoder-first/last-pipeline-num-layers; plan with framework "
+                      "megatron-core for a layout it runs");
   }
   if (p.cp > 1 && job.training.seq_len % (2 * p.cp) != 0) {
-    return Refuse(kFormat, "seq_len " + std::to_string(job.training.seq_len) +
-                               " is not a multiple of 2 x cp = " + std::to_string(2 * p.cp) +
-                               ", which Megatron-LM requires for context parallelism");
+    return Refuse(kMegatronFormat,
+                  "seq_len " + std::to_string(job.training.seq_len) +
+                      " is not a multiple of 2 x cp = " + std::to_string(2 * p.cp) +
+                      ", which Megatron-LM requires for context parallelism");
   }
   const int64_t learned = job.model.max_position_embeddings_learned;
   if (learned > 0 && learned < job.training.seq_len) {
-    return Refuse(kFormat, "seq_len " + std::to_string(job.training.seq_len) +
-                               " exceeds the model's " + std::to_string(learned) +
-                               " learned positions (--max-position-embeddings)");
+    return Refuse(kMegatronFormat, "seq_len " + std::to_string(job.training.seq_len) +
+                                       " exceeds the model's " + std::to_string(learned) +
+                                       " learned positions (--max-position-embeddings)");
   }
   return Status::Ok();
 }
@@ -269,7 +271,7 @@ Status CheckExpressible(const JobSpec& job) {
 
 Expected<std::string> WriteMegatron(const Plan& plan) {
   const JobSpec& job = plan.job;
-  GPUPLAN_RETURN_IF_ERROR(CheckExpressible(job));
+  GPUPLAN_RETURN_IF_ERROR(CheckMegatronExpressible(job));
   std::vector<std::string> notes;
   const ArgArray model = ModelArgs(job, &notes);
   const ArgArray parallel = ParallelArgs(job, &notes);

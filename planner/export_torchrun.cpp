@@ -9,7 +9,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::string_view kFormat = "torchrun-fsdp";
+constexpr std::string_view kTorchrunFormat = "torchrun-fsdp";
 
 // torchtitan's built-in model flavors (torchtitan/models/llama3/__init__.py, llama3_configs),
 // matched on the plan's model dimensions.
@@ -34,8 +34,6 @@ const TitanFlavor* FindFlavor(const ModelSpec& m) {
   return nullptr;
 }
 
-bool Sharded(const ParallelSpec& p) { return p.fsdp || p.zero_stage >= 1; }
-
 // torchtitan counts the embedding and the output layer as one layer each when it splits
 // pipeline_parallel_layers_per_stage (pipeline_parallel.py: ceil((layers + 2) / per_stage)
 // stages). Returns the per-stage count giving pp x vpp stages, or 0 when none does.
@@ -46,62 +44,65 @@ int64_t LayersPerStage(const JobSpec& job) {
   return (units + per_stage - 1) / per_stage == stages ? per_stage : 0;
 }
 
-Status CheckExpressible(const JobSpec& job) {
+Status CheckTorchrunExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.training.lora.enabled) {
-    return Refuse(kFormat,
+    return Refuse(kTorchrunFormat,
                   "the plan trains LoRA adapters; torchtitan's --section.option overrides have "
                   "no LoRA option; export 'accelerate' and apply the adapters with Hugging Face "
                   "PEFT instead");
   }
   if (job.training.precision == Precision::kFp16) {
-    return Refuse(kFormat,
+    return Refuse(kTorchrunFormat,
                   "fp16: torchtitan's training.mixed_precision_param accepts bfloat16 or "
                   "float32 only; export 'megatron' or 'deepspeed' instead");
   }
   if (job.training.precision == Precision::kFp4) {
-    return Refuse(kFormat,
+    return Refuse(kTorchrunFormat,
                   "fp4: torchtitan's model converters offer float8 and MX formats, not "
                   "Transformer Engine's NVFP4 recipe the plan assumes; export 'megatron' "
                   "instead");
   }
   if (p.ep_overlap) {
-    return Refuse(kFormat,
+    return Refuse(kTorchrunFormat,
                   "ep_overlap: torchtitan runs each micro-batch's forward and backward on their "
                   "own (no combined 1F1B schedule); export 'megatron' instead");
   }
   const int64_t etp = p.ExpertTp();
   if (job.model.is_moe() && p.tp > 1 && etp != 1 && etp != p.tp) {
-    return Refuse(kFormat, "etp " + std::to_string(etp) +
-                               ": torchtitan runs expert tensor parallelism of 1 or tp only "
-                               "(parallel_dims.py); export 'megatron' instead");
+    return Refuse(kTorchrunFormat,
+                  "etp " + std::to_string(etp) +
+                      ": torchtitan runs expert tensor parallelism of 1 or tp only "
+                      "(parallel_dims.py); export 'megatron' instead");
   }
   // torchtitan's EP borrows all CP ranks and some FSDP ranks, and with etp = 1 all TP ranks too
   // (parallel_dims.py).
-  const int64_t shard = Sharded(p) ? p.dp : 1;
+  const int64_t shard = p.ShardsModelState() ? p.dp : 1;
   const int64_t borrowed = p.cp * (etp == 1 ? p.tp : 1);
   if (p.ep > 1 && (p.ep % borrowed != 0 || (shard * borrowed) % p.ep != 0)) {
-    return Refuse(kFormat, "ep " + std::to_string(p.ep) +
-                               ": torchtitan borrows expert-parallel ranks from the FSDP and "
-                               "context-parallel ranks (and the TP ranks when etp = 1) and "
-                               "needs ep to be a multiple of cp" +
-                               std::string(etp == 1 ? " x tp" : "") + " dividing dp_shard x cp" +
-                               std::string(etp == 1 ? " x tp" : "") + " (here dp_shard " +
-                               std::to_string(shard) + ", cp " + std::to_string(p.cp) + ", tp " +
-                               std::to_string(p.tp) + ")");
+    return Refuse(kTorchrunFormat,
+                  "ep " + std::to_string(p.ep) +
+                      ": torchtitan borrows expert-parallel ranks from the FSDP and "
+                      "context-parallel ranks (and the TP ranks when etp = 1) and "
+                      "needs ep to be a multiple of cp" +
+                      std::string(etp == 1 ? " x tp" : "") + " dividing dp_shard x cp" +
+                      std::string(etp == 1 ? " x tp" : "") + " (here dp_shard " +
+                      std::to_string(shard) + ", cp " + std::to_string(p.cp) + ", tp " +
+                      std::to_string(p.tp) + ")");
   }
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty()) {
-    return Refuse(kFormat,
+    return Refuse(kTorchrunFormat,
                   "the plan's pipeline is uneven (first/last_stage_layers or stage_layers); "
                   "torchtitan splits the layers by its own rule (pipeline_parallel_layers_per_"
                   "stage); export 'megatron' instead");
   }
   if (p.vpp > 2 && LayersPerStage(job) == 0) {
-    return Refuse(kFormat, "vpp " + std::to_string(p.vpp) +
-                               ": no pipeline_parallel_layers_per_stage gives pp x vpp stages "
-                               "for this layer count; export 'megatron' instead");
+    return Refuse(kTorchrunFormat,
+                  "vpp " + std::to_string(p.vpp) +
+                      ": no pipeline_parallel_layers_per_stage gives pp x vpp stages "
+                      "for this layer count; export 'megatron' instead");
   }
-  return RefuseMegatronOnlyKnobs(kFormat, job);
+  return RefuseMegatronOnlyKnobs(kTorchrunFormat, job);
 }
 
 std::string_view ScheduleName(const ParallelSpec& p) {
@@ -153,7 +154,7 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
         "optimizer state, more host traffic than the plan assumed");
   }
 
-  const bool sharded = Sharded(p);
+  const bool sharded = p.ShardsModelState();
   // HSDP (dp_replicate > 1): FSDP2's 2-D mesh, shard inside a group, replicate across groups.
   const int64_t shard = sharded ? p.DpShard() : 1;
   o.push_back("--parallelism.data_parallel_replicate_degree " + std::to_string(p.dp / shard));
@@ -227,7 +228,7 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
 
 Expected<std::string> WriteTorchrunFsdp(const Plan& plan) {
   const JobSpec& job = plan.job;
-  GPUPLAN_RETURN_IF_ERROR(CheckExpressible(job));
+  GPUPLAN_RETURN_IF_ERROR(CheckTorchrunExpressible(job));
   std::vector<std::string> notes;
   const std::vector<std::string> options = Options(plan, &notes);
 

@@ -9,10 +9,6 @@
 
 namespace gpuplan {
 
-namespace {
-constexpr double kSecondsPerHour = 3600.0;
-}  // namespace
-
 double CheckpointBytes(const JobSpec& job) {
   const TrainingSpec& tr = job.training;
   const bool fp32 = tr.precision == Precision::kFp32 || tr.precision == Precision::kTf32;

@@ -31,7 +31,7 @@ std::string Cell(const char* tag, const std::string& text, bool numeric) {
          "</" + tag + ">";
 }
 
-std::string Table(const ReportTable& t) {
+std::string HtmlTable(const ReportTable& t) {
   std::string out = "<table>\n<thead><tr>";
   for (size_t c = 0; c < t.header.size(); ++c) out += Cell("th", t.header[c], t.numeric[c]);
   out += "</tr></thead>\n<tbody>\n";
@@ -53,7 +53,7 @@ std::string Section(const ReportSection& s, const PlanResult& result) {
     out += "</table>\n";
   }
   for (const std::string& p : s.paragraphs) out += "<p>" + HtmlEscape(p) + "</p>\n";
-  if (!s.table.header.empty()) out += Table(s.table);
+  if (!s.table.header.empty()) out += HtmlTable(s.table);
   if (!s.table_note.empty()) out += "<p class=\"note\">" + HtmlEscape(s.table_note) + "</p>\n";
   if (!s.bullets.empty()) {
     out += "<ul>\n";

@@ -36,7 +36,7 @@ std::string Row(const std::vector<std::string>& cells) {
   return out + "\n";
 }
 
-std::string Table(const ReportTable& t) {
+std::string MarkdownTable(const ReportTable& t) {
   std::string out = Row(t.header) + "|";
   for (bool numeric : t.numeric) out += numeric ? "---:|" : "---|";
   out += "\n";
@@ -56,7 +56,7 @@ std::string PlanResultToMarkdown(const PlanResult& result) {
     }
     if (!s.facts.empty()) out += "\n";
     for (const std::string& p : s.paragraphs) out += Escape(p) + "\n\n";
-    if (!s.table.header.empty()) out += Table(s.table) + "\n";
+    if (!s.table.header.empty()) out += MarkdownTable(s.table) + "\n";
     if (!s.table_note.empty()) out += Escape(s.table_note) + "\n\n";
     for (const std::string& b : s.bullets) out += "- " + Escape(b) + "\n";
     if (!s.bullets.empty()) out += "\n";

@@ -246,9 +246,9 @@ std::string FormatBandCoverage(const BandCoverage& c, bool markdown) {
   for (const auto& [source, counts] : c.by_source) row(source, counts.first, counts.second);
   row("untested classes (no class of their own)", c.untested_covered, c.untested_runs);
   row("all runs", c.covered, c.runs);
-  out += StrFormat(
+  out +=
       "\nEach publication's runs against bands built from the other publications' residuals "
-      "(simulator/error_band.h); a calibrated 80%% band holds 75-85%% of them.\n");
+      "(simulator/error_band.h); a calibrated 80% band holds 75-85% of them.\n";
   return out;
 }
 

@@ -151,6 +151,8 @@ struct ParallelSpec {
   /// Needs vpp = 1; excludes the slots and first/last_stage_layers.
   std::vector<int64_t> stage_layers;
 
+  /// Whether data-parallel ranks shard the model state (FSDP, or ZeRO stage >= 1).
+  bool ShardsModelState() const { return fsdp || zero_stage >= 1; }
   /// Data-parallel ranks of one shard group (HSDP; dp without it).
   int64_t DpShard() const { return dp / dp_replicate; }
   /// Ranks that shard the model state (ZeRO >= 1): DpShard() x cp.

@@ -99,14 +99,14 @@ Expected<SweepConstants> FitConstants(const std::vector<const SweepRow*>& rows,
   return c;
 }
 
-struct Errors {
+struct ErrorMedians {
   double median_abs = 0;
   double median = 0;
 };
-Errors Summarize(const std::vector<double>& relative_errors) {
+ErrorMedians MediansOf(const std::vector<double>& relative_errors) {
   std::vector<double> abs;
   for (double e : relative_errors) abs.push_back(std::abs(e));
-  return Errors{Median(abs), Median(relative_errors)};
+  return ErrorMedians{Median(abs), Median(relative_errors)};
 }
 
 // One value per constant, "a / b / c": seconds as milliseconds, or row counts.
@@ -178,8 +178,8 @@ Expected<SweepCrossValidationReport> CrossValidateSweepByModel(const std::vector
       cross_validated.push_back((PredictTokensPerS(*row, fold.fitted, db) - measured) / measured);
     }
     fold.rows = static_cast<int>(held_out.size());
-    fold.in_sample_median_abs_error = Summarize(in_sample).median_abs;
-    const Errors cv = Summarize(cross_validated);
+    fold.in_sample_median_abs_error = MediansOf(in_sample).median_abs;
+    const ErrorMedians cv = MediansOf(cross_validated);
     fold.cross_validated_median_abs_error = cv.median_abs;
     fold.cross_validated_median_error = cv.median;
     in_sample_all.insert(in_sample_all.end(), in_sample.begin(), in_sample.end());
@@ -188,8 +188,8 @@ Expected<SweepCrossValidationReport> CrossValidateSweepByModel(const std::vector
     report.folds.push_back(std::move(fold));
   }
   report.rows = static_cast<int>(usable.size());
-  report.in_sample_median_abs_error = Summarize(in_sample_all).median_abs;
-  const Errors cv = Summarize(cross_validated_all);
+  report.in_sample_median_abs_error = MediansOf(in_sample_all).median_abs;
+  const ErrorMedians cv = MediansOf(cross_validated_all);
   report.cross_validated_median_abs_error = cv.median_abs;
   report.cross_validated_median_error = cv.median;
   return report;

@@ -199,7 +199,10 @@ std::string FormatDryRun(const JobSpec& job, const RankLayout& layout,
     out += StrFormat("  %-9s %lld %s of %zu:", std::string(GroupKindName(kind)).c_str(),
                      static_cast<long long>(gs.size()), Noun(gs.size(), "group", "groups").c_str(),
                      gs.front().size());
-    for (size_t g = 0; g < gs.size() && g < 8; ++g) out += " " + RankList(gs[g], 8);
+    for (size_t g = 0; g < gs.size() && g < 8; ++g) {
+      out += ' ';
+      out += RankList(gs[g], 8);
+    }
     out += gs.size() > 8 ? " ...\n" : "\n";
   }
 

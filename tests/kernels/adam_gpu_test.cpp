@@ -14,10 +14,6 @@ namespace {
 
 class AdamGpuTest : public ::testing::TestWithParam<DType> {};
 
-std::string DTypeCaseName(const ::testing::TestParamInfo<DType>& info) {
-  return std::string(DTypeName(info.param));
-}
-
 TEST_P(AdamGpuTest, StepMatchesReference) {
   GPUPLAN_SKIP_WITHOUT_GPU();
   const DType grad_dtype = GetParam();

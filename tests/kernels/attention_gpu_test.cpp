@@ -26,7 +26,7 @@ std::string CaseString(const AttentionCase& c) {
 
 void PrintTo(const AttentionCase& c, std::ostream* os) { *os << CaseString(c); }
 
-std::string CaseName(const ::testing::TestParamInfo<AttentionCase>& info) {
+std::string AttentionCaseName(const ::testing::TestParamInfo<AttentionCase>& info) {
   return CaseString(info.param);
 }
 
@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, AttentionGpuTest,
                                            AttentionCase{DType::kFp16, {1, 256, 2, 128}},
                                            AttentionCase{DType::kBf16, {1, 130, 2, 128}},
                                            AttentionCase{DType::kFp16, {3, 5, 1, 64}}),
-                         CaseName);
+                         AttentionCaseName);
 
 }  // namespace
 }  // namespace gpuplan::kernels

@@ -14,10 +14,6 @@ namespace {
 
 class CrossEntropyGpuTest : public ::testing::TestWithParam<DType> {};
 
-std::string DTypeCaseName(const ::testing::TestParamInfo<DType>& info) {
-  return std::string(DTypeName(info.param));
-}
-
 // Runs the kernel on random logits, out of place or in place, and compares the per-row losses,
 // their mean and the gradient with the reference.
 void CheckCrossEntropy(DType dtype, const MatrixShape& shape, bool in_place) {

@@ -19,6 +19,11 @@ namespace gpuplan::kernels {
 /// gtest's name for a dtype parameter ("bf16"), in test names and ctest listings.
 inline void PrintTo(DType dtype, std::ostream* os) { *os << DTypeName(dtype); }
 
+/// Test-name generator for suites parameterized by dtype alone: "bf16".
+inline std::string DTypeCaseName(const ::testing::TestParamInfo<DType>& info) {
+  return std::string(DTypeName(info.param));
+}
+
 /// "" when a CUDA GPU is usable; else why not (cudaGetDeviceCount's error, or "0 devices").
 std::string NoGpuReason();
 

@@ -26,7 +26,7 @@ std::string CaseString(const NormCase& c) {
 
 void PrintTo(const NormCase& c, std::ostream* os) { *os << CaseString(c); }
 
-std::string CaseName(const ::testing::TestParamInfo<NormCase>& info) {
+std::string NormCaseName(const ::testing::TestParamInfo<NormCase>& info) {
   return CaseString(info.param);
 }
 
@@ -100,7 +100,7 @@ TEST_P(NormGpuTest, ForwardAndBackwardMatchReference) {
   if (layer) ExpectClose("dbias", FromDevice(DType::kFp32, dbias, cols), grads->dbias, tol);
 }
 
-std::vector<NormCase> Cases() {
+std::vector<NormCase> NormCases() {
   std::vector<NormCase> cases;
   for (NormKind kind : {NormKind::kRmsNorm, NormKind::kLayerNorm}) {
     for (DType dtype : {DType::kFp32, DType::kBf16, DType::kFp16}) {
@@ -112,7 +112,7 @@ std::vector<NormCase> Cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, NormGpuTest, ::testing::ValuesIn(Cases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Kernels, NormGpuTest, ::testing::ValuesIn(NormCases()), NormCaseName);
 
 }  // namespace
 }  // namespace gpuplan::kernels
