@@ -49,9 +49,15 @@ int64_t ChunkLayers(const JobSpec& job, int64_t stage, int64_t chunk) {
 }
 
 int64_t StageLayers(const JobSpec& job, int64_t stage) {
-  int64_t layers = 0;
-  for (int64_t chunk = 0; chunk < job.parallel.vpp; ++chunk)
-    layers += ChunkLayers(job, stage, chunk);
+  // The sum of ChunkLayers over the stage's vpp chunks, in closed form: the search calls this for
+  // every stage of every layout it evaluates.
+  const ParallelSpec& p = job.parallel;
+  if (!p.stage_layers.empty()) return p.vpp * p.stage_layers[static_cast<size_t>(stage)];
+  if (stage == 0 && p.first_stage_layers > 0) return p.vpp * (p.first_stage_layers / p.vpp);
+  if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.vpp * (p.last_stage_layers / p.vpp);
+  int64_t layers = p.vpp * LayerSlotsPerChunk(job);
+  if (p.embedding_slot && stage == 0) --layers;
+  if (p.loss_slot && stage == p.pp - 1) --layers;
   return layers;
 }
 
@@ -141,6 +147,7 @@ void ApplyStackPipelineSplit(JobSpec* job) {
 
 StageLayerMix ChunkLayerCounts(const JobSpec& job, int64_t stage, int64_t chunk) {
   const ModelSpec& m = job.model;
+  if (!m.is_moe()) return {static_cast<double>(ChunkLayers(job, stage, chunk)), 0.0};
   const int64_t begin = ChunkFirstLayer(job, stage, chunk);
   const int64_t end = begin + ChunkLayers(job, stage, chunk);
   const int64_t moe =
@@ -149,6 +156,7 @@ StageLayerMix ChunkLayerCounts(const JobSpec& job, int64_t stage, int64_t chunk)
 }
 
 StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage) {
+  if (!job.model.is_moe()) return {static_cast<double>(StageLayers(job, stage)), 0.0};
   StageLayerMix mix;
   for (int64_t chunk = 0; chunk < job.parallel.vpp; ++chunk) {
     const StageLayerMix c = ChunkLayerCounts(job, stage, chunk);

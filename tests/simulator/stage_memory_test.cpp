@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "simulator/event_sim.h"
 #include "simulator/job_spec_json.h"
@@ -321,6 +322,56 @@ TEST(ActivationOffload, FirstLayersCrossTheHostLink) {
         << gpu_id;
     EXPECT_NEAR(o.bwd - b.bwd, share * (std::max(0.0, copy - b.bwd) + hbm), 1e-12 * b.bwd)
         << gpu_id;
+  }
+}
+
+// StageLayers and StageLayerCounts are the sums over the stage's chunks of ChunkLayers and
+// ChunkLayerCounts (the search calls them in closed form), for dense and MoE models, even and
+// interleaved pipelines, embedding and loss slots, first/last stage layers and stack splits.
+TEST(StageLayers, EqualTheSumOverChunks) {
+  struct Split {
+    int64_t pp, vpp;
+    bool embedding_slot, loss_slot;
+    int64_t first, last;
+    std::vector<int64_t> stage_layers;
+  };
+  const Split splits[] = {{1, 1, false, false, 0, 0, {}},
+                          {2, 1, false, false, 0, 0, {}},
+                          {6, 1, false, false, 0, 0, {}},
+                          {3, 1, true, false, 0, 0, {}},
+                          {4, 2, true, true, 0, 0, {}},
+                          {2, 2, false, true, 0, 0, {}},
+                          {4, 2, false, false, 6, 8, {}},
+                          {5, 1, false, false, 6, 0, {}},
+                          {4, 1, false, false, 0, 0, {9, 8, 7, 6}}};
+  for (const nlohmann::json& model : {nlohmann::json(SmallMoe(30)), nlohmann::json("llama3-8b")}) {
+    JobSpec job = ParseTestJob({{"model", model},
+                                {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 1}}},
+                                {"training", {{"seq_len", 2048}, {"global_batch_size", 8}}}});
+    for (const Split& split : splits) {
+      ParallelSpec& p = job.parallel;
+      p.pp = split.pp;
+      p.vpp = split.vpp;
+      p.embedding_slot = split.embedding_slot;
+      p.loss_slot = split.loss_slot;
+      p.first_stage_layers = split.first;
+      p.last_stage_layers = split.last;
+      p.stage_layers = split.stage_layers;
+      for (int64_t stage = 0; stage < p.pp; ++stage) {
+        int64_t layers = 0;
+        StageLayerMix mix;
+        for (int64_t chunk = 0; chunk < p.vpp; ++chunk) {
+          layers += ChunkLayers(job, stage, chunk);
+          mix.dense += ChunkLayerCounts(job, stage, chunk).dense;
+          mix.moe += ChunkLayerCounts(job, stage, chunk).moe;
+        }
+        const std::string where =
+            job.model.name + ", pp " + std::to_string(p.pp) + ", stage " + std::to_string(stage);
+        EXPECT_EQ(StageLayers(job, stage), layers) << where;
+        EXPECT_DOUBLE_EQ(StageLayerCounts(job, stage).dense, mix.dense) << where;
+        EXPECT_DOUBLE_EQ(StageLayerCounts(job, stage).moe, mix.moe) << where;
+      }
+    }
   }
 }
 
