@@ -135,9 +135,9 @@ Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::st
 Expected<JobSpec> ReadValidationJob(const std::string& path, const HardwareDb& db) {
   Expected<nlohmann::json> doc = ReadJsonFile(path);
   if (!doc.ok()) return doc.status();
-  std::string base = std::filesystem::path(path).parent_path().string();
-  if (base.empty()) base = ".";
-  return ValidationJobFromJson(*doc, path, base, db);
+  // Not `base = "."` on an empty string: gcc 12 warns a false -Wrestrict on that assignment.
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  return ValidationJobFromJson(*doc, path, parent.empty() ? std::string(".") : parent, db);
 }
 
 std::vector<int64_t> RepresentativeRanks(const JobSpec& job) {

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -275,21 +274,9 @@ json ValidNode(const std::string& id, const std::string& gpu) {
 
 class HardwareDbFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("gpuplan_hwdb_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    ASSERT_TRUE(fs::create_directories(dir_));
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // Writes `text` to dir/name and returns the full path.
   std::string Write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
+    const fs::path path = tmp_.path() / name;
     std::ofstream out(path);
     out << text;
     return path.string();
@@ -303,10 +290,10 @@ class HardwareDbFilesTest : public ::testing::Test {
     return st.ok() ? "" : st.message();
   }
 
-  std::string dir() const { return dir_.string(); }
+  std::string dir() const { return tmp_.path().string(); }
 
  private:
-  fs::path dir_;
+  TempDir tmp_{"gpuplan_hwdb_test_"};
 };
 
 TEST_F(HardwareDbFilesTest, ValidFixtureLoads) {

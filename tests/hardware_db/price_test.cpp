@@ -1,10 +1,8 @@
 // Tests of the prices and reliability figures in the hardware database: the built-in data
 // (coverage, sourced values) and the loader's validation, error messages and override rules.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +13,7 @@
 #include "hardware-db/hardware_db.h"
 #include "hardware-db/pricing.h"
 #include "tests/builtin_db.h"
+#include "tests/temp_dir.h"
 
 namespace gpuplan {
 namespace {
@@ -230,21 +229,9 @@ json ValidReliability() {
 
 class PriceFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("gpuplan_price_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    ASSERT_TRUE(fs::create_directories(dir_));
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // Writes `doc` to dir/name (creating subdirectories) and returns the full path.
   std::string Write(const std::string& name, const json& doc) {
-    const fs::path path = dir_ / name;
+    const fs::path path = tmp_.path() / name;
     fs::create_directories(path.parent_path());
     std::ofstream out(path);
     out << doc.dump(2);
@@ -258,10 +245,10 @@ class PriceFilesTest : public ::testing::Test {
     return st.ok() ? "" : st.message();
   }
 
-  std::string dir(const std::string& sub = "") const { return (dir_ / sub).string(); }
+  std::string dir(const std::string& sub = "") const { return (tmp_.path() / sub).string(); }
 
  private:
-  fs::path dir_;
+  TempDir tmp_{"gpuplan_price_test_"};
 };
 
 TEST_F(PriceFilesTest, ValidFileLoads) {
