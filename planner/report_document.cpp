@@ -250,12 +250,11 @@ ReportSection Search(const SearchStats& st) {
       " layouts: " + FormatCount(static_cast<double>(st.evaluated)) + " evaluated, " +
       FormatCount(static_cast<double>(st.pruned_memory)) + " rejected by the memory check, " +
       FormatCount(static_cast<double>(st.pruned_invalid)) + " by divisibility rules.");
-  s.paragraphs.push_back("Searched in " + FormatDuration(st.seconds) + " on " +
-                         std::to_string(st.threads) + " " + Noun(st.threads, "thread", "threads") +
-                         "; the event simulator re-timed the " + Str(st.event_simulated) + " " +
-                         Noun(st.event_simulated, "layout", "layouts") +
-                         " kept for the best hardware choices (" +
-                         FormatDuration(st.event_seconds) + ").");
+  s.paragraphs.push_back(
+      "Searched in " + FormatDuration(st.seconds) + " on " + std::to_string(st.threads) + " " +
+      Noun(st.threads, "thread", "threads") + "; the event simulator re-timed the " +
+      Str(st.event_simulated) + " " + Noun(st.event_simulated, "layout", "layouts") +
+      " kept for the best hardware choices (" + FormatDuration(st.event_seconds) + ").");
   return s;
 }
 
