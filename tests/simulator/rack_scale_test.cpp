@@ -51,7 +51,7 @@ TEST(RackScale, Nvl72HoldsTp16AndEp32Groups) {
   EXPECT_DOUBLE_EQ(GroupBusBandwidth(ep), nvlink_busbw);
 
   // The same groups on 8-GPU HGX B200 nodes: 2 and 4 nodes, the ring bound by the 8 NICs of a
-  // node (8 x 400 Gb/s x 0.92 = 368 GB/s), about half of NVLink's.
+  // node (8 x 400 Gb/s x 0.925 = 370 GB/s), about half of NVLink's.
   const ClusterLinks hgx = Links("dgx-b200");
   const GroupLink hgx_tp = PlaceGroup(hgx, groups[kTpGroup]);
   EXPECT_EQ(hgx_tp.nodes(), 2);
