@@ -455,7 +455,8 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
 
 void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status()>* run) {
   auto o = std::make_shared<PlanOptions>();
-  sub->add_option("--model", o->model, "Preset id (gpuplan models) or a HF config.json path");
+  sub->add_option("--model", o->model,
+                  "Preset id (gpuplan models), or a HF config.json path or model folder");
   sub->add_option("--tokens", o->tokens, "Tokens to train on, e.g. 2T, 300B");
   sub->add_option("--samples", o->samples, "Training examples (with --epochs; fine-tuning)");
   sub->add_option("--epochs", o->epochs, "Passes over --samples (default 1)");

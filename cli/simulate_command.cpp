@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/model_option.h"
 #include "cli/moe_options.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
@@ -81,8 +82,13 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
                                            : std::string(name) + " " + v->dump();
   };
   if (!o.model.empty()) {
-    const bool is_file = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".json";
-    spec["model"] = is_file ? nlohmann::json{{"hf_config", o.model}} : nlohmann::json(o.model);
+    // The flag's path is relative to the working folder: with a --spec file it is made
+    // absolute, so that it is not resolved against the spec's folder as the spec's own
+    // hf_config is.
+    std::string path = o.model;
+    if (!o.spec_path.empty()) path = std::filesystem::absolute(path).lexically_normal().string();
+    spec["model"] =
+        IsHfConfigPath(o.model) ? nlohmann::json{{"hf_config", path}} : nlohmann::json(o.model);
   }
   flag("cluster", "gpu", "--gpu", Given(o.gpu));
   flag("cluster", "num_gpus", "--gpus", Given(o.gpus));
@@ -246,7 +252,8 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--spec", o->spec_path, "Job spec JSON (docs/JOB_SPEC.md); flags override it")
       ->check(CLI::ExistingFile);
   sub->add_flag("--json", o->json, "Print the result as one JSON object");
-  sub->add_option("--model", o->model, "Preset id (gpuplan models) or a HF config.json path");
+  sub->add_option("--model", o->model,
+                  "Preset id (gpuplan models), or a HF config.json path or model folder");
   sub->add_option("--gpu", o->gpu, "GPU id (gpuplan hardware)");
   sub->add_option("--gpus", o->gpus, "Number of GPUs");
   sub->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node");

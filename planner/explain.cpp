@@ -168,6 +168,10 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
   const ParallelSpec& p = plan.job.parallel;
   const TrainingSpec& tr = plan.job.training;
   const double step = plan.step.step_time_s;
+  if (!plan.job.model.approximation_note.empty()) {
+    out.push_back("Assumed for the model: " + plan.job.model.approximation_note +
+                  " (docs/MODELS.md).");
+  }
   if (p.cp > 1) {
     const double seq_tokens = static_cast<double>(tr.seq_len);
     const double piece_tokens = seq_tokens / static_cast<double>(p.cp);

@@ -33,7 +33,8 @@ std::vector<std::string> ScalingSentences(const Plan& chosen, const std::vector<
 /// runs of its size rarely use and that it prices least directly: context parallelism (the
 /// ring's exposed time, and the attention kernel's rate on the short chunks), ZeRO-3/FSDP (the
 /// per-layer collectives, their prefetch overlap and what stays exposed), TP and EP overlap and
-/// fp4. Empty when the layout uses none of them.
+/// fp4; first, what reading the model approximated (ModelSpec::approximation_note). Empty when
+/// there is none of them.
 std::vector<std::string> LayoutAssumptions(const Plan& plan);
 
 /// How much faster a causal attention forward kernel runs on `long_tokens`-token sequences than

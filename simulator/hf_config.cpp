@@ -1,12 +1,14 @@
 #include "simulator/hf_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 
 namespace gpuplan {
@@ -19,14 +21,60 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 // Families whose MLP is gated (gate, up and down projections) whatever `hidden_act` says:
 // SiLU gives SwiGLU, GELU gives GeGLU, both with the same three matrices.
 bool IsGatedFamily(const std::string& model_type) {
-  static const char* const kGated[] = {"llama",     "mistral",     "mixtral",     "qwen2",
-                                       "qwen2_moe", "qwen3",       "qwen3_moe",   "gemma",
-                                       "gemma2",    "deepseek_v2", "deepseek_v3", "olmo",
-                                       "olmo2",     "phi3",        "cohere",      "granite"};
+  static const char* const kGated[] = {
+      "llama",     "llama4_text", "mistral",     "mixtral", "qwen2",     "qwen2_moe", "qwen3",
+      "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo",    "olmo2",     "olmoe",     "phi3",
+      "phimoe",    "cohere",      "cohere2",     "granite", "granitemoe"};
+  if (StartsWith(model_type, "gemma")) return true;  // gemma, gemma2, gemma3, gemma3_text
   for (const char* t : kGated) {
     if (model_type == t) return true;
   }
   return false;
+}
+
+// Families whose transformers configuration class ties the LM head to the embedding when the
+// file has no `tie_word_embeddings` (GemmaConfig, Gemma2Config, Gemma3TextConfig, CohereConfig,
+// Cohere2Config, Starcoder2Config pass True; FalconConfig, BloomConfig, OPTConfig and
+// GPTBigCodeConfig keep PretrainedConfig's True). The Llama-style classes pass False.
+bool TiesByDefault(const std::string& model_type) {
+  static const char* const kTied[] = {"cohere", "cohere2", "starcoder2", "falcon",
+                                      "bloom",  "opt",     "gpt_bigcode"};
+  if (StartsWith(model_type, "gemma")) return true;
+  for (const char* t : kTied) {
+    if (model_type == t) return true;
+  }
+  return false;
+}
+
+// Families whose class passes tie_word_embeddings=False, so an absent key is not a guess.
+bool UntiedByDefault(const std::string& model_type) {
+  static const char* const kUntied[] = {
+      "llama",     "llama4_text", "mistral",     "mixtral", "qwen2",      "qwen2_moe", "qwen3",
+      "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo",    "olmo2",      "olmoe",     "phi3",
+      "phimoe",    "phi",         "gpt_neox",    "granite", "granitemoe", "stablelm"};
+  for (const char* t : kUntied) {
+    if (model_type == t) return true;
+  }
+  return false;
+}
+
+// Layers that are not attention (state-space, recurrent or linear-attention mixers): the cost
+// model has transformer layers only, so such a model is refused rather than miscounted.
+bool HasNonAttentionLayers(const std::string& model_type) {
+  static const char* const kHybrid[] = {
+      "mamba",   "mamba2", "falcon_mamba", "falcon_h1",        "jamba", "zamba",
+      "zamba2",  "bamba",  "nemotron_h",   "recurrent_gemma",  "rwkv",  "rwkv5",
+      "rwkv6",   "rwkv7",  "qwen3_next",   "granitemoehybrid", "lfm2",  "xlstm",
+      "minimax", "plamo2"};
+  for (const char* t : kHybrid) {
+    if (model_type == t) return true;
+  }
+  return false;
+}
+
+void AppendNote(ModelSpec& m, const std::string& note) {
+  if (!m.approximation_note.empty()) m.approximation_note += "; ";
+  m.approximation_note += note;
 }
 
 // The model's name: `_name_or_path` when set, else the directory holding a `config.json`, else
@@ -78,15 +126,40 @@ Expected<ModelSpec> FromGpt2(const nlohmann::json& config, const std::string& or
   return m;
 }
 
+// Falcon (configuration_falcon.py; the older RefinedWeb files name n_layer, n_head, n_head_kv):
+// multi-query attention unless new_decoder_architecture gives num_kv_heads, a two-matrix GELU
+// MLP of ffn_hidden_size (4h when absent), no linear biases (`bias` false), tied head.
+Expected<ModelSpec> FromFalcon(const nlohmann::json& config, const std::string& origin) {
+  JsonObjectReader r(config, origin);
+  auto first = [&](const char* a, const char* b) { return r.Has(a) ? a : b; };
+  ModelSpec m;
+  m.hidden_size = r.PositiveInt("hidden_size");
+  m.num_layers = r.PositiveInt(first("num_hidden_layers", "n_layer"));
+  m.num_attention_heads = r.PositiveInt(first("num_attention_heads", "n_head"));
+  m.vocab_size = r.PositiveInt("vocab_size");
+  m.ffn_hidden_size = r.OptionalPositiveInt("ffn_hidden_size", 4 * m.hidden_size);
+  if (r.OptionalBool("new_decoder_architecture", false)) {
+    m.num_kv_heads =
+        r.OptionalPositiveInt(first("num_kv_heads", "n_head_kv"), m.num_attention_heads);
+  } else {
+    m.num_kv_heads = r.OptionalBool("multi_query", true) ? 1 : m.num_attention_heads;
+  }
+  m.mlp = MlpKind::kGelu;
+  m.linear_biases = r.OptionalBool("bias", false);
+  m.tied_embeddings = r.OptionalBool("tie_word_embeddings", true);
+  if (!r.status().ok()) return r.status();
+  return m;
+}
+
 // Multi-head latent attention (DeepSeek-V2/V3) as grouped-query attention with the same
 // projection parameter count: Q/K/V/O = h*d*(2a + 2kv) with kv = 8 (or 1 when 8 does not divide
 // a) and d chosen to match. See docs/MODELS.md.
 void ApproximateMla(JsonObjectReader& r, ModelSpec& m) {
-  const int64_t q_lora = r.OptionalNonNegativeInt("q_lora_rank", 0);
-  const int64_t kv_lora = r.PositiveInt("kv_lora_rank");
-  const int64_t nope = r.PositiveInt("qk_nope_head_dim");
-  const int64_t rope = r.PositiveInt("qk_rope_head_dim");
-  const int64_t v_dim = r.PositiveInt("v_head_dim");
+  const int64_t q_lora = r.OptionalIntInRange("q_lora_rank", 0, 0, kMaxHiddenSize);
+  const int64_t kv_lora = r.IntInRange("kv_lora_rank", 1, kMaxHiddenSize);
+  const int64_t nope = r.IntInRange("qk_nope_head_dim", 1, kMaxHiddenSize);
+  const int64_t rope = r.IntInRange("qk_rope_head_dim", 1, kMaxHiddenSize);
+  const int64_t v_dim = r.IntInRange("v_head_dim", 1, kMaxHiddenSize);
   if (!r.status().ok()) return;
   const double h = static_cast<double>(m.hidden_size);
   const double a = static_cast<double>(m.num_attention_heads);
@@ -100,32 +173,147 @@ void ApproximateMla(JsonObjectReader& r, ModelSpec& m) {
   const double mla = q_params + kv_params + o_params;
   m.num_kv_heads = m.num_attention_heads % 8 == 0 ? 8 : 1;
   const double per_dim = h * (2.0 * a + 2.0 * static_cast<double>(m.num_kv_heads));
-  m.head_dim = std::max<int64_t>(1, std::llround(mla / per_dim));
-  const double approx = per_dim * static_cast<double>(m.head_dim);
-  m.approximation_note =
-      "MLA approximated as GQA with " + std::to_string(m.num_kv_heads) + " KV heads and head_dim " +
-      std::to_string(m.head_dim) + ": Q/K/V/O parameters " +
-      std::to_string(static_cast<long long>(approx)) + " per layer vs MLA's " +
-      std::to_string(static_cast<long long>(mla)) +
-      "; attention-score FLOPs use 2*head_dim = " + std::to_string(2 * m.head_dim) +
-      " per head instead of " + std::to_string(nope + rope + v_dim);
+  const double head_dim = std::max(1.0, std::round(mla / per_dim));
+  if (head_dim > static_cast<double>(kMaxHiddenSize)) {
+    r.Fail("kv_lora_rank", "with the other MLA sizes gives an equivalent head_dim of " +
+                               StrFormat("%.0f", head_dim) + ", above the limit of " +
+                               std::to_string(kMaxHiddenSize));
+    return;
+  }
+  m.head_dim = static_cast<int64_t>(head_dim);
+  const double approx = per_dim * head_dim;
+  AppendNote(m, "MLA approximated as GQA with " + std::to_string(m.num_kv_heads) +
+                    " KV heads and head_dim " + std::to_string(m.head_dim) +
+                    ": Q/K/V/O parameters " + StrFormat("%.0f", approx) + " per layer vs MLA's " +
+                    StrFormat("%.0f", mla) +
+                    "; attention-score FLOPs use 2*head_dim = " + std::to_string(2 * m.head_dim) +
+                    " per head instead of " + std::to_string(nope + rope + v_dim));
 }
 
-// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, DeepSeek-V3 and others with the same names.
+// Which layers have a routed-expert MLP, counted the way each family's modeling code decides:
+// DeepSeek (first_k_dense_replace, moe_layer_freq), Qwen-MoE (decoder_sparse_step,
+// mlp_only_layers) and Llama 4 (moe_layers, else every interleave_moe_layer_step-th layer).
+// The ModelSpec keeps the dense layers first; when the family interleaves them the count is
+// exact and the order is noted.
+void CountMoeLayers(JsonObjectReader& r, const std::string& model_type, ModelSpec& m) {
+  const int64_t layers = m.num_layers;
+  std::vector<bool> moe(static_cast<size_t>(std::min(layers, kMaxLayers)), true);
+  const std::vector<int64_t> mlp_only = r.OptionalIntList("mlp_only_layers", 0, kMaxLayers);
+  const int64_t first_dense = r.OptionalNonNegativeInt("first_k_dense_replace", 0);
+  const int64_t layer_freq = r.OptionalPositiveInt("moe_layer_freq", 1);
+  const int64_t sparse_step = r.OptionalPositiveInt("decoder_sparse_step", 1);
+  const int64_t interleave = r.OptionalPositiveInt("interleave_moe_layer_step", 1);
+  std::vector<int64_t> listed;
+  if (model_type == "llama4_text") listed = r.OptionalIntList("moe_layers", 0, kMaxLayers);
+  if (!r.status().ok()) return;
+  for (size_t i = 0; i < moe.size(); ++i) {
+    const auto n = static_cast<int64_t>(i);
+    bool sparse = n >= first_dense && n % layer_freq == 0 && (n + 1) % sparse_step == 0 &&
+                  std::find(mlp_only.begin(), mlp_only.end(), n) == mlp_only.end();
+    if (model_type == "llama4_text") {
+      sparse = r.Has("moe_layers") ? std::find(listed.begin(), listed.end(), n) != listed.end()
+                                   : (n + 1) % interleave == 0;
+    }
+    moe[i] = sparse;
+  }
+  const auto moe_layers = static_cast<int64_t>(std::count(moe.begin(), moe.end(), true));
+  if (moe_layers == 0) {
+    const char* field = "num_hidden_layers";
+    for (const char* key : {"first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
+                            "mlp_only_layers", "moe_layers", "interleave_moe_layer_step"}) {
+      if (r.Has(key)) {
+        field = key;
+        break;
+      }
+    }
+    r.Fail(field, "leaves none of the " + std::to_string(layers) +
+                      " layers with routed experts (first_k_dense_replace, moe_layer_freq, "
+                      "decoder_sparse_step, mlp_only_layers, moe_layers or "
+                      "interleave_moe_layer_step decide which layers have them)");
+    return;
+  }
+  m.moe_first_dense_layers = layers - moe_layers;
+  const bool dense_first =
+      std::all_of(moe.begin(), moe.begin() + m.moe_first_dense_layers, [](bool x) { return !x; });
+  if (!dense_first) {
+    AppendNote(m, std::to_string(moe_layers) + " of " + std::to_string(layers) +
+                      " layers have routed experts, interleaved with the dense ones; counted "
+                      "exactly, with the " +
+                      std::to_string(m.moe_first_dense_layers) +
+                      " dense layers placed first (a pipeline split sees them in that order)");
+  }
+}
+
+// Keys of mixture-of-experts layouts this reader does not understand (ERNIE's moe_num_experts,
+// DBRX-style nesting, ...): any key naming experts with a non-zero value on a model read as
+// dense is refused, rather than counting the model without its experts.
+void RejectUnreadExpertKeys(const nlohmann::json& config, JsonObjectReader& r) {
+  for (const auto& [key, value] : config.items()) {
+    if (key.find("expert") == std::string::npos) continue;
+    const bool set = (value.is_number() && value.get<double>() != 0) ||
+                     (value.is_boolean() && value.get<bool>()) ||
+                     (value.is_array() && !value.empty());
+    if (set) {
+      r.Fail(key,
+             "is a mixture-of-experts key gpuplan does not read (it reads the expert count from "
+             "num_local_experts, num_experts or n_routed_experts, with num_experts_per_tok); "
+             "describe the model with a dimensions object in a job spec (docs/JOB_SPEC.md)");
+      return;
+    }
+  }
+}
+
+// Local attention is charged as full causal attention: a note says so, with the window.
+void NoteLocalAttention(const nlohmann::json& config, JsonObjectReader& r, ModelSpec& m) {
+  const bool enabled = r.OptionalBool("use_sliding_window", true);  // Qwen2: off unless set
+  const int64_t window = r.OptionalPositiveInt("sliding_window", 0);
+  const int64_t chunk = r.OptionalPositiveInt("attention_chunk_size", 0);
+  int64_t sliding_layers = -1;  // unknown: the family's own pattern
+  if (auto it = config.find("layer_types"); it != config.end() && it->is_array()) {
+    sliding_layers = 0;
+    for (const auto& t : *it) {
+      if (t.is_string() && t.get<std::string>() != "full_attention") ++sliding_layers;
+    }
+  }
+  if (!r.status().ok() || sliding_layers == 0) return;
+  const std::string layers = sliding_layers > 0 ? " on " + std::to_string(sliding_layers) + " of " +
+                                                      std::to_string(m.num_layers) + " layers"
+                                                : "";
+  auto note = [&](const std::string& what, int64_t tokens) {
+    AppendNote(m, what + " of " + std::to_string(tokens) + " tokens" + layers +
+                      " is not modelled: every layer is charged causal attention over the whole "
+                      "sequence, exact up to " +
+                      std::to_string(tokens) + " tokens and pessimistic beyond");
+  };
+  if (enabled && window > 0) note("sliding-window attention", window);
+  if (chunk > 0) note("chunked attention", chunk);
+}
+
+// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, DeepSeek-V3, Gemma, Llama 4 (text) and others with
+// the same names.
 Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::string& origin,
                                   const std::string& model_type) {
   JsonObjectReader r(config, origin);
   ModelSpec m;
+  const bool llama4 = model_type == "llama4_text";
   m.hidden_size = r.PositiveInt("hidden_size");
-  m.ffn_hidden_size = r.PositiveInt("intermediate_size");
+  // Llama 4: intermediate_size is the expert's width, intermediate_size_mlp the dense MLP's.
+  m.ffn_hidden_size = r.PositiveInt(llama4 ? "intermediate_size_mlp" : "intermediate_size");
   m.num_layers = r.PositiveInt("num_hidden_layers");
   m.num_attention_heads = r.PositiveInt("num_attention_heads");
   m.num_kv_heads = r.OptionalPositiveInt("num_key_value_heads", m.num_attention_heads);
-  m.vocab_size = r.PositiveInt("vocab_size");
+  // Gemma 3's multimodal files leave the text model's vocabulary at Gemma3TextConfig's default.
+  m.vocab_size = model_type == "gemma3_text" ? r.OptionalPositiveInt("vocab_size", 262208)
+                                             : r.PositiveInt("vocab_size");
   m.head_dim = r.OptionalNonNegativeInt("head_dim", 0);
-  m.tied_embeddings = r.OptionalBool("tie_word_embeddings", false);
+  m.tied_embeddings = r.OptionalBool("tie_word_embeddings", TiesByDefault(model_type));
   const std::string act = r.OptionalString("hidden_act", "silu");
   if (!r.status().ok()) return r.status();
+  if (!r.Has("tie_word_embeddings") && !TiesByDefault(model_type) && !UntiedByDefault(model_type)) {
+    AppendNote(m,
+               "no tie_word_embeddings in the file: read as an untied LM head (the default "
+               "of the Llama-style classes; transformers' PretrainedConfig would tie it)");
+  }
 
   if (IsGatedFamily(model_type) || act == "silu" || act == "swish" || act == "swiglu") {
     m.mlp = MlpKind::kSwiGlu;
@@ -146,7 +334,7 @@ Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::strin
                    ? true
                    : r.OptionalBool("qkv_bias", false) || r.OptionalBool("attention_bias", false);
 
-  // Mixture of experts: Mixtral num_local_experts, Qwen2-MoE num_experts, DeepSeek
+  // Mixture of experts: Mixtral and Llama 4 num_local_experts, Qwen2-MoE num_experts, DeepSeek
   // n_routed_experts.
   int64_t experts = 0;
   for (const char* field : {"num_local_experts", "num_experts", "n_routed_experts"}) {
@@ -155,9 +343,10 @@ Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::strin
   if (experts > 0) {
     m.moe_num_experts = experts;
     m.moe_top_k = r.PositiveInt("num_experts_per_tok");
-    m.moe_ffn_hidden_size = r.OptionalPositiveInt("moe_intermediate_size", 0);
-    m.moe_shared_experts = r.OptionalNonNegativeInt("n_shared_experts", 0);
-    m.moe_first_dense_layers = r.OptionalNonNegativeInt("first_k_dense_replace", 0);
+    m.moe_ffn_hidden_size = llama4 ? r.PositiveInt("intermediate_size")
+                                   : r.OptionalPositiveInt("moe_intermediate_size", 0);
+    // Llama 4's MoE layer always has one shared expert of the routed width (Llama4TextMoe).
+    m.moe_shared_experts = llama4 ? 1 : r.OptionalNonNegativeInt("n_shared_experts", 0);
     // DeepSeek-V2/V3 group-limited routing; n_group 1 (DeepSeek-V2-Lite) means no limit.
     if (r.OptionalPositiveInt("n_group", 1) > 1) {
       m.moe_router_groups = r.OptionalPositiveInt("n_group", 1);
@@ -172,31 +361,80 @@ Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::strin
       m.moe_shared_experts = std::max<int64_t>(
           1, std::llround(static_cast<double>(shared_width) / static_cast<double>(expert_ffn)));
       if (m.moe_shared_experts * expert_ffn != shared_width) {
-        m.approximation_note = "shared expert of width " + std::to_string(shared_width) +
-                               " represented as " + std::to_string(m.moe_shared_experts) + " " +
-                               Noun(m.moe_shared_experts, "expert", "experts") + " of width " +
-                               std::to_string(expert_ffn);
+        AppendNote(m, "shared expert of width " + std::to_string(shared_width) +
+                          " represented as " + std::to_string(m.moe_shared_experts) + " " +
+                          Noun(m.moe_shared_experts, "expert", "experts") + " of width " +
+                          std::to_string(expert_ffn));
       }
     }
-    const int64_t sparse_step = r.OptionalPositiveInt("decoder_sparse_step", 1);
-    const int64_t layer_freq = r.OptionalPositiveInt("moe_layer_freq", 1);
-    auto mlp_only = config.find("mlp_only_layers");  // Qwen-MoE: layers that stay dense
-    const bool some_dense = mlp_only != config.end() && mlp_only->is_array() && !mlp_only->empty();
-    if (sparse_step != 1 || layer_freq != 1 || some_dense) {
-      if (!m.approximation_note.empty()) m.approximation_note += "; ";
-      m.approximation_note +=
-          "MoE only in some layers (decoder_sparse_step, moe_layer_freq or mlp_only_layers) "
-          "approximated as MoE in every layer after the first dense ones";
-    }
+    if (m.num_layers <= kMaxLayers) CountMoeLayers(r, model_type, m);
+  } else {
+    RejectUnreadExpertKeys(config, r);
   }
-  if (r.Has("kv_lora_rank")) {
-    std::string note = m.approximation_note;
-    ApproximateMla(r, m);
-    if (!r.status().ok()) return r.status();
-    if (!note.empty()) m.approximation_note = note + "; " + m.approximation_note;
-  }
+  if (r.Has("kv_lora_rank")) ApproximateMla(r, m);
+  NoteLocalAttention(config, r, m);
   if (!r.status().ok()) return r.status();
   return m;
+}
+
+// Config keys by the ModelSpec field they fill, so that ValidateModel's messages name the key
+// the file has.
+using HfKeyNames = std::vector<std::pair<std::string, std::string>>;
+
+HfKeyNames HfKeysByField(const nlohmann::json& config, bool gpt2) {
+  if (gpt2) {
+    return {{"num_layers", "n_layer"},
+            {"hidden_size", "n_embd"},
+            {"ffn_hidden_size", "n_inner"},
+            {"num_attention_heads", "n_head"},
+            {"max_position_embeddings_learned", "n_positions"}};
+  }
+  std::string experts = "num_local_experts";
+  for (const char* field : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    if (config.contains(field)) {
+      experts = field;
+      break;
+    }
+  }
+  const bool llama4 = config.value("model_type", nlohmann::json()) == "llama4_text";
+  return {{"num_layers", "num_hidden_layers"},
+          {"ffn_hidden_size", llama4 ? "intermediate_size_mlp" : "intermediate_size"},
+          {"num_kv_heads", "num_key_value_heads"},
+          {"moe_num_experts", experts},
+          {"moe_top_k", "num_experts_per_tok"},
+          {"moe_ffn_hidden_size", llama4 ? "intermediate_size" : "moe_intermediate_size"},
+          {"moe_first_dense_layers", "first_k_dense_replace"},
+          {"moe_router_groups", "n_group"},
+          {"moe_router_group_topk", "topk_group"}};
+}
+
+// Replaces each whole-word occurrence of a ModelSpec field name in `text` by the file's key.
+std::string RenameFields(const std::string& text, const HfKeyNames& names) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!word(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && word(text[j])) ++j;
+    const std::string token = text.substr(i, j - i);
+    auto it =
+        std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == token; });
+    out += it != names.end() ? it->second : token;
+    i = j;
+  }
+  return out;
+}
+
+// Control characters in a name would reach terminals and reports raw: each becomes a space.
+std::string Printable(std::string name) {
+  for (char& c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return name;
 }
 
 }  // namespace
@@ -205,22 +443,63 @@ Expected<ModelSpec> ModelFromHfConfig(const nlohmann::json& config, const std::s
   if (!config.is_object()) {
     return Status::Invalid(origin + ": expected a JSON object (a Hugging Face config.json)");
   }
-  const std::string model_type = StringField(config, "model_type");
+  // A multimodal file (Llama 4, Gemma 3, ...) keeps its language model under `text_config`.
+  auto text = config.find("text_config");
+  if (!config.contains("hidden_size") && !config.contains("n_embd") && text != config.end() &&
+      text->is_object()) {
+    Expected<ModelSpec> m = ModelFromHfConfig(*text, origin + ": text_config");
+    if (!m.ok()) return m;
+    m->name = NameFor(config, origin);
+    AppendNote(*m,
+               "the language model of a multimodal config (text_config); its vision "
+               "encoder is not counted");
+    return m;
+  }
+  std::string model_type = StringField(config, "model_type");
+  if (model_type == "RefinedWeb" || model_type == "RefinedWebModel") model_type = "falcon";
+  if (HasNonAttentionLayers(model_type)) {
+    return Status::Invalid(origin + ": field 'model_type': '" + model_type +
+                           "' has state-space, recurrent or linear-attention layers; gpuplan "
+                           "models transformer (attention) layers only (docs/MODELS.md)");
+  }
+  if (auto it = config.find("layer_types"); it != config.end() && it->is_array()) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const nlohmann::json& t = (*it)[i];
+      const std::string kind = t.is_string() ? t.get<std::string>() : t.dump();
+      if (kind != "full_attention" && kind != "sliding_attention" && kind != "chunked_attention") {
+        return Status::Invalid(origin + ": field 'layer_types': entry " + std::to_string(i) +
+                               " is '" + kind +
+                               "'; gpuplan models full_attention, sliding_attention and "
+                               "chunked_attention layers only (docs/MODELS.md)");
+      }
+    }
+  }
   const std::string arch = FirstArchitecture(config);
   const bool gpt2 = model_type == "gpt2" || StartsWith(arch, "GPT2") ||
                     (model_type.empty() && config.contains("n_embd"));
-  Expected<ModelSpec> m =
-      gpt2 ? FromGpt2(config, origin) : FromLlamaLike(config, origin, model_type);
+  Expected<ModelSpec> m = gpt2                     ? FromGpt2(config, origin)
+                          : model_type == "falcon" ? FromFalcon(config, origin)
+                                                   : FromLlamaLike(config, origin, model_type);
   if (!m.ok()) return m;
-  m->name = NameFor(config, origin);
-  GPUPLAN_RETURN_IF_ERROR(ValidateModel(*m, origin));
+  m->name = Printable(NameFor(config, origin));
+  if (Status valid = ValidateModel(*m, origin); !valid.ok()) {
+    const std::string& message = valid.message();
+    const size_t head = message.compare(0, origin.size(), origin) == 0 ? origin.size() : 0;
+    return Status::Invalid(message.substr(0, head) +
+                           RenameFields(message.substr(head), HfKeysByField(config, gpt2)));
+  }
   return m;
 }
 
 Expected<ModelSpec> ReadHfConfigFile(const std::string& path) {
-  Expected<nlohmann::json> j = ReadJsonFile(path);
+  // A model folder (a Hugging Face snapshot) holds its config.json.
+  std::error_code ec;
+  const std::string file = std::filesystem::is_directory(path, ec)
+                               ? (std::filesystem::path(path) / "config.json").string()
+                               : path;
+  Expected<nlohmann::json> j = ReadJsonFile(file);
   if (!j.ok()) return j.status();
-  return ModelFromHfConfig(*j, path);
+  return ModelFromHfConfig(*j, file);
 }
 
 }  // namespace gpuplan

@@ -149,7 +149,16 @@ std::string FormatStepResult(const JobSpec& job, const StepResult& r, const Erro
          (p.dp_replicate > 1 ? " dp_replicate=" + std::to_string(p.dp_replicate) : "") +
          "  micro-batch=" + std::to_string(job.training.micro_batch_size) + " x " +
          std::to_string(r.microbatches) + " per step, seq " + std::to_string(job.training.seq_len) +
-         "\n\n";
+         "\n";
+  // What was read of the model (a HF config.json especially), and what is approximated.
+  const ParameterCounts params = CountParameters(job.model);
+  out += "  model                " + Fmt("%.2fB parameters", params.total / 1e9);
+  if (job.model.is_moe()) out += Fmt(", %.2fB active per token", params.active_per_token / 1e9);
+  out += "\n";
+  if (!job.model.approximation_note.empty()) {
+    out += "  model note           " + job.model.approximation_note + "\n";
+  }
+  out += "\n";
   const std::string share = Fmt("%.0f%%", 100 * kBandCentralShare);
   out += "  step time            " + Seconds(r.step_time_s);
   if (band != nullptr) {

@@ -162,7 +162,9 @@ TEST(HfConfig, NegativeHeads) {
 TEST(HfConfig, KvHeadsNotDividing) {
   Expected<ModelSpec> m = ReadHfConfigFile(Fixture("malformed_kv_heads.json"));
   ASSERT_FALSE(m.ok());
-  EXPECT_TRUE(Contains(m.status().message(), "field 'num_kv_heads'"));
+  // ValidateModel's message names the key the file has, not ModelSpec's field.
+  EXPECT_TRUE(Contains(m.status().message(), "field 'num_key_value_heads'"))
+      << m.status().message();
 }
 
 TEST(HfConfig, MalformedJsonNamesFile) {
@@ -176,6 +178,140 @@ TEST(HfConfig, MissingFile) {
   Expected<ModelSpec> m = ReadHfConfigFile(Fixture("no-such-config.json"));
   ASSERT_FALSE(m.ok());
   EXPECT_TRUE(Contains(m.status().message(), "no-such-config.json"));
+}
+
+// Gemma's configuration classes tie the LM head by default and the hub files carry no
+// tie_word_embeddings: HF google/gemma-2-9b has 9,241,705,984 parameters (the model card's
+// safetensors total), of which Gemma 2's extra pre/post-feed-forward norms are 301,056 (two of
+// 3,584 per layer) that ModelSpec does not represent.
+TEST(HfConfig, Gemma2TiesTheHeadByDefault) {
+  const ModelSpec m = Read("gemma2-9b.json");
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiGlu);  // gated whatever hidden_act says (GeGLU)
+  EXPECT_EQ(m.HeadDim(), 256);
+  EXPECT_NEAR(CountParameters(m).total, 9241705984.0, 9241705984.0 * 1e-4);
+  // Its sliding window is stated as not modelled.
+  EXPECT_TRUE(Contains(m.approximation_note, "sliding-window attention of 4096 tokens"));
+}
+
+// A multimodal file keeps its language model under text_config, and Gemma3TextConfig's default
+// vocabulary (262,208) fills the key the file leaves out.
+TEST(HfConfig, MultimodalTextConfig) {
+  const ModelSpec m = Read("gemma3-27b-it.json");
+  EXPECT_EQ(m.name, "gemma3-27b-it");
+  EXPECT_EQ(m.num_layers, 62);
+  EXPECT_EQ(m.vocab_size, 262208);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_NEAR(CountParameters(m).total / 1e9, 27.01, 0.01);
+  EXPECT_TRUE(Contains(m.approximation_note, "vision encoder is not counted"));
+}
+
+// Llama 4 Maverick (text): 128 routed experts plus one shared expert of intermediate_size in
+// every second layer (interleave_moe_layer_step 2), dense layers of intermediate_size_mlp.
+// Meta's model card: 400B total, 17B active.
+TEST(HfConfig, Llama4InterleavedMoeLayers) {
+  const ModelSpec m = Read("llama4-maverick-text.json");
+  EXPECT_EQ(m.moe_num_experts, 128);
+  EXPECT_EQ(m.moe_top_k, 1);
+  EXPECT_EQ(m.moe_shared_experts, 1);
+  EXPECT_EQ(m.ExpertFfn(), 8192);
+  EXPECT_EQ(m.ffn_hidden_size, 16384);
+  EXPECT_EQ(m.MoeLayers(), 24);
+  EXPECT_EQ(m.moe_first_dense_layers, 24);
+  const ParameterCounts c = CountParameters(m);
+  EXPECT_NEAR(c.total / 1e9, 400.7, 0.1);
+  EXPECT_NEAR(c.active_per_token / 1e9, 17.2, 0.1);
+  EXPECT_TRUE(Contains(m.approximation_note, "24 of 48 layers have routed experts"));
+  EXPECT_TRUE(Contains(m.approximation_note, "chunked attention of 8192 tokens"));
+}
+
+// Qwen-MoE's decoder_sparse_step and mlp_only_layers decide which layers are sparse; the count
+// is exact (layers 1, 3, 5, 7 of 8 are sparse at step 2; mlp_only_layers drops layer 3).
+TEST(HfConfig, QwenMoeSparseStepCountsLayers) {
+  nlohmann::json j = {
+      {"model_type", "qwen2_moe"},    {"hidden_size", 512},     {"intermediate_size", 1024},
+      {"moe_intermediate_size", 256}, {"num_hidden_layers", 8}, {"num_attention_heads", 8},
+      {"vocab_size", 1000},           {"num_experts", 4},       {"num_experts_per_tok", 2},
+      {"decoder_sparse_step", 2},     {"mlp_only_layers", {3}}, {"tie_word_embeddings", false}};
+  Expected<ModelSpec> m = ModelFromHfConfig(j, "qwen.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->MoeLayers(), 3);
+  j["decoder_sparse_step"] = 9;
+  m = ModelFromHfConfig(j, "qwen.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status().message(), "field 'decoder_sparse_step'"))
+      << m.status().message();
+}
+
+// Falcon-7B: multi-query attention, a 4h GELU MLP without biases, tied head: 6.92B.
+TEST(HfConfig, FalconMultiQuery) {
+  const ModelSpec m = Read("falcon-7b.json");
+  EXPECT_EQ(m.num_kv_heads, 1);
+  EXPECT_EQ(m.ffn_hidden_size, 4 * 4544);
+  EXPECT_EQ(m.mlp, MlpKind::kGelu);
+  EXPECT_FALSE(m.linear_biases);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_NEAR(CountParameters(m).total / 1e9, 6.92, 0.01);
+}
+
+// Layers that are not attention are refused, not counted as attention.
+TEST(HfConfig, NonAttentionLayersAreRefused) {
+  const nlohmann::json jamba = {{"model_type", "jamba"}, {"hidden_size", 4096}};
+  Expected<ModelSpec> m = ModelFromHfConfig(jamba, "jamba.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status().message(), "jamba.json: field 'model_type': 'jamba'"));
+  nlohmann::json hybrid = {{"model_type", "newhybrid"},
+                           {"hidden_size", 512},
+                           {"intermediate_size", 1024},
+                           {"num_hidden_layers", 2},
+                           {"num_attention_heads", 8},
+                           {"vocab_size", 1000},
+                           {"layer_types", {"full_attention", "linear_attention"}}};
+  m = ModelFromHfConfig(hybrid, "hybrid.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status().message(), "field 'layer_types': entry 1 is 'linear_attention'"))
+      << m.status().message();
+}
+
+// Expert keys this reader does not understand refuse the file instead of a dense count.
+TEST(HfConfig, UnreadExpertKeysAreRefused) {
+  const nlohmann::json ernie = {{"model_type", "ernie4_5_moe"}, {"hidden_size", 2560},
+                                {"intermediate_size", 12288},   {"num_hidden_layers", 28},
+                                {"num_attention_heads", 20},    {"vocab_size", 103424},
+                                {"moe_num_experts", 64},        {"moe_k", 6}};
+  Expected<ModelSpec> m = ModelFromHfConfig(ernie, "ernie.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status().message(), "field 'moe_num_experts'")) << m.status().message();
+}
+
+// MLA sizes are bounded before any arithmetic, and the error names the key.
+TEST(HfConfig, MlaSizesAreBounded) {
+  nlohmann::json j = {{"model_type", "deepseek_v3"}, {"hidden_size", 1024},
+                      {"intermediate_size", 2048},   {"num_hidden_layers", 2},
+                      {"num_attention_heads", 16},   {"vocab_size", 1000},
+                      {"kv_lora_rank", 9e15},        {"qk_nope_head_dim", 128},
+                      {"qk_rope_head_dim", 64},      {"v_head_dim", 128}};
+  Expected<ModelSpec> m = ModelFromHfConfig(j, "mla.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status().message(), "field 'kv_lora_rank'")) << m.status().message();
+}
+
+// A model folder (a hub snapshot) is read through its config.json.
+TEST(HfConfig, FolderReadsItsConfig) {
+  Expected<ModelSpec> m = ReadHfConfigFile(Fixture("llama3-8b"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->name, "llama3-8b");
+}
+
+// An unknown family without tie_word_embeddings is read untied, and the note says so.
+TEST(HfConfig, UnknownFamilyTieIsNoted) {
+  const nlohmann::json j = {{"model_type", "acme"},      {"hidden_size", 512},
+                            {"intermediate_size", 1024}, {"num_hidden_layers", 2},
+                            {"num_attention_heads", 8},  {"vocab_size", 1000}};
+  Expected<ModelSpec> m = ModelFromHfConfig(j, "acme.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->tied_embeddings);
+  EXPECT_TRUE(Contains(m->approximation_note, "no tie_word_embeddings"));
 }
 
 }  // namespace
