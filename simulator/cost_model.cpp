@@ -83,32 +83,37 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     if (stage == par.pp - 1) st.compute += costs.head_fwd + costs.head_bwd;
     st.tp = sum(&LayerCosts::tp_comm);
     if (par.cp > 1) {
-      const double attn_window = sum(&LayerCosts::fwd_attn) * (1.0 + kFlashBackwardRatio);
+      // The ring hides behind the attention kernels of every pass: forward, backward and a full
+      // recomputation's forward.
+      const double forwards = tr.recompute == Recompute::kFull ? 2.0 : 1.0;
+      const double attn_window = sum(&LayerCosts::fwd_attn) * (forwards + kFlashBackwardRatio);
       st.cp = Exposed(sum(&LayerCosts::cp_comm), attn_window);
     }
     st.ep = sum(&LayerCosts::ep_exposed);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for
     // backward, and reduce-scatters gradients (with HSDP also all-reduces them across the
     // replicas); prefetching hides them behind that micro-batch's computation except for the
-    // first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
+    // first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3); without dp_overlap all
+    // of it waits.
     // Each layer is its own unit with its own collectives, so the latency is paid per layer;
-    // the stage's other parameters (embedding, LM head) form one more unit.
+    // the stage's other parameters (embedding, LM head; dense) form one more unit.
     if (fully_sharded) {
       const ShardParams shard = ParamsPerGpu(job, stage);
-      const double rest = std::max(
-          0.0, shard.Total() - mix.dense * dense_layer.Total() - mix.moe * moe_layer.Total());
-      const double rest_trainable = std::max(
+      ShardParams rest;
+      rest.dense =
+          std::max(0.0, shard.dense - mix.dense * dense_layer.dense - mix.moe * moe_layer.dense);
+      rest.trainable = std::max(
           0.0, shard.trainable - mix.dense * dense_layer.trainable - mix.moe * moe_layer.trainable);
-      const double gather = mix.dense * FsdpGatherSeconds(costs, dense_layer.Total()) +
-                            mix.moe * FsdpGatherSeconds(costs, moe_layer.Total()) +
-                            (rest > 0 ? FsdpGatherSeconds(costs, rest) : 0.0);
-      const double reduce = mix.dense * FsdpReduceSeconds(costs, dense_layer.trainable) +
-                            mix.moe * FsdpReduceSeconds(costs, moe_layer.trainable) +
-                            (rest_trainable > 0 ? FsdpReduceSeconds(costs, rest_trainable) : 0.0);
+      const double gather = mix.dense * FsdpGatherSeconds(costs, dense_layer) +
+                            mix.moe * FsdpGatherSeconds(costs, moe_layer) +
+                            FsdpGatherSeconds(costs, rest);
+      const double reduce = mix.dense * FsdpReduceSeconds(costs, dense_layer) +
+                            mix.moe * FsdpReduceSeconds(costs, moe_layer) +
+                            FsdpReduceSeconds(costs, rest);
       const double comm = FsdpGathersPerMicroBatch(tr) * gather;
       const double all = comm + reduce;
       const ShardParams& first = mix.dense > 0 ? dense_layer : moe_layer;
-      st.fsdp = Exposed(all, st.compute) + FsdpGatherSeconds(costs, first.Total());
+      st.fsdp = par.dp_overlap ? Exposed(all, st.compute) + FsdpGatherSeconds(costs, first) : all;
     }
     // ZeRO-2: the gradients are sharded, so there is no full-size buffer to accumulate into and
     // every micro-batch's backward reduce-scatters its gradients (DeepSpeed stage_1_and_2.py
@@ -180,56 +185,71 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   // 3.2.3), and with ZeRO-1/2 the all-gather of the updated weights once the optimizer has
   // updated them. nanotron's ZeRO-1 has no backward hooks: it all-reduces the whole gradient
   // buffer after the last backward, then gathers the weights after the optimizer, both exposed
-  // (costs.grads_all_reduced_after_backward). The stage with the most parameters: the first or
-  // the last unless stage_layers puts more layers on a middle stage.
-  int64_t biggest_stage = 0;
-  ShardParams biggest = ParamsPerGpu(job, 0);
-  for (int64_t stage = 1; stage < par.pp; ++stage) {
-    if (par.stage_layers.empty() && stage < par.pp - 1) continue;
-    const ShardParams params = ParamsPerGpu(job, stage);
-    if (params.Total() > biggest.Total()) {
-      biggest = params;
-      biggest_stage = stage;
-    }
-  }
-  if (zero < 3 && sharded_dp) {
-    const double dense_params = biggest.DenseTrainable();
-    const double expert_params = biggest.ExpertTrainable();
+  // (costs.grads_all_reduced_after_backward).
+  auto dp_sync = [&](int64_t stage, const ShardParams& params, const StageLayerMix& mix) {
+    if (zero >= 3 || !sharded_dp) return 0.0;
+    const double dense_params = params.DenseTrainable();
+    const double expert_params = params.ExpertTrainable();
     // ZeRO-2 reduced its gradients per micro-batch (stage_time): only the weights are left.
     auto reduce_seconds = [&](double dense_part, double expert_part) {
       return zero == 2 ? 0.0 : GradReduceSeconds(costs, zero, dense_part, expert_part);
     };
     const double reduce = reduce_seconds(dense_params, expert_params);
     const double gather = WeightGatherSeconds(costs, zero, dense_params, expert_params);
-    if (par.dp_overlap && !costs.grads_all_reduced_after_backward) {
-      const double edge = edge_bucket(biggest_stage, biggest);
-      const StageLayerMix mix = StageLayerCounts(job, biggest_stage);
-      const double backward = backward_window(mix);
-      const double reduce_tail = reduce_seconds(edge, 0);
-      if (WeightGatherInForward(job)) {
-        // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
-        // backward as above; the weights' all-gather overlaps the next step's first forward,
-        // bucket by bucket, and the first bucket (the embedding's, on the first stage) is
-        // waited for before any layer runs.
-        const double gather_head = WeightGatherSeconds(costs, zero, edge, 0);
-        const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
-        bd.dp_comm +=
-            bucketed(reduce, reduce_tail, backward) + bucketed(gather, gather_head, forward);
-      } else {
-        // Without it (nanotron's ZeroDistributedOptimizer.step, DeepSpeed's ZeRO-1/2
-        // all_gather_dp_groups) the updated weights are all-gathered after the optimizer step
-        // has updated them, with nothing left to overlap: exposed.
-        bd.dp_comm += bucketed(reduce, reduce_tail, backward) + gather;
-      }
-    } else {
-      bd.dp_comm += reduce + gather;
+    if (!par.dp_overlap || costs.grads_all_reduced_after_backward) return reduce + gather;
+    const double edge = edge_bucket(stage, params);
+    const double reduce_tail = reduce_seconds(edge, 0);
+    const double backward = backward_window(mix);
+    if (WeightGatherInForward(job)) {
+      // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
+      // backward as above; the weights' all-gather overlaps the next step's first forward,
+      // bucket by bucket, and the first bucket (the embedding's, on the first stage) is waited
+      // for before any layer runs.
+      const double gather_head = WeightGatherSeconds(costs, zero, edge, 0);
+      const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
+      return bucketed(reduce, reduce_tail, backward) + bucketed(gather, gather_head, forward);
     }
+    // Without it (nanotron's ZeroDistributedOptimizer.step, DeepSpeed's ZeRO-1/2
+    // all_gather_dp_groups) the updated weights are all-gathered after the optimizer step has
+    // updated them, with nothing left to overlap: exposed.
+    return bucketed(reduce, reduce_tail, backward) + gather;
+  };
+  // Optimizer step over the rank's shard of the trainable parameters: the dense ones sharded
+  // over the shard group, the experts' over the expert shard group (as memory.cpp holds them).
+  auto optimizer = [&](const ShardParams& params) {
+    const double local =
+        zero >= 1 ? params.DenseTrainable() / static_cast<double>(par.ShardRanks()) +
+                        params.ExpertTrainable() / static_cast<double>(par.ExpertShardRanks())
+                  : params.trainable;
+    return OptimizerSeconds(costs, job, gpu, rates, local);
+  };
+  // Every stage synchronises its own parameters after its own last backward, and the
+  // optimizers run together: the step ends with the latest stage. In the pipeline's drain the
+  // last micro-batch's backward reaches stage s before the stages below it, so stage s starts
+  // its synchronisation that much earlier (its slack: the backward passes of stages 0..s-1, and
+  // their hops, of one micro-batch; of one model chunk with the interleaved schedule); stage 0,
+  // whose last bucket also holds the embedding's gradient, has none. A middle stage with the
+  // layers of stage 0 or of the middle stage before it syncs no more, later: it cannot be the
+  // latest, and is skipped (the even split's middle stages).
+  const double chunks = par.schedule == Schedule::kInterleaved ? static_cast<double>(par.vpp) : 1.0;
+  double slack = 0, latest = 0;
+  StageLayerMix first, middle{-1, -1};
+  auto same = [](const StageLayerMix& a, const StageLayerMix& b) {
+    return a.dense == b.dense && a.moe == b.moe;
+  };
+  for (int64_t stage = 0; stage < par.pp; ++stage) {
+    const StageLayerMix mix = StageLayerCounts(job, stage);
+    if (stage == 0) first = mix;
+    const bool end = stage == 0 || stage == par.pp - 1;
+    if (end || !(same(mix, first) || same(mix, middle))) {
+      const ShardParams params = ParamsPerGpu(job, stage);
+      latest = std::max(latest, dp_sync(stage, params, mix) - slack);
+      bd.optimizer = std::max(bd.optimizer, optimizer(params));
+      if (!end) middle = mix;
+    }
+    slack += (backward_window(mix) + costs.p2p) / chunks;
   }
-
-  // Optimizer step over this rank's shard of the trainable parameters.
-  const double opt_params =
-      biggest.trainable / (zero >= 1 ? static_cast<double>(par.ShardRanks()) : 1.0);
-  bd.optimizer = OptimizerSeconds(costs, job, gpu, rates, opt_params);
+  bd.dp_comm += latest;
 
   res.step_time_s = bd.Total();
   const double tokens_step = static_cast<double>(tr.global_batch_size * tr.seq_len);

@@ -302,7 +302,12 @@ int32_t StepBuilder::Gather(int32_t rank, int64_t layer, double passes, int32_t 
   const bool moe = IsMoe(layer);
   const ShardParams& p = moe ? moe_layer_ : dense_layer_;
   const double bytes = costs_.weight_gather_bytes_per_param * p.Total();
-  const double seconds = passes * FsdpGatherSeconds(costs_, p.Total());
+  const double seconds = passes * FsdpGatherSeconds(costs_, p);
+  // Without dp_overlap nothing is prefetched: the gather waits for the computation before it.
+  if (!par_.dp_overlap) {
+    return Blocking(rank, SimStream::kDpGather, Category::kDp, "all-gather weights", seconds, mb,
+                    static_cast<int32_t>(layer), bytes);
+  }
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const int32_t id = NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights", seconds,
                            mb, -1, static_cast<int32_t>(layer), bytes);
@@ -344,8 +349,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       if (gather_weights) GatherWeights(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
       if (par_.cp > 1) {
         compute("attention", c.fwd_attn, li, 0);
-        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_comm / 3.0, mb, li,
-               c.cp_bytes);
+        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
         compute("forward", c.fwd_gemm + c.fwd_other, li, c.fwd_flops);
       } else {
         compute("forward", c.Forward(), li, c.fwd_flops);
@@ -354,8 +358,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_fwd, mb, li, c.tp_bytes);
       }
       if (IsMoe(l) && par_.ep > 1) {
-        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_exposed / 2.0, mb, li,
-                 c.ep_bytes);
+        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_pass, mb, li, c.ep_bytes);
       }
     }
     if (has_head) {
@@ -372,9 +375,17 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       const int32_t li = static_cast<int32_t>(l);
       if (fsdp) Gather(stage, l, job_.training.recompute == Recompute::kFull ? 2.0 : 1.0, mb);
       if (job_.training.recompute == Recompute::kFull) {
+        // The forward again, its collectives included (step_costs.cpp).
         compute("recompute", c.recompute, li, c.fwd_flops);
+        if (par_.cp > 1) {
+          Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
+        }
         if (par_.tp > 1) {
           Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_fwd, mb, li, c.tp_bytes);
+        }
+        if (IsMoe(l) && par_.ep > 1) {
+          Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_pass, mb, li,
+                   c.ep_bytes);
         }
       } else if (c.recompute > 0) {
         compute("recompute", c.recompute, li, 0);
@@ -382,7 +393,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       const double bwd = c.bwd - (split_ ? c.wgrad : 0.0);
       if (par_.cp > 1) {
         compute("attention backward", c.bwd_attn, li, 0);
-        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", 2.0 * c.cp_comm / 3.0, mb, li,
+        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", 2.0 * c.cp_pass, mb, li,
                c.cp_bytes);
         compute("backward", bwd - c.bwd_attn, li, 2.0 * c.fwd_flops);
       } else {
@@ -392,15 +403,20 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_bwd, mb, li, c.tp_bytes);
       }
       if (IsMoe(l) && par_.ep > 1) {
-        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_exposed / 2.0, mb, li,
-                 c.ep_bytes);
+        Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_pass, mb, li, c.ep_bytes);
       }
       if (fsdp) {
         const ShardParams& p = IsMoe(l) ? moe_layer_ : dense_layer_;
         const double bytes = costs_.grad_bytes_per_param * p.trainable;
-        Async(stage, SimStream::kDpReduce, Category::kDp,
-              par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads",
-              FsdpReduceSeconds(costs_, p.trainable), bytes);
+        const char* name =
+            par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads";
+        if (par_.dp_overlap) {
+          Async(stage, SimStream::kDpReduce, Category::kDp, name, FsdpReduceSeconds(costs_, p),
+                bytes);
+        } else {
+          Blocking(stage, SimStream::kDpReduce, Category::kDp, name, FsdpReduceSeconds(costs_, p),
+                   mb, li, bytes);
+        }
       }
       if (!split_ && reduces_grads) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
     }

@@ -161,6 +161,11 @@ struct ParallelSpec {
   int64_t ExpertTp() const { return etp > 0 ? etp : tp; }
   /// Expert-data-parallel ranks, which hold the same experts: tp x cp x dp / (etp x ep).
   int64_t ExpertDp() const { return std::max<int64_t>(1, tp * cp * dp / (ExpertTp() * ep)); }
+  /// Ranks that shard the expert states (ZeRO >= 1): the expert-DP ranks of one shard group,
+  /// whose tp x ShardRanks() ranks regroup as etp x ep x this (ExpertDp() without HSDP).
+  int64_t ExpertShardRanks() const {
+    return std::max<int64_t>(1, tp * ShardRanks() / (ExpertTp() * ep));
+  }
 };
 
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).

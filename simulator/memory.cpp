@@ -240,10 +240,8 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const ParallelSpec& par = job.parallel;
   const TrainingSpec& tr = job.training;
   const double dp_shards = static_cast<double>(par.ShardRanks());  // HSDP: one shard group
-  // Expert states shard over the expert-DP ranks of the shard group (tp x shard ranks regrouped
-  // as etp x ep x expert-dp).
-  const double expert_shards = std::max(
-      1.0, dp_shards * static_cast<double>(par.tp) / static_cast<double>(par.ep * par.ExpertTp()));
+  // Expert states shard over the expert-DP ranks of the shard group.
+  const double expert_shards = static_cast<double>(par.ExpertShardRanks());
   const int zero = par.fsdp ? 3 : par.zero_stage;
   const ShardParams shard = ParamsPerGpu(job, stage);
   MemoryBreakdown mb;

@@ -313,23 +313,30 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     lt.tp_comm = (tr.recompute == Recompute::kFull ? 2.0 : 1.0) * lt.tp_fwd + lt.tp_bwd;
     lt.tp_bytes = bytes;
   }
+  // A full recomputation re-runs each layer's forward whole, its collectives included
+  // (Megatron-LM --recompute-granularity full checkpoints the transformer layer: the ring
+  // exchange and the token dispatcher's all-to-alls run again, as the TP collectives above).
+  const double recomputed_forwards = tr.recompute == Recompute::kFull ? 1.0 : 0.0;
   // CP: ring attention passes each rank's K and V chunk around the ring (cp-1 hops) forward,
   // and K, V plus their gradients backward (Liu et al. 2023; Megatron-LM context parallel).
   if (par.cp > 1) {
     const double chunk = 2.0 * T * kv / t * c.act_bytes;
     const double hops = static_cast<double>(par.cp - 1);
-    lt.cp_comm = 3.0 * hops * CollectiveSeconds(Collective::kSendRecv, chunk, c.cp_link);
+    lt.cp_pass = hops * CollectiveSeconds(Collective::kSendRecv, chunk, c.cp_link);
+    lt.cp_comm = (3.0 + recomputed_forwards) * lt.cp_pass;
     lt.cp_bytes = chunk;
   }
   // EP: dispatch and combine of the routed copies of the rank's local tokens (T/t under SP),
   // forward and backward; the busiest rank receives `imbalance` x the mean. NCCL's all-to-all
   // moves every copy; DeepEP one per reached node across nodes (moe_dispatch.h).
+  const double ep_passes = 2.0 + recomputed_forwards;
   if (moe && par.ep > 1) {
     const double bytes = local_tokens * routed * imbalance * h * c.act_bytes;
-    lt.ep_comm =
+    const double a2a =
         tr.moe_dispatcher == MoeDispatcher::kDeepEp
-            ? 4.0 * DeepEpSeconds(RoutingOf(m), local_tokens, h * c.act_bytes, imbalance, c.ep_link)
-            : 4.0 * CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
+            ? DeepEpSeconds(RoutingOf(m), local_tokens, h * c.act_bytes, imbalance, c.ep_link)
+            : CollectiveSeconds(Collective::kAllToAll, bytes, c.ep_link);
+    lt.ep_comm = 2.0 * ep_passes * a2a;
     lt.ep_bytes = bytes;
   }
   lt.ep_exposed = lt.ep_comm;
@@ -348,10 +355,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   if (host > 0) {
     const double host_fwd = host / 3.0;
     const double host_bwd = 2.0 * host / 3.0;
-    lt.fwd_other += std::max(0.0, host_fwd - (lt.Forward() + lt.tp_fwd + lt.ep_comm / 2.0));
-    lt.bwd += std::max(0.0, host_bwd - (lt.bwd + lt.tp_bwd + lt.ep_comm / 2.0));
+    const double ep_pass = lt.ep_comm / ep_passes;
+    lt.fwd_other += std::max(0.0, host_fwd - (lt.Forward() + lt.tp_fwd + ep_pass));
+    lt.bwd += std::max(0.0, host_bwd - (lt.bwd + lt.tp_bwd + ep_pass));
     if (tr.recompute == Recompute::kFull) {
-      lt.recompute += std::max(0.0, host_fwd - (lt.recompute + lt.tp_fwd));
+      lt.recompute += std::max(0.0, host_fwd - (lt.recompute + lt.tp_fwd + ep_pass));
     }
   }
   // EP overlap (ep_overlap.h): the paired passes leave exposed what the two-stream schedule
@@ -364,10 +372,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     pair.attn_fwd = lt.Forward() - lt.mlp_fwd + lt.tp_fwd;
     pair.attn_wgrad = lt.wgrad - lt.mlp_wgrad;
     pair.attn_bwd = lt.bwd - lt.mlp_bwd - pair.attn_wgrad + lt.recompute + lt.tp_bwd;
-    pair.a2a = lt.ep_comm / 4.0;
+    pair.a2a = lt.ep_comm / (2.0 * ep_passes);
     const double paired = EpOverlapPairedFraction(par, MicrobatchesPerStep(job));
     lt.ep_exposed = paired * EpOverlapExposedSeconds(pair) + (1.0 - paired) * lt.ep_comm;
   }
+  lt.ep_pass = lt.ep_exposed / ep_passes;
   lt.fwd_flops = gemm_flops;
   return lt;
 }
@@ -467,6 +476,15 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   s.expert_dp_link = c.expert_dp_link;
   s.shard_link = c.shard_link;
   s.replicate_link = c.replicate_link;
+  // The expert shard group: ExpertShardRanks consecutive members of the expert-DP group (stride
+  // etp x ep); its replicas one such group apart. Only ZeRO-3/FSDP gathers over it.
+  if (job.model.is_moe() && zero >= 3) {
+    const int64_t expert_shard = par.ExpertShardRanks();
+    const int64_t expert_stride = par.ExpertTp() * par.ep;
+    s.expert_shard_link = PlaceGroup(links, expert_shard, expert_stride);
+    s.expert_replicate_link = PlaceGroup(links, std::max<int64_t>(1, par.ExpertDp() / expert_shard),
+                                         expert_stride * expert_shard);
+  }
   return s;
 }
 
@@ -501,19 +519,27 @@ double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_
                          dense_params, expert_params);
 }
 
-double FsdpGatherSeconds(const StepCosts& costs, double params) {
-  return CollectiveSeconds(Collective::kAllGather, costs.weight_gather_bytes_per_param * params,
-                           costs.shard_link);
+double FsdpGatherSeconds(const StepCosts& costs, const ShardParams& layer) {
+  auto one = [&](double params, const GroupLink& shard) {
+    if (params <= 0) return 0.0;
+    return CollectiveSeconds(Collective::kAllGather, costs.weight_gather_bytes_per_param * params,
+                             shard);
+  };
+  return one(layer.dense, costs.shard_link) + one(layer.expert, costs.expert_shard_link);
 }
 
-double FsdpReduceSeconds(const StepCosts& costs, double trainable_params) {
-  const double bytes = costs.grad_bytes_per_param * trainable_params;
-  double seconds = CollectiveSeconds(Collective::kReduceScatter, bytes, costs.shard_link);
-  if (costs.replicate_link.ranks > 1) {
-    seconds += CollectiveSeconds(Collective::kAllReduce, bytes / costs.shard_link.ranks,
-                                 costs.replicate_link);
-  }
-  return seconds;
+double FsdpReduceSeconds(const StepCosts& costs, const ShardParams& layer) {
+  auto one = [&](double trainable, const GroupLink& shard, const GroupLink& replicas) {
+    if (trainable <= 0) return 0.0;
+    const double bytes = costs.grad_bytes_per_param * trainable;
+    double seconds = CollectiveSeconds(Collective::kReduceScatter, bytes, shard);
+    if (replicas.ranks > 1) {
+      seconds += CollectiveSeconds(Collective::kAllReduce, bytes / shard.ranks, replicas);
+    }
+    return seconds;
+  };
+  return one(layer.DenseTrainable(), costs.shard_link, costs.replicate_link) +
+         one(layer.ExpertTrainable(), costs.expert_shard_link, costs.expert_replicate_link);
 }
 
 QuantizedCast QuantizedCastOf(Precision precision) {

@@ -9,6 +9,7 @@
 #include "simulator/collective.h"
 #include "simulator/gemm_time.h"
 #include "simulator/job.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 
@@ -43,11 +44,17 @@ struct LayerCosts {
   double tp_comm = 0;    ///< TP communication of forward + backward (+ recompute)
   double tp_fwd = 0;     ///< its forward part (a full recomputation repeats it)
   double tp_bwd = 0;     ///< its backward part
-  double cp_comm = 0;    ///< CP ring exchange, forward + backward (1/3 forward, 2/3 backward)
-  double ep_comm = 0;    ///< expert all-to-all, forward + backward (half each)
+  /// CP ring exchange of every pass: forward and a full recomputation each pass the K/V chunk
+  /// around the ring once (cp_pass), backward passes K, V and their gradients (2 cp_pass).
+  double cp_comm = 0;
+  double cp_pass = 0;  ///< one ring pass: cp - 1 hops of the K/V chunk
+  /// Expert all-to-alls (dispatch and combine) of every pass: forward, backward and a full
+  /// recomputation's repeated forward.
+  double ep_comm = 0;
   /// What a micro-batch waits for of ep_comm: all of it, or with parallelism.ep_overlap the
   /// part the paired passes leave exposed (ep_overlap.h), averaged over the step's passes.
   double ep_exposed = 0;
+  double ep_pass = 0;    ///< ep_exposed per pass (forward, backward, recomputation alike)
   double mlp_fwd = 0;    ///< the MLP's part of Forward(): its GEMMs and activation
   double mlp_bwd = 0;    ///< the MLP's part of bwd (with its weight gradients)
   double mlp_wgrad = 0;  ///< the MLP's part of wgrad
@@ -86,6 +93,9 @@ struct StepCosts {
   /// of that group (dp_replicate ranks, one per shard group; HSDP).
   GroupLink shard_link, replicate_link;
   GroupLink expert_dp_link;  ///< gradient group of expert parameters
+  /// ZeRO-3/FSDP on expert parameters: the expert-DP ranks of one shard group
+  /// (ParallelSpec::ExpertShardRanks) and, with HSDP, the replicas of that group.
+  GroupLink expert_shard_link, expert_replicate_link;
 };
 
 /// The step's pieces for `job` (validated) on `gpu`/`net` at `rates`. Pure arithmetic.
@@ -112,17 +122,19 @@ inline int FsdpGathersPerMicroBatch(const TrainingSpec& tr) {
   return tr.recompute == Recompute::kFull ? 3 : 2;
 }
 
-/// ZeRO-3/FSDP: the all-gather of one layer's `params` parameters (16-bit) over the shard group,
-/// once (PyTorch FSDP unshards each wrapped layer before its forward and again before its
-/// backward; Zhao et al. 2023, PyTorch FSDP, Sec. 3.3).
-double FsdpGatherSeconds(const StepCosts& costs, double params);
+/// ZeRO-3/FSDP: the all-gather of one layer's parameters (16-bit) once (PyTorch FSDP unshards
+/// each wrapped layer before its forward and again before its backward; Zhao et al. 2023,
+/// PyTorch FSDP, Sec. 3.3): the dense ones (ShardParams::dense) over the shard group, the
+/// routed experts' (ShardParams::expert) over the expert shard group, whose ranks hold them
+/// (as memory.cpp shards them; Megatron-FSDP and torchtitan shard experts over expert-DP).
+double FsdpGatherSeconds(const StepCosts& costs, const ShardParams& layer);
 
-/// ZeRO-3/FSDP: the gradient reduction of one layer's `trainable_params`: a reduce-scatter over
-/// the shard group and, with HSDP (replicate_link.ranks > 1), an all-reduce of the rank's
-/// gradient shard across the replicas (FSDP HYBRID_SHARD: reduce-scatter intra-group, then
-/// all-reduce inter-group; PyTorch FSDP ShardingStrategy docs). Both at
-/// costs.grad_bytes_per_param.
-double FsdpReduceSeconds(const StepCosts& costs, double trainable_params);
+/// ZeRO-3/FSDP: the gradient reduction of one layer's trainable parameters: a reduce-scatter
+/// over the shard group (the experts' over the expert shard group) and, with HSDP, an
+/// all-reduce of the rank's gradient shard across the replicas (FSDP HYBRID_SHARD:
+/// reduce-scatter intra-group, then all-reduce inter-group; PyTorch FSDP ShardingStrategy
+/// docs). All at costs.grad_bytes_per_param.
+double FsdpReduceSeconds(const StepCosts& costs, const ShardParams& layer);
 
 /// Parameters per bucket of `job`'s stack when it overlaps its DP communication with the
 /// backward (FrameworkSpec::grad_bucket at the job's gradient size and dp x cp).

@@ -7,6 +7,7 @@
 
 #include "hardware-db/hardware_db.h"
 #include "simulator/collective.h"
+#include "simulator/event_sim.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/model.h"
 #include "simulator/moe_dispatch.h"
@@ -56,6 +57,9 @@ class CostModelTest : public ::testing::Test {
 HardwareDb* CostModelTest::db_ = nullptr;
 
 // The overlap charge as docs/COST_MODEL.md ("Overlap") states it.
+// Dense parameters only, all trainable: the unit the FSDP collectives take.
+ShardParams DenseParams(double params) { return ShardParams{params, 0, params}; }
+
 double Exposed(double comm, double window) {
   return std::max(comm - window, kOverlapInterference * std::min(comm, window));
 }
@@ -363,16 +367,16 @@ TEST_F(CostModelTest, HybridShardingGathersInsideTheGroupAndAllReducesAcrossRepl
   EXPECT_EQ(c.replicate_link.ranks_per_node, 1);
   const double params = 1e9;
   const double bytes = c.grad_bytes_per_param * params;
-  EXPECT_NEAR(FsdpReduceSeconds(c, params),
+  EXPECT_NEAR(FsdpReduceSeconds(c, DenseParams(params)),
               CollectiveSeconds(Collective::kReduceScatter, bytes, c.shard_link) +
                   CollectiveSeconds(Collective::kAllReduce, bytes / 8, c.replicate_link),
               1e-12);
-  EXPECT_NEAR(FsdpGatherSeconds(c, params),
+  EXPECT_NEAR(FsdpGatherSeconds(c, DenseParams(params)),
               CollectiveSeconds(Collective::kAllGather, 2 * params, c.shard_link), 1e-12);
   const StepCosts f = ComputeStepCosts(flat, gpu, net, DatasheetRates(gpu, Precision::kBf16));
   EXPECT_EQ(f.shard_link.ranks, 64);
   EXPECT_EQ(f.replicate_link.ranks, 1);
-  EXPECT_NEAR(FsdpReduceSeconds(f, params),
+  EXPECT_NEAR(FsdpReduceSeconds(f, DenseParams(params)),
               CollectiveSeconds(Collective::kReduceScatter, bytes, f.dp_link), 1e-12);
   // The step charges both per micro-batch, so the flat and the hybrid layout differ in DP time.
   const StepResult a = Eval(flat);
@@ -401,16 +405,163 @@ TEST_F(CostModelTest, FsdpPaysEachCollectivePerLayer) {
   const ShardParams layer = LayerParamsPerGpu(job, false);
   const double layers = static_cast<double>(job.model.num_layers);
   const double rest = ParamsPerGpu(job, 0).Total() - layers * layer.Total();
-  const double gather = layers * FsdpGatherSeconds(c, layer.Total()) + FsdpGatherSeconds(c, rest);
-  const double reduce = layers * FsdpReduceSeconds(c, layer.trainable) + FsdpReduceSeconds(c, rest);
+  const double gather =
+      layers * FsdpGatherSeconds(c, layer) + FsdpGatherSeconds(c, DenseParams(rest));
+  const double reduce =
+      layers * FsdpReduceSeconds(c, layer) + FsdpReduceSeconds(c, DenseParams(rest));
   const double compute =
       layers * c.dense.Compute() + c.embed_fwd + c.embed_bwd + c.head_fwd + c.head_bwd;
   const double all = 2.0 * gather + reduce;
-  const double expected = Exposed(all, compute) + FsdpGatherSeconds(c, layer.Total());
+  const double expected = Exposed(all, compute) + FsdpGatherSeconds(c, layer);
   EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
   // One collective for the whole stage would pay the 512-GPU ring's latency once, not 3 x 33
   // times.
-  EXPECT_GT(gather, FsdpGatherSeconds(c, ParamsPerGpu(job, 0).Total()));
+  EXPECT_GT(gather, FsdpGatherSeconds(c, ParamsPerGpu(job, 0)));
+}
+
+// Golden: under ZeRO-3 a MoE layer's routed experts are gathered and reduce-scattered over the
+// expert shard group, the ranks that hold the same experts (where memory.cpp shards them), and
+// its dense part over the shard group. Mixtral on 64 B200 at TP2 EP8: the expert shard group is
+// tp x dp / (etp x ep) = 2 x 32 / (2 x 8) = 4 ranks, one per node; the dense shard group 32
+// ranks, 4 per node.
+TEST_F(CostModelTest, FsdpGathersExpertsOverTheExpertShardGroup) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "b200", 64);
+  spec["training"]["global_batch_size"] = 256;
+  spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 3}};
+  const JobSpec zero3 = Parse(spec);
+  const StepCosts c = Costs(zero3);
+  EXPECT_EQ(c.shard_link.ranks, 32);
+  EXPECT_EQ(c.expert_shard_link.ranks, 4);
+  EXPECT_EQ(c.expert_shard_link.ranks_per_node, 1);
+  const ShardParams layer = LayerParamsPerGpu(zero3, true);
+  ASSERT_GT(layer.expert, 0);
+  EXPECT_NEAR(FsdpGatherSeconds(c, layer),
+              CollectiveSeconds(Collective::kAllGather, 2 * layer.dense, c.shard_link) +
+                  CollectiveSeconds(Collective::kAllGather, 2 * layer.expert, c.expert_shard_link),
+              1e-12);
+  EXPECT_NEAR(
+      FsdpReduceSeconds(c, layer),
+      CollectiveSeconds(Collective::kReduceScatter, c.grad_bytes_per_param * layer.DenseTrainable(),
+                        c.shard_link) +
+          CollectiveSeconds(Collective::kReduceScatter,
+                            c.grad_bytes_per_param * layer.ExpertTrainable(), c.expert_shard_link),
+      1e-12);
+  // ZeRO-3 reduce-scatters every micro-batch, as ZeRO-2 does, and gathers the weights besides:
+  // it cannot move less than ZeRO-2.
+  spec["parallelism"]["zero_stage"] = 2;
+  EXPECT_GT(Eval(zero3).breakdown_s.dp_comm, Eval(Parse(spec)).breakdown_s.dp_comm);
+  // HSDP: the expert shard group is the shard group's experts, its replicas one group apart.
+  spec["parallelism"]["zero_stage"] = 3;
+  spec["parallelism"]["dp_replicate"] = 2;
+  const StepCosts h = Costs(Parse(spec));
+  EXPECT_EQ(h.expert_shard_link.ranks, 2);
+  EXPECT_EQ(h.expert_replicate_link.ranks, 2);
+}
+
+// Golden: without dp_overlap nothing of ZeRO-3's per-layer collectives is hidden, in the
+// analytic model and in the event simulator alike.
+TEST_F(CostModelTest, FsdpWithoutOverlapWaitsForEverything) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"zero_stage", 3}};
+  const JobSpec overlapped = Parse(spec);
+  spec["parallelism"]["dp_overlap"] = false;
+  const JobSpec blocking = Parse(spec);
+  const StepCosts c = Costs(blocking);
+  const ShardParams layer = LayerParamsPerGpu(blocking, false);
+  const double layers = static_cast<double>(blocking.model.num_layers);
+  ShardParams rest;
+  rest.dense = ParamsPerGpu(blocking, 0).Total() - layers * layer.Total();
+  rest.trainable = rest.dense;
+  const double all = 2.0 * (layers * FsdpGatherSeconds(c, layer) + FsdpGatherSeconds(c, rest)) +
+                     layers * FsdpReduceSeconds(c, layer) + FsdpReduceSeconds(c, rest);
+  const StepResult r = Eval(blocking);
+  EXPECT_NEAR(r.breakdown_s.dp_comm, static_cast<double>(r.microbatches) * all,
+              1e-9 * r.breakdown_s.dp_comm);
+  EXPECT_GT(r.step_time_s, Eval(overlapped).step_time_s);
+  const GpuSpec& gpu = *db_->FindGpu(blocking.cluster.gpu);
+  const NetworkSpec& net = *db_->FindNetwork(blocking.cluster.inter_node);
+  const Expected<EventSimResult> a = SimulateStepEvents(overlapped, gpu, net);
+  const Expected<EventSimResult> b = SimulateStepEvents(blocking, gpu, net);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // (the simulator runs a layer's reduce-scatter beside the next layer's gather)
+  EXPECT_GT(b->breakdown_s.dp_comm, 0.8 * r.breakdown_s.dp_comm);
+  EXPECT_GT(b->step_time_s, a->step_time_s);
+}
+
+// Golden: the optimizer updates the rank's shard as memory holds it: the dense parameters
+// divided by the shard group, the experts' by the expert shard group. Mixtral at TP2 ZeRO-1 on
+// 64 H100 keeps the same optimizer state at EP1 and EP8 (EP divides the experts, expert-DP
+// shards them 8 times fewer), so its update takes the same time.
+TEST_F(CostModelTest, OptimizerUpdatesTheExpertShard) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["training"]["global_batch_size"] = 256;
+  spec["parallelism"] = {{"tp", 2}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const StepResult ep1 = Eval(Parse(spec));
+  spec["parallelism"]["ep"] = 8;
+  const JobSpec job = Parse(spec);
+  const StepResult ep8 = Eval(job);
+  EXPECT_NEAR(ep8.memory.optimizer_bytes, ep1.memory.optimizer_bytes,
+              1e-9 * ep1.memory.optimizer_bytes);
+  EXPECT_NEAR(ep8.breakdown_s.optimizer, ep1.breakdown_s.optimizer,
+              1e-9 * ep1.breakdown_s.optimizer);
+  // Adam moves kAdamBytesPerParam per parameter of the shard.
+  const ShardParams p = ParamsPerGpu(job, 0);
+  const double shard = p.DenseTrainable() / static_cast<double>(job.parallel.ShardRanks()) +
+                       p.ExpertTrainable() / static_cast<double>(job.parallel.ExpertShardRanks());
+  EXPECT_NEAR(ep8.breakdown_s.optimizer,
+              MemoryBoundSeconds(DatasheetRates(*db_->FindGpu(job.cluster.gpu), Precision::kBf16),
+                                 kAdamBytesPerParam * shard, 10),
+              1e-9 * ep8.breakdown_s.optimizer);
+}
+
+// Golden: a full recomputation re-runs each layer's forward with its collectives: the CP ring
+// passes the K/V chunk 4 times per micro-batch instead of 3, and the EP dispatch and combine run
+// 6 all-to-alls instead of 4 (Megatron-LM --recompute-granularity full checkpoints the layer).
+TEST_F(CostModelTest, FullRecomputationRepeatsTheForwardCollectives) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["training"]["global_batch_size"] = 256;
+  spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const StepCosts none = Costs(Parse(spec));
+  spec["training"]["recompute"] = "full";
+  const StepCosts full = Costs(Parse(spec));
+  EXPECT_NEAR(full.moe.ep_comm / none.moe.ep_comm, 1.5, 1e-12);
+  EXPECT_NEAR(full.moe.ep_pass, none.moe.ep_pass, 1e-15);
+  EXPECT_NEAR(full.moe.tp_comm - none.moe.tp_comm, none.moe.tp_fwd, 1e-15);
+
+  nlohmann::json cp = Spec("llama3-70b", "h100-sxm5-80gb", 64);
+  cp["training"]["seq_len"] = 32768;
+  cp["parallelism"] = {{"tp", 8}, {"cp", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const StepCosts a = Costs(Parse(cp));
+  cp["training"]["recompute"] = "full";
+  const StepCosts b = Costs(Parse(cp));
+  EXPECT_NEAR(a.dense.cp_comm, 3 * a.dense.cp_pass, 1e-15);
+  EXPECT_NEAR(b.dense.cp_comm, 4 * b.dense.cp_pass, 1e-15);
+}
+
+// Golden: every stage synchronises its gradients after its own last backward and the step ends
+// with the latest; stage s starts s stages' backward passes earlier in the pipeline's drain.
+// DeepSeek-V3 on 2,048 B200 (TP2 CP4 PP16 EP2 ZeRO-1): the first stage, light with its dense
+// layers but holding the embedding, whose gradient is the last to be ready, ends the step
+// whatever the split, as the event simulator finds.
+TEST_F(CostModelTest, DpSyncEndsWithTheLatestStage) {
+  nlohmann::json spec = Spec("deepseek-v3", "b200", 2048);
+  spec["cluster"]["inter_node"] = "efa-p6-b200";
+  spec["training"] = {{"seq_len", 4096}, {"global_batch_size", 1024}, {"micro_batch_size", 1}};
+  spec["parallelism"] = {{"tp", 2},        {"cp", 4},  {"pp", 16},
+                         {"ep", 2},        {"etp", 1}, {"sequence_parallel", true},
+                         {"zero_stage", 1}};
+  const GpuSpec& gpu = *db_->FindGpu("b200");
+  const NetworkSpec& net = *db_->FindNetwork("efa-p6-b200");
+  for (const auto& [first, last] : {std::pair{3, 2}, std::pair{4, 1}, std::pair{1, 4}}) {
+    spec["parallelism"]["first_stage_layers"] = first;
+    spec["parallelism"]["last_stage_layers"] = last;
+    const JobSpec job = Parse(spec);
+    const StepResult analytic = Eval(job);
+    const Expected<EventSimResult> sim = SimulateStepEvents(job, gpu, net);
+    ASSERT_TRUE(sim.ok()) << sim.status().message();
+    EXPECT_NEAR(analytic.breakdown_s.dp_comm / sim->breakdown_s.dp_comm, 1.0, 0.05)
+        << first << "/" << last;
+  }
 }
 
 TEST_F(CostModelTest, MixtureOfExpertsUsesAllToAll) {
