@@ -268,7 +268,15 @@ const std::vector<Field>& Fields() {
        .lo = 1,
        .hi = 1000,
        .get_int = [](const Session& s) { return s.job.model.num_layers; },
-       .set_int = [](Session* s, int64_t v) { EditModel(s).num_layers = v; }},
+       .set_int =
+           [](Session* s, int64_t v) {
+             ModelSpec& m = EditModel(s);
+             // Local attention keeps its share: all layers stay all, others at most all.
+             m.local_attention_layers = m.local_attention_layers == m.num_layers
+                                            ? (m.attention_window > 0 ? v : 0)
+                                            : std::min(m.local_attention_layers, v);
+             m.num_layers = v;
+           }},
       {.section = "Model",
        .key = "hidden",
        .label = "Hidden size",

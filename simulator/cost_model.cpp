@@ -214,14 +214,9 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // updated them, with nothing left to overlap: exposed.
     return bucketed(reduce, reduce_tail, backward) + gather;
   };
-  // Optimizer step over the rank's shard of the trainable parameters: the dense ones sharded
-  // over the shard group, the experts' over the expert shard group (as memory.cpp holds them).
+  // Optimizer step over the rank's shard of the trainable parameters (OptimizerShardParams).
   auto optimizer = [&](const ShardParams& params) {
-    const double local =
-        zero >= 1 ? params.DenseTrainable() / static_cast<double>(par.ShardRanks()) +
-                        params.ExpertTrainable() / static_cast<double>(par.ExpertShardRanks())
-                  : params.trainable;
-    return OptimizerSeconds(costs, job, gpu, rates, local);
+    return OptimizerSeconds(costs, job, gpu, rates, OptimizerShardParams(job, params));
   };
   // Every stage synchronises its own parameters after its own last backward, and the
   // optimizers run together: the step ends with the latest stage. In the pipeline's drain the

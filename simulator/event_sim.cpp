@@ -485,10 +485,9 @@ Status StepBuilder::BuildRank(int32_t stage) {
     const int32_t last = r.last[static_cast<size_t>(s)];
     if (last >= 0) r.waits.push_back(last);
   }
-  const double shards = zero_ >= 1 ? static_cast<double>(par_.ShardRanks()) : 1.0;
   Compute(stage, "optimizer",
-          OptimizerSeconds(costs_, job_, gpu_, rates_, stage_params.trainable / shards), -1, -1, -1,
-          0, Category::kOptimizer);
+          OptimizerSeconds(costs_, job_, gpu_, rates_, OptimizerShardParams(job_, stage_params)),
+          -1, -1, -1, 0, Category::kOptimizer);
   if (zero_ >= 1 && zero_ < 3 && sharded_dp_ && !gather_in_forward_) {
     // The updated weights' all-gather after the optimizer step (cost_model.cpp).
     Async(stage, SimStream::kDpGather, Category::kDp, "all-gather weights",

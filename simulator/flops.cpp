@@ -13,7 +13,11 @@ LayerFlops AttentionFlops(const ModelSpec& m, double s) {
   const double kv_width = static_cast<double>(m.num_kv_heads) * d;
   LayerFlops f;
   f.qkv = 2.0 * s * h * (q_width + 2.0 * kv_width);
-  f.attn_core = 4.0 * s * s * q_width;
+  // The full s x s scores (no causal halving, Megatron's convention); a local layer's s x its
+  // window's keys, the same convention (twice the causal keys per query), averaged over layers.
+  const double local = LocalAttentionShare(m);
+  const double keys = (1.0 - local) * s + local * 2.0 * CausalKeysPerQuery(m, s, true);
+  f.attn_core = 4.0 * s * keys * q_width;
   f.out_proj = 2.0 * s * q_width * h;
   return f;
 }

@@ -263,30 +263,38 @@ void RejectUnreadExpertKeys(const nlohmann::json& config, JsonObjectReader& r) {
   }
 }
 
-// Local attention is charged as full causal attention: a note says so, with the window.
-void NoteLocalAttention(const nlohmann::json& config, JsonObjectReader& r, ModelSpec& m) {
-  const bool enabled = r.OptionalBool("use_sliding_window", true);  // Qwen2: off unless set
-  const int64_t window = r.OptionalPositiveInt("sliding_window", 0);
-  const int64_t chunk = r.OptionalPositiveInt("attention_chunk_size", 0);
-  int64_t sliding_layers = -1;  // unknown: the family's own pattern
+// Local attention (ModelSpec::attention_window): a sliding window (`sliding_window`, unless
+// Qwen2's `use_sliding_window` is false) or Llama 4's chunks (`attention_chunk_size`), on the
+// layers each family's modeling code gives it: the `sliding_attention` / `chunked_attention`
+// entries of `layer_types` when the file lists them; Gemma 2 every other layer; Gemma 3 all but
+// every `sliding_window_pattern`-th (6); Qwen2 the layers from `max_window_layers` on; Llama 4
+// all but every fourth (its NoPE layers attend globally); other families every layer (Mistral).
+void ReadLocalAttention(const nlohmann::json& config, JsonObjectReader& r,
+                        const std::string& model_type, ModelSpec& m) {
+  const int64_t chunk = r.OptionalIntInRange("attention_chunk_size", 0, 0, kMaxSeqLen);
+  const bool enabled = r.OptionalBool("use_sliding_window", true);
+  const int64_t window = enabled ? r.OptionalIntInRange("sliding_window", 0, 0, kMaxSeqLen) : 0;
+  if (!r.status().ok() || (window == 0 && chunk == 0)) return;
+  const int64_t layers = m.num_layers;
+  int64_t local = layers;
   if (auto it = config.find("layer_types"); it != config.end() && it->is_array()) {
-    sliding_layers = 0;
+    local = 0;
     for (const auto& t : *it) {
-      if (t.is_string() && t.get<std::string>() != "full_attention") ++sliding_layers;
+      if (t.is_string() && t.get<std::string>() != "full_attention") ++local;
     }
+  } else if (chunk > 0) {
+    local = layers - layers / 4;
+  } else if (model_type == "gemma2") {
+    local = (layers + 1) / 2;
+  } else if (StartsWith(model_type, "gemma3")) {
+    local = layers - layers / r.OptionalPositiveInt("sliding_window_pattern", 6);
+  } else if (r.Has("max_window_layers")) {
+    local = std::max<int64_t>(0, layers - r.OptionalNonNegativeInt("max_window_layers", 0));
   }
-  if (!r.status().ok() || sliding_layers == 0) return;
-  const std::string layers = sliding_layers > 0 ? " on " + std::to_string(sliding_layers) + " of " +
-                                                      std::to_string(m.num_layers) + " layers"
-                                                : "";
-  auto note = [&](const std::string& what, int64_t tokens) {
-    AppendNote(m, what + " of " + std::to_string(tokens) + " tokens" + layers +
-                      " is not modelled: every layer is charged causal attention over the whole "
-                      "sequence, exact up to " +
-                      std::to_string(tokens) + " tokens and pessimistic beyond");
-  };
-  if (enabled && window > 0) note("sliding-window attention", window);
-  if (chunk > 0) note("chunked attention", chunk);
+  if (!r.status().ok() || local <= 0) return;
+  m.attention_window = chunk > 0 ? chunk : window;
+  m.attention_chunked = chunk > 0;
+  m.local_attention_layers = std::min(local, layers);
 }
 
 // Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, DeepSeek-V3, Gemma, Llama 4 (text) and others with
@@ -372,7 +380,7 @@ Expected<ModelSpec> FromLlamaLike(const nlohmann::json& config, const std::strin
     RejectUnreadExpertKeys(config, r);
   }
   if (r.Has("kv_lora_rank")) ApproximateMla(r, m);
-  NoteLocalAttention(config, r, m);
+  ReadLocalAttention(config, r, model_type, m);
   if (!r.status().ok()) return r.status();
   return m;
 }

@@ -162,6 +162,9 @@ Expected<ModelSpec> ParseModelDimensions(const nlohmann::json& j, const std::str
                          "moe_first_dense_layers",
                          "moe_router_groups",
                          "moe_router_group_topk",
+                         "attention_window",
+                         "local_attention_layers",
+                         "attention_chunked",
                          "approximation_note"});
   ModelSpec m;
   m.name = r.OptionalString("name", "custom");
@@ -185,6 +188,9 @@ Expected<ModelSpec> ParseModelDimensions(const nlohmann::json& j, const std::str
   m.moe_first_dense_layers = r.OptionalNonNegativeInt("moe_first_dense_layers", 0);
   m.moe_router_groups = r.OptionalNonNegativeInt("moe_router_groups", 0);
   m.moe_router_group_topk = r.OptionalNonNegativeInt("moe_router_group_topk", 0);
+  m.attention_window = r.OptionalNonNegativeInt("attention_window", 0);
+  m.local_attention_layers = r.OptionalNonNegativeInt("local_attention_layers", 0);
+  m.attention_chunked = r.OptionalBool("attention_chunked", false);
   m.approximation_note = r.OptionalString("approximation_note", "");
   if (!r.status().ok()) return r.status();
   return m;
@@ -1105,6 +1111,11 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       model["moe_router_groups"] = m.moe_router_groups;
       model["moe_router_group_topk"] = m.moe_router_group_topk;
     }
+  }
+  if (m.attention_window > 0) {
+    model["attention_window"] = m.attention_window;
+    model["local_attention_layers"] = m.local_attention_layers;
+    if (m.attention_chunked) model["attention_chunked"] = true;
   }
   if (!m.approximation_note.empty()) model["approximation_note"] = m.approximation_note;
 

@@ -1,5 +1,6 @@
 #include "simulator/model.h"
 
+#include <cmath>
 #include <string>
 
 #include "common/limits.h"
@@ -81,6 +82,22 @@ ParameterCounts CountParameters(const ModelSpec& m) {
   return c;
 }
 
+double CausalKeysPerQuery(const ModelSpec& m, double seq_tokens, bool local) {
+  const double s = seq_tokens;
+  const double w = static_cast<double>(m.attention_window);
+  if (!local || w <= 0 || s <= w) return s / 2.0;
+  if (!m.attention_chunked) return w - w * w / (2.0 * s);
+  const double whole = std::floor(s / w);
+  const double rest = s - whole * w;
+  return (whole * w * w + rest * rest) / (2.0 * s);
+}
+
+double LocalAttentionShare(const ModelSpec& m) {
+  return m.num_layers > 0
+             ? static_cast<double>(m.local_attention_layers) / static_cast<double>(m.num_layers)
+             : 0.0;
+}
+
 Status ValidateModel(const ModelSpec& m, const std::string& context) {
   auto fail = [&](const char* field, const std::string& problem) {
     return Status::Invalid(context + ": field '" + field + "': " + problem);
@@ -111,6 +128,18 @@ Status ValidateModel(const ModelSpec& m, const std::string& context) {
   GPUPLAN_RETURN_IF_ERROR(in_range("moe_router_groups", m.moe_router_groups, 0, kMaxExperts));
   GPUPLAN_RETURN_IF_ERROR(
       in_range("moe_router_group_topk", m.moe_router_group_topk, 0, kMaxExperts));
+
+  GPUPLAN_RETURN_IF_ERROR(in_range("attention_window", m.attention_window, 0, kMaxSeqLen));
+  GPUPLAN_RETURN_IF_ERROR(
+      in_range("local_attention_layers", m.local_attention_layers, 0, m.num_layers));
+  if ((m.attention_window > 0) != (m.local_attention_layers > 0)) {
+    return fail(m.attention_window > 0 ? "local_attention_layers" : "attention_window",
+                "local attention needs both attention_window and local_attention_layers "
+                "(or neither)");
+  }
+  if (m.attention_chunked && m.attention_window == 0) {
+    return fail("attention_chunked", "needs attention_window (the chunk's tokens)");
+  }
 
   if (m.head_dim == 0 && m.hidden_size % m.num_attention_heads != 0) {
     return fail("num_attention_heads",

@@ -47,6 +47,15 @@ struct ModelSpec {
   int64_t moe_router_groups = 0;
   int64_t moe_router_group_topk = 0;
 
+  /// Local attention: on `local_attention_layers` of the layers each query attends to at most
+  /// the `attention_window` tokens ending with itself (sliding window: Mistral 7B v0.1, Gemma 2
+  /// and 3, gpt-oss), or with `attention_chunked` only to the earlier tokens of its own
+  /// `attention_window`-token chunk (Llama 4's chunked attention). The other layers attend over
+  /// the whole causal sequence. 0 / 0: every layer does.
+  int64_t attention_window = 0;
+  int64_t local_attention_layers = 0;
+  bool attention_chunked = false;
+
   /// Free-text note on approximations made for this model (e.g. how MLA is represented).
   std::string approximation_note;
 
@@ -82,6 +91,16 @@ struct ParameterCounts {
 /// MLP 2hf (GELU) or 3hf (SwiGLU), biases and norms, embeddings, head; see model.cpp and
 /// docs/MODELS.md for every term. Embedding and head are included in active_per_token.
 ParameterCounts CountParameters(const ModelSpec& m);
+
+/// Keys one query attends to on average over a causal sequence of `seq_tokens`, on a layer of
+/// the model's local attention (`local` true) or a full one: s/2 for full attention (the causal
+/// half of the s x s scores; the continuous form FlashAttention's causal FLOP count uses);
+/// sliding window w < s: w - w^2 / (2s) (the first w queries see their prefix, the rest w keys);
+/// chunks of c < s: (n c^2 + r^2) / (2s) for n whole chunks and r tokens left over.
+double CausalKeysPerQuery(const ModelSpec& m, double seq_tokens, bool local);
+
+/// Share of the layers with local attention (local_attention_layers / num_layers).
+double LocalAttentionShare(const ModelSpec& m);
 
 /// Checks dimensions: all positive and within the limits of common/limits.h (kMaxLayers,
 /// kMaxHiddenSize, kMaxHeads, kMaxVocab, kMaxExperts), heads divide hidden size (unless head_dim

@@ -65,6 +65,13 @@ ModelSpec Mixtral8x7b() {
   return m;
 }
 
+ModelSpec Mistral7b() {
+  ModelSpec m = LlamaStyle("Mistral 7B", 32, 4096, 14336, 32, 8, 32000);
+  m.attention_window = 4096;
+  m.local_attention_layers = m.num_layers;
+  return m;
+}
+
 ModelSpec Qwen2_7b() {
   ModelSpec m = LlamaStyle("Qwen2 7B", 28, 3584, 18944, 28, 4, 152064);
   m.qkv_bias = true;
@@ -162,9 +169,9 @@ std::vector<ModelPreset> BuildPresets() {
       {"llama3.1-70b", kLlama31, llama31(l3_70)},
       {"llama3.1-405b", kLlama31, llama31(l3_405)},
       {"mistral-7b",
-       "Jiang et al. 2023, Mistral 7B (arXiv:2310.06825), Table 1; mistralai/Mistral-7B-v0.1 "
-       "config.json",
-       LlamaStyle("Mistral 7B", 32, 4096, 14336, 32, 8, 32000)},
+       "Jiang et al. 2023, Mistral 7B (arXiv:2310.06825), Table 1 (window_size 4096, sliding "
+       "window attention on every layer); mistralai/Mistral-7B-v0.1 config.json",
+       Mistral7b()},
       {"mixtral-8x7b",
        "Jiang et al. 2024, Mixtral of Experts (arXiv:2401.04088), Table 1; "
        "mistralai/Mixtral-8x7B-v0.1 config.json: 8 experts, top-2",

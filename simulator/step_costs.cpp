@@ -122,17 +122,34 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   const double heads_local = a / t;
   const double score_elems = heads_local * T * s_full;  // (b * s/cp) queries x s keys
   if (tr.attention == AttentionImpl::kFlash) {
-    const double flops = 4.0 * score_elems * d * kCausalFraction;
-    gemm_flops += flops;
     // A fused kernel is slower per FLOP on shorter sequences (AttentionLengthFactor). Under CP
     // each ring step's kernel sees a chunk of s/cp tokens: the diagonal step s/cp queries against
-    // s/cp keys, the others half of that against all of it (taken at s/cp as well).
-    const double length =
-        AttentionLengthFactor(s_full / static_cast<double>(par.cp), r.attention_half_rate_tokens);
-    const double speed = length * c.attention_speed;
-    lt.fwd_attn = flops / (r.attention_flops_per_s * speed) + r.kernel_overhead_s;
-    lt.bwd_attn = kFlashBackwardRatio * flops / (r.attention_backward_flops_per_s * speed) +
-                  r.kernel_overhead_s;
+    // s/cp keys, the others half of that against all of it (taken at s/cp as well). A layer of
+    // local attention skips the key blocks outside its window (FlashAttention's window_size,
+    // cuDNN's sliding window): its queries attend CausalKeysPerQuery keys, at the rate of a
+    // sequence as long as the window. The layer's time is the average over the model's layers.
+    const double chunk = s_full / static_cast<double>(par.cp);
+    auto seconds = [&](double keys, double tokens) {
+      const double flops = 4.0 * heads_local * T * keys * d;
+      const double speed =
+          AttentionLengthFactor(tokens, r.attention_half_rate_tokens) * c.attention_speed;
+      return std::pair{flops, flops / speed};
+    };
+    const double local = LocalAttentionShare(m);
+    const auto [full_flops, full_work] = seconds(s_full * kCausalFraction, chunk);
+    double flops = full_flops;
+    double work = full_work;
+    if (local > 0) {
+      const auto [local_flops, local_work] =
+          seconds(CausalKeysPerQuery(m, s_full, true),
+                  std::min(chunk, static_cast<double>(m.attention_window)));
+      flops = (1.0 - local) * full_flops + local * local_flops;
+      work = (1.0 - local) * full_work + local * local_work;
+    }
+    gemm_flops += flops;
+    lt.fwd_attn = work / r.attention_flops_per_s + r.kernel_overhead_s;
+    lt.bwd_attn =
+        kFlashBackwardRatio * work / r.attention_backward_flops_per_s + r.kernel_overhead_s;
   } else {
     const double batch = b * heads_local;
     const double s_local = T / b;
@@ -570,6 +587,13 @@ bool WeightGatherInForward(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   return !p.fsdp && p.zero_stage >= 1 && p.zero_stage < 3 && p.dp * p.cp > 1 && p.dp_overlap &&
          job.training.framework.weight_gather_in_forward;
+}
+
+double OptimizerShardParams(const JobSpec& job, const ShardParams& stage_params) {
+  const ParallelSpec& par = job.parallel;
+  if (!par.ShardsModelState()) return stage_params.trainable;
+  return stage_params.DenseTrainable() / static_cast<double>(par.ShardRanks()) +
+         stage_params.ExpertTrainable() / static_cast<double>(par.ExpertShardRanks());
 }
 
 double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpec& gpu,

@@ -178,6 +178,11 @@ struct QuantizedCast {
 /// QuantizedLinears(precision).
 QuantizedCast QuantizedCastOf(Precision precision);
 
+/// The trainable parameters of `stage_params` whose optimizer state this GPU holds and updates:
+/// with ZeRO >= 1 or FSDP the dense ones over the shard group (ShardRanks) and the routed
+/// experts' over the expert shard group (ExpertShardRanks), as memory.cpp shards them; else all.
+double OptimizerShardParams(const JobSpec& job, const ShardParams& stage_params);
+
 /// Optimizer step over `params` trainable parameters held by one GPU: fused Adam streaming
 /// kAdamBytesPerParam per parameter, or with ZeRO-Offload host Adam + the round trip over the
 /// host link (PCIe, or NVLink-C2C on a Grace superchip: GpuSpec::HostLinkBytesPerS).

@@ -98,6 +98,15 @@ Status CheckBackendSupports(const JobSpec& job, std::string_view backend) {
   if (job.training.lora.enabled) {
     return Status::Invalid("training.lora: the " + name + " backend does not run LoRA plans yet");
   }
+  if (job.model.attention_window > 0 && job.training.seq_len > job.model.attention_window) {
+    return Status::Invalid(
+        "model.attention_window: the " + name +
+        " backend's attention kernel attends over the "
+        "whole causal sequence; local attention of " +
+        std::to_string(job.model.attention_window) + " tokens at seq_len " +
+        std::to_string(job.training.seq_len) +
+        " is not run yet (drop attention_window to validate the full-attention equivalent)");
+  }
   if (job.training.activation_offload_layers > 0) {
     return Status::Invalid("training.activation_offload_layers: the " + name +
                            " backend keeps every layer's activations on its device (no "

@@ -44,6 +44,9 @@ TEST(HfConfig, Mistral7b) {
   EXPECT_EQ(m.ffn_hidden_size, 14336);
   EXPECT_EQ(m.vocab_size, 32000);
   EXPECT_EQ(CountParameters(m).total, 7241732096.0);
+  // v0.1's 4,096-token sliding window on every layer.
+  EXPECT_EQ(m.attention_window, 4096);
+  EXPECT_EQ(m.local_attention_layers, 32);
 }
 
 TEST(HfConfig, Mixtral8x7b) {
@@ -67,6 +70,7 @@ TEST(HfConfig, Qwen2_7b) {
   EXPECT_EQ(m.vocab_size, 152064);
   EXPECT_TRUE(m.qkv_bias);
   EXPECT_EQ(CountParameters(m).total, 7615616512.0);
+  EXPECT_EQ(m.attention_window, 0);  // use_sliding_window false
 }
 
 TEST(HfConfig, Qwen2MoeSharedExpert) {
@@ -190,8 +194,10 @@ TEST(HfConfig, Gemma2TiesTheHeadByDefault) {
   EXPECT_EQ(m.mlp, MlpKind::kSwiGlu);  // gated whatever hidden_act says (GeGLU)
   EXPECT_EQ(m.HeadDim(), 256);
   EXPECT_NEAR(CountParameters(m).total, 9241705984.0, 9241705984.0 * 1e-4);
-  // Its sliding window is stated as not modelled.
-  EXPECT_TRUE(Contains(m.approximation_note, "sliding-window attention of 4096 tokens"));
+  // Gemma 2 alternates sliding-window (4,096 tokens) and global layers.
+  EXPECT_EQ(m.attention_window, 4096);
+  EXPECT_EQ(m.local_attention_layers, 21);
+  EXPECT_FALSE(m.attention_chunked);
 }
 
 // A multimodal file keeps its language model under text_config, and Gemma3TextConfig's default
@@ -204,6 +210,9 @@ TEST(HfConfig, MultimodalTextConfig) {
   EXPECT_TRUE(m.tied_embeddings);
   EXPECT_NEAR(CountParameters(m).total / 1e9, 27.01, 0.01);
   EXPECT_TRUE(Contains(m.approximation_note, "vision encoder is not counted"));
+  // Gemma 3: a 1,024-token window on all but every sixth layer.
+  EXPECT_EQ(m.attention_window, 1024);
+  EXPECT_EQ(m.local_attention_layers, 62 - 10);
 }
 
 // Llama 4 Maverick (text): 128 routed experts plus one shared expert of intermediate_size in
@@ -222,7 +231,10 @@ TEST(HfConfig, Llama4InterleavedMoeLayers) {
   EXPECT_NEAR(c.total / 1e9, 400.7, 0.1);
   EXPECT_NEAR(c.active_per_token / 1e9, 17.2, 0.1);
   EXPECT_TRUE(Contains(m.approximation_note, "24 of 48 layers have routed experts"));
-  EXPECT_TRUE(Contains(m.approximation_note, "chunked attention of 8192 tokens"));
+  // Chunked attention of 8,192 tokens on three layers of four (every fourth is global).
+  EXPECT_EQ(m.attention_window, 8192);
+  EXPECT_TRUE(m.attention_chunked);
+  EXPECT_EQ(m.local_attention_layers, 36);
 }
 
 // Qwen-MoE's decoder_sparse_step and mlp_only_layers decide which layers are sparse; the count

@@ -8,10 +8,12 @@
 #include "hardware-db/hardware_db.h"
 #include "simulator/collective.h"
 #include "simulator/event_sim.h"
+#include "simulator/flops.h"
 #include "simulator/job_spec_json.h"
 #include "simulator/model.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/pipeline.h"
+#include "simulator/presets.h"
 #include "simulator/shard.h"
 #include "simulator/step_costs.h"
 
@@ -512,6 +514,12 @@ TEST_F(CostModelTest, OptimizerUpdatesTheExpertShard) {
               MemoryBoundSeconds(DatasheetRates(*db_->FindGpu(job.cluster.gpu), Precision::kBf16),
                                  kAdamBytesPerParam * shard, 10),
               1e-9 * ep8.breakdown_s.optimizer);
+  // The event simulator updates the same shard.
+  const Expected<EventSimResult> sim = SimulateStepEvents(
+      job, *db_->FindGpu(job.cluster.gpu), *db_->FindNetwork(job.cluster.inter_node));
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  EXPECT_NEAR(sim->breakdown_s.optimizer, ep8.breakdown_s.optimizer,
+              1e-9 * ep8.breakdown_s.optimizer);
 }
 
 // Golden: a full recomputation re-runs each layer's forward with its collectives: the CP ring
@@ -562,6 +570,59 @@ TEST_F(CostModelTest, DpSyncEndsWithTheLatestStage) {
     EXPECT_NEAR(analytic.breakdown_s.dp_comm / sim->breakdown_s.dp_comm, 1.0, 0.05)
         << first << "/" << last;
   }
+}
+
+// Golden: local attention. A sliding window of w keys leaves a query of a sequence of s > w
+// tokens w - w^2/(2s) keys on average (the first w queries see their prefix), chunks of c keep
+// each query inside its chunk; up to the window nothing changes. A layer's fused attention does
+// those FLOPs at the rate of a sequence as long as the window; the model FLOPs count s x the
+// window per local layer (Megatron's convention: no causal halving).
+TEST_F(CostModelTest, LocalAttentionAttendsItsWindow) {
+  ModelSpec m = *FindModelPreset("mistral-7b");
+  m.attention_window = 4096;
+  m.local_attention_layers = m.num_layers;
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(m, 32768, true), 4096 - 4096.0 * 4096 / (2 * 32768));
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(m, 32768, false), 16384);
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(m, 4096, true), 2048);
+  m.attention_chunked = true;
+  m.attention_window = 8192;
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(m, 32768, true), 4096);
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(m, 10000, true), (8192.0 * 8192 + 1808.0 * 1808) / 20000);
+
+  nlohmann::json spec = Spec("mistral-7b", "h100-sxm5-80gb", 8);
+  spec["training"]["seq_len"] = 32768;
+  spec["training"]["global_batch_size"] = 8;
+  spec["parallelism"] = {{"tp", 8}, {"sequence_parallel", true}};
+  const JobSpec windowed = Parse(spec);  // the preset's 4,096-token window on every layer
+  ASSERT_EQ(windowed.model.attention_window, 4096);
+  nlohmann::json full_model = JobSpecToJson(windowed)["model"];
+  full_model.erase("attention_window");
+  full_model.erase("local_attention_layers");
+  spec["model"] = full_model;
+  const JobSpec full = Parse(spec);
+  spec["model"] = "mistral-7b";
+  const StepCosts a = Costs(full);
+  const StepCosts b = Costs(windowed);
+  const GpuSpec& gpu = *db_->FindGpu("h100-sxm5-80gb");
+  const DeviceRates r = DatasheetRates(gpu, Precision::kBf16);
+  const double heads = 32.0 / 8, d = 128, tokens = 32768;
+  const double flops = 4.0 * heads * tokens * (4096 - 4096.0 * 4096 / (2 * 32768)) * d;
+  EXPECT_NEAR(b.dense.fwd_attn,
+              flops / (r.attention_flops_per_s *
+                       AttentionLengthFactor(4096, r.attention_half_rate_tokens)) +
+                  r.kernel_overhead_s,
+              1e-12);
+  EXPECT_LT(b.dense.fwd_attn, 0.3 * a.dense.fwd_attn);
+  EXPECT_DOUBLE_EQ(b.dense.fwd_gemm, a.dense.fwd_gemm);
+  // Model FLOPs: the attention core of every layer is s x 2 (w - w^2/2s) instead of s x s.
+  const double core_full = DenseLayerForwardFlops(full.model, tokens).attn_core;
+  const double core_local = DenseLayerForwardFlops(windowed.model, tokens).attn_core;
+  EXPECT_NEAR(core_local / core_full, 2.0 * (4096 - 4096.0 * 4096 / (2 * 32768)) / 32768, 1e-12);
+  // Up to the window nothing changes.
+  spec["training"]["seq_len"] = 4096;
+  const JobSpec short_windowed = Parse(spec);
+  spec["model"] = full_model;
+  EXPECT_DOUBLE_EQ(Eval(short_windowed).step_time_s, Eval(Parse(spec)).step_time_s);
 }
 
 TEST_F(CostModelTest, MixtureOfExpertsUsesAllToAll) {
