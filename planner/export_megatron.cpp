@@ -99,6 +99,15 @@ ArgArray ModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
     a.Add("--hidden-dropout", "0.0");
   }
   if (!m.approximation_note.empty()) notes->push_back("model note: " + m.approximation_note);
+  if (m.attention_window > 0) {
+    notes->push_back(
+        std::string("local attention is not set by these flags: the plan has ") +
+        (m.attention_chunked ? "chunked" : "sliding-window") + " attention of " +
+        std::to_string(m.attention_window) + " tokens on " +
+        std::to_string(m.local_attention_layers) + " of " + std::to_string(m.num_layers) +
+        " layers; give it to Megatron-Core's TransformerConfig (window_size) in the model's own "
+        "spec, or the run attends over the whole sequence and takes longer than planned");
+  }
   return a;
 }
 

@@ -681,6 +681,16 @@ TEST(ExportMegatron, DeepSeekSharedExpertsAndDenseLayers) {
   EXPECT_TRUE(Contains(s, "# note: model note: MLA approximated"));
 }
 
+// The flags set no local attention: the script says so rather than training another model.
+TEST(ExportMegatron, LocalAttentionIsNoted) {
+  const std::string s =
+      Export(MakePlan(Spec("mistral-7b", 8, {{"tp", 8}, {"sequence_parallel", true}})), "megatron");
+  ExpectMegatronFlagsKnown(s);
+  EXPECT_TRUE(Contains(s,
+                       "# note: local attention is not set by these flags: the plan has "
+                       "sliding-window attention of 4096 tokens on 32 of 32 layers"));
+}
+
 TEST(Export, DeepEpDispatcherAndGroupLimitedRouting) {
   const Plan plan =
       MakePlan(Spec("deepseek-v3", 64, {{"tp", 1}, {"dp", 64}, {"ep", 64}, {"zero_stage", 1}},
