@@ -4,7 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json_reader.h"
@@ -18,18 +20,18 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
+bool OneOf(const std::string& model_type, std::initializer_list<std::string_view> types) {
+  return std::find(types.begin(), types.end(), model_type) != types.end();
+}
+
 // Families whose MLP is gated (gate, up and down projections) whatever `hidden_act` says:
 // SiLU gives SwiGLU, GELU gives GeGLU, both with the same three matrices.
 bool IsGatedFamily(const std::string& model_type) {
-  static const char* const kGated[] = {
-      "llama",     "llama4_text", "mistral",     "mixtral", "qwen2",     "qwen2_moe", "qwen3",
-      "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo",    "olmo2",     "olmoe",     "phi3",
-      "phimoe",    "cohere",      "cohere2",     "granite", "granitemoe"};
-  if (StartsWith(model_type, "gemma")) return true;  // gemma, gemma2, gemma3, gemma3_text
-  for (const char* t : kGated) {
-    if (model_type == t) return true;
-  }
-  return false;
+  return StartsWith(model_type, "gemma") ||  // gemma, gemma2, gemma3, gemma3_text
+         OneOf(model_type,
+               {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+                "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo", "olmo2", "olmoe", "phi3",
+                "phimoe", "cohere", "cohere2", "granite", "granitemoe"});
 }
 
 // Families whose transformers configuration class ties the LM head to the embedding when the
@@ -37,39 +39,27 @@ bool IsGatedFamily(const std::string& model_type) {
 // Cohere2Config, Starcoder2Config pass True; FalconConfig, BloomConfig, OPTConfig and
 // GPTBigCodeConfig keep PretrainedConfig's True). The Llama-style classes pass False.
 bool TiesByDefault(const std::string& model_type) {
-  static const char* const kTied[] = {"cohere", "cohere2", "starcoder2", "falcon",
-                                      "bloom",  "opt",     "gpt_bigcode"};
-  if (StartsWith(model_type, "gemma")) return true;
-  for (const char* t : kTied) {
-    if (model_type == t) return true;
-  }
-  return false;
+  return StartsWith(model_type, "gemma") ||
+         OneOf(model_type,
+               {"cohere", "cohere2", "starcoder2", "falcon", "bloom", "opt", "gpt_bigcode"});
 }
 
 // Families whose class passes tie_word_embeddings=False, so an absent key is not a guess.
 bool UntiedByDefault(const std::string& model_type) {
-  static const char* const kUntied[] = {
-      "llama",     "llama4_text", "mistral",     "mixtral", "qwen2",      "qwen2_moe", "qwen3",
-      "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo",    "olmo2",      "olmoe",     "phi3",
-      "phimoe",    "phi",         "gpt_neox",    "granite", "granitemoe", "stablelm"};
-  for (const char* t : kUntied) {
-    if (model_type == t) return true;
-  }
-  return false;
+  return OneOf(model_type, {"llama",     "llama4_text", "mistral",   "mixtral",     "qwen2",
+                            "qwen2_moe", "qwen3",       "qwen3_moe", "deepseek_v2", "deepseek_v3",
+                            "olmo",      "olmo2",       "olmoe",     "phi3",        "phimoe",
+                            "phi",       "gpt_neox",    "granite",   "granitemoe",  "stablelm"});
 }
 
 // Layers that are not attention (state-space, recurrent or linear-attention mixers): the cost
 // model has transformer layers only, so such a model is refused rather than miscounted.
 bool HasNonAttentionLayers(const std::string& model_type) {
-  static const char* const kHybrid[] = {
-      "mamba",   "mamba2", "falcon_mamba", "falcon_h1",        "jamba", "zamba",
-      "zamba2",  "bamba",  "nemotron_h",   "recurrent_gemma",  "rwkv",  "rwkv5",
-      "rwkv6",   "rwkv7",  "qwen3_next",   "granitemoehybrid", "lfm2",  "xlstm",
-      "minimax", "plamo2"};
-  for (const char* t : kHybrid) {
-    if (model_type == t) return true;
-  }
-  return false;
+  return OneOf(model_type,
+               {"mamba",   "mamba2", "falcon_mamba", "falcon_h1",        "jamba", "zamba",
+                "zamba2",  "bamba",  "nemotron_h",   "recurrent_gemma",  "rwkv",  "rwkv5",
+                "rwkv6",   "rwkv7",  "qwen3_next",   "granitemoehybrid", "lfm2",  "xlstm",
+                "minimax", "plamo2"});
 }
 
 void AppendNote(ModelSpec& m, const std::string& note) {
