@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/model_option.h"
@@ -139,7 +141,27 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   return spec;
 }
 
+// Without --spec the flags are the whole job: the ones a spec must give (docs/JOB_SPEC.md:
+// model, cluster.gpu, cluster.num_gpus, training.global_batch_size) are named when missing.
+Status CheckRequiredFlags(const SimulateOptions& o) {
+  if (!o.spec_path.empty()) return Status::Ok();
+  std::vector<std::string> missing;
+  if (o.model.empty()) missing.push_back("--model");
+  if (o.gpu.empty()) missing.push_back("--gpu");
+  if (!o.gpus) missing.push_back("--gpus");
+  if (!o.global_batch) missing.push_back("--global-batch");
+  if (missing.empty()) return Status::Ok();
+  std::string list;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  }
+  return Status::Invalid("simulate: " + list + (missing.size() == 1 ? " is" : " are") +
+                         " required without --spec (or give a job spec: --spec FILE, "
+                         "docs/JOB_SPEC.md)");
+}
+
 Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
+  GPUPLAN_RETURN_IF_ERROR(CheckRequiredFlags(o));
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   nlohmann::json spec = nlohmann::json::object();

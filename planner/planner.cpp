@@ -489,6 +489,9 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
     return Status::Invalid("--seq-len: " + std::to_string(req.seq_len) + " exceeds the limit of " +
                            std::to_string(kMaxSeqLen) + " tokens");
   }
+  if (const std::string problem = SeqLenProblem(req.model, req.seq_len); !problem.empty()) {
+    return Status::Invalid("--seq-len: " + problem);
+  }
   if (req.global_batch_sizes.empty()) return Status::Invalid("--global-batch: none given");
   if (static_cast<int64_t>(req.global_batch_sizes.size()) > kMaxPlannerBatchSizes) {
     return Status::Invalid("--global-batch: more than " + std::to_string(kMaxPlannerBatchSizes) +

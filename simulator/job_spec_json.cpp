@@ -16,6 +16,7 @@
 #include "simulator/framework.h"
 #include "simulator/hf_config.h"
 #include "simulator/memory.h"
+#include "simulator/model.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
@@ -710,6 +711,9 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   if (t.seq_len > kMaxSeqLen) {
     return Fail("training", "seq_len",
                 Str(t.seq_len) + " exceeds the limit of " + Str(kMaxSeqLen) + " tokens");
+  }
+  if (const std::string problem = SeqLenProblem(m, t.seq_len); !problem.empty()) {
+    return Fail("training", "seq_len", problem);
   }
   if (t.global_batch_size < 1) {
     return Fail("training", "global_batch_size", "must be >= 1, got " + Str(t.global_batch_size));

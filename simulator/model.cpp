@@ -98,6 +98,16 @@ double LocalAttentionShare(const ModelSpec& m) {
              : 0.0;
 }
 
+std::string SeqLenProblem(const ModelSpec& m, int64_t seq_len) {
+  const int64_t positions = m.max_position_embeddings_learned;
+  if (positions == 0 || seq_len <= positions) return "";
+  return std::to_string(seq_len) + " tokens exceed the " + std::to_string(positions) +
+         " learned positions of " + m.name +
+         " (max_position_embeddings_learned; n_positions in a GPT-2 config.json): train on "
+         "sequences of at most " +
+         std::to_string(positions) + " tokens, or a model with a longer position table";
+}
+
 Status ValidateModel(const ModelSpec& m, const std::string& context) {
   auto fail = [&](const char* field, const std::string& problem) {
     return Status::Invalid(context + ": field '" + field + "': " + problem);

@@ -102,6 +102,12 @@ double CausalKeysPerQuery(const ModelSpec& m, double seq_tokens, bool local);
 /// Share of the layers with local attention (local_attention_layers / num_layers).
 double LocalAttentionShare(const ModelSpec& m);
 
+/// Why `m` cannot train on sequences of `seq_len` tokens, or "" when it can: a learned position
+/// table (GPT-2, Megatron-LM's GPT) has no row past max_position_embeddings_learned. GPT-2
+/// indexes past it and fails; Megatron-LM asserts max_position_embeddings >= seq_length
+/// (megatron/training/arguments.py).
+std::string SeqLenProblem(const ModelSpec& m, int64_t seq_len);
+
 /// Checks dimensions: all positive and within the limits of common/limits.h (kMaxLayers,
 /// kMaxHiddenSize, kMaxHeads, kMaxVocab, kMaxExperts), heads divide hidden size (unless head_dim
 /// given), kv heads divide attention heads, MoE fields consistent. Errors name the field.

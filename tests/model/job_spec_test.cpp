@@ -923,6 +923,18 @@ TEST(JobSpecInvalid, SeqLenNotDivisibleByCp) {
                        "training: field 'seq_len': 2050 is not divisible by parallelism.cp = 4"));
 }
 
+TEST(JobSpecInvalid, SeqLenBeyondTheLearnedPositions) {
+  // Megatron-LM asserts max_position_embeddings >= seq_length; GPT-2 has 1,024 rows.
+  nlohmann::json spec = BaseSpec();
+  spec["model"]["max_position_embeddings_learned"] = 2048;
+  EXPECT_TRUE(Parse(spec).ok());
+  spec["training"]["seq_len"] = 4096;
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'seq_len': 4096 tokens exceed the 2048 learned positions "
+                       "of GPT 7.5B (max_position_embeddings_learned"))
+      << ErrorOf(spec);
+}
+
 TEST(JobSpecInvalid, ZeroStageOutOfRange) {
   nlohmann::json spec = BaseSpec();
   spec["parallelism"]["zero_stage"] = 4;

@@ -891,7 +891,8 @@ TEST(ExportAccelerate, Fsdp2LlamaWithTensorParallel) {
 }
 
 TEST(ExportAccelerate, DdpSingleGpuLoraAndOffload) {
-  const std::string ddp_yaml = Export(MakePlan(Spec("gpt2-xl", 8, {{"dp", 8}})), "accelerate");
+  const std::string ddp_yaml =
+      Export(MakePlan(Spec("gpt2-xl", 8, {{"dp", 8}}, {{"seq_len", 1024}})), "accelerate");
   const std::vector<YamlRow> ddp = ParseYaml(ddp_yaml);
   ExpectAccelerateKeysKnown(ddp);
   EXPECT_EQ(YamlValue(ddp, "", "distributed_type"), "MULTI_GPU");

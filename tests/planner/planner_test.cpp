@@ -428,6 +428,11 @@ TEST_F(PlannerTest, RequestErrorsNameTheOption) {
   req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
   req.max_gpus = 0;
   EXPECT_NE(ValidatePlanRequest(req, db_).message().find("--max-gpus"), std::string::npos);
+  req = Request("gpt2-xl", {"h100-sxm5-80gb"}, 8);
+  req.seq_len = 2048;
+  EXPECT_NE(ValidatePlanRequest(req, db_).message().find(
+                "--seq-len: 2048 tokens exceed the 1024 learned positions of GPT-2 XL"),
+            std::string::npos);
   req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
   req.providers = {"nowhere"};
   EXPECT_NE(ValidatePlanRequest(req, db_).message().find("--provider: unknown provider"),

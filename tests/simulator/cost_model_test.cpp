@@ -115,7 +115,9 @@ TEST_F(CostModelTest, ContextParallelPaysPerRingStep) {
 }
 
 TEST_F(CostModelTest, SingleGpuHasNoCommunication) {
-  const StepResult r = Eval(Parse(Spec("gpt2-xl", "a100-sxm4-80gb", 1)));
+  nlohmann::json spec = Spec("gpt2-xl", "a100-sxm4-80gb", 1);
+  spec["training"]["seq_len"] = 1024;  // GPT-2's learned positions
+  const StepResult r = Eval(Parse(spec));
   EXPECT_EQ(r.breakdown_s.tp_comm, 0);
   EXPECT_EQ(r.breakdown_s.dp_comm, 0);
   EXPECT_EQ(r.breakdown_s.pp_comm, 0);
@@ -703,7 +705,9 @@ TEST_F(CostModelTest, MoeLoadImbalanceAndDeepEpDispatch) {
 }
 
 TEST_F(CostModelTest, MeasuredRatesReplaceDatasheet) {
-  const JobSpec job = Parse(Spec("gpt2-xl", "a100-sxm4-80gb", 1));
+  nlohmann::json spec = Spec("gpt2-xl", "a100-sxm4-80gb", 1);
+  spec["training"]["seq_len"] = 1024;  // GPT-2's learned positions
+  const JobSpec job = Parse(spec);
   const GpuSpec& gpu = *db_->FindGpu("a100-sxm4-80gb");
   DeviceRates rates = DatasheetRates(gpu, job.training.precision);
   const double base =
