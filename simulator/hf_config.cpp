@@ -96,13 +96,16 @@ std::string FirstArchitecture(const nlohmann::json& config) {
 
 // GPT-2 (configuration_gpt2.py): n_embd, n_layer, n_head, n_inner (None => 4*n_embd), n_positions
 // (learned absolute positions), activation_function; biases everywhere; tied head by default.
-Expected<ModelSpec> FromGpt2(const nlohmann::json& config, const std::string& origin) {
+// GPTBigCode (StarCoder, SantaCoder; configuration_gpt_bigcode.py) has the same keys and
+// multi-query attention by default (`multi_query`: one K/V head, modeling_gpt_bigcode.py).
+Expected<ModelSpec> FromGpt2(const nlohmann::json& config, const std::string& origin,
+                             bool bigcode) {
   JsonObjectReader r(config, origin);
   ModelSpec m;
   m.hidden_size = r.PositiveInt("n_embd");
   m.num_layers = r.PositiveInt("n_layer");
   m.num_attention_heads = r.PositiveInt("n_head");
-  m.num_kv_heads = m.num_attention_heads;
+  m.num_kv_heads = bigcode && r.OptionalBool("multi_query", true) ? 1 : m.num_attention_heads;
   m.ffn_hidden_size = r.OptionalPositiveInt("n_inner", 4 * m.hidden_size);
   m.vocab_size = r.PositiveInt("vocab_size");
   m.max_position_embeddings_learned =
@@ -111,6 +114,38 @@ Expected<ModelSpec> FromGpt2(const nlohmann::json& config, const std::string& or
   (void)r.OptionalString("activation_function", "gelu_new");
   m.mlp = MlpKind::kGelu;
   m.linear_biases = true;
+  m.tied_embeddings = r.OptionalBool("tie_word_embeddings", true);
+  if (!r.status().ok()) return r.status();
+  return m;
+}
+
+// OPT (configuration_opt.py, modeling_opt.py): hidden_size, num_hidden_layers,
+// num_attention_heads, ffn_dim, a two-matrix ReLU MLP, biases unless enable_bias is false, tied
+// head, and a learned position table of max_position_embeddings rows (OPTLearnedPositionalEmbedding
+// adds 2 rows of offset, 2·h parameters, not counted). A word_embed_proj_dim other than
+// hidden_size (OPT-350m) puts the embedding in a smaller space with projections in and out,
+// which ModelSpec cannot express: refused.
+Expected<ModelSpec> FromOpt(const nlohmann::json& config, const std::string& origin) {
+  JsonObjectReader r(config, origin);
+  ModelSpec m;
+  m.hidden_size = r.PositiveInt("hidden_size");
+  m.num_layers = r.PositiveInt("num_hidden_layers");
+  m.num_attention_heads = r.PositiveInt("num_attention_heads");
+  m.num_kv_heads = m.num_attention_heads;
+  m.ffn_hidden_size = r.PositiveInt("ffn_dim");
+  m.vocab_size = r.PositiveInt("vocab_size");
+  m.max_position_embeddings_learned =
+      r.OptionalIntInRange("max_position_embeddings", 2048, 1, kMaxSeqLen);
+  const int64_t projection =
+      r.OptionalIntInRange("word_embed_proj_dim", m.hidden_size, 1, kMaxHiddenSize);
+  if (r.status().ok() && projection != m.hidden_size) {
+    r.Fail("word_embed_proj_dim",
+           std::to_string(projection) +
+               " differs from hidden_size = " + std::to_string(m.hidden_size) +
+               ": an embedding in a smaller space with projections in and out is not modelled");
+  }
+  m.mlp = MlpKind::kGelu;  // two matrices; OPT's ReLU costs the same
+  m.linear_biases = r.OptionalBool("enable_bias", true);
   m.tied_embeddings = r.OptionalBool("tie_word_embeddings", true);
   if (!r.status().ok()) return r.status();
   return m;
@@ -394,7 +429,13 @@ HfKeyNames HfKeysByField(const nlohmann::json& config, bool gpt2) {
       break;
     }
   }
-  const bool llama4 = config.value("model_type", nlohmann::json()) == "llama4_text";
+  const nlohmann::json model_type = config.value("model_type", nlohmann::json());
+  if (model_type == "opt") {
+    return {{"num_layers", "num_hidden_layers"},
+            {"ffn_hidden_size", "ffn_dim"},
+            {"max_position_embeddings_learned", "max_position_embeddings"}};
+  }
+  const bool llama4 = model_type == "llama4_text";
   return {{"num_layers", "num_hidden_layers"},
           {"ffn_hidden_size", llama4 ? "intermediate_size_mlp" : "intermediate_size"},
           {"num_kv_heads", "num_key_value_heads"},
@@ -473,10 +514,12 @@ Expected<ModelSpec> ModelFromHfConfig(const nlohmann::json& config, const std::s
     }
   }
   const std::string arch = FirstArchitecture(config);
-  const bool gpt2 = model_type == "gpt2" || StartsWith(arch, "GPT2") ||
+  const bool bigcode = model_type == "gpt_bigcode" || StartsWith(arch, "GPTBigCode");
+  const bool gpt2 = bigcode || model_type == "gpt2" || StartsWith(arch, "GPT2") ||
                     (model_type.empty() && config.contains("n_embd"));
-  Expected<ModelSpec> m = gpt2                     ? FromGpt2(config, origin)
+  Expected<ModelSpec> m = gpt2                     ? FromGpt2(config, origin, bigcode)
                           : model_type == "falcon" ? FromFalcon(config, origin)
+                          : model_type == "opt"    ? FromOpt(config, origin)
                                                    : FromLlamaLike(config, origin, model_type);
   if (!m.ok()) return m;
   m->name = Printable(NameFor(config, origin));

@@ -103,7 +103,9 @@ std::string SeqLenProblem(const ModelSpec& m, int64_t seq_len) {
   if (positions == 0 || seq_len <= positions) return "";
   return std::to_string(seq_len) + " tokens exceed the " + std::to_string(positions) +
          " learned positions of " + m.name +
-         " (max_position_embeddings_learned; n_positions in a GPT-2 config.json): train on "
+         " (max_position_embeddings_learned; n_positions or max_position_embeddings in a "
+         "config.json): "
+         "train on "
          "sequences of at most " +
          std::to_string(positions) + " tokens, or a model with a longer position table";
 }

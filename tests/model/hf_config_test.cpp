@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/json_reader.h"
 #include "simulator/presets.h"
 #include "tests/model/contains.h"
 
@@ -264,6 +265,36 @@ TEST(HfConfig, FalconMultiQuery) {
   EXPECT_FALSE(m.linear_biases);
   EXPECT_TRUE(m.tied_embeddings);
   EXPECT_NEAR(CountParameters(m).total / 1e9, 6.92, 0.01);
+}
+
+TEST(HfConfig, OptLearnedPositionsAndReluMlp) {
+  const ModelSpec m = Read("opt-1.3b.json");
+  EXPECT_EQ(m.ffn_hidden_size, 8192);  // ffn_dim
+  EXPECT_EQ(m.num_kv_heads, 32);
+  EXPECT_EQ(m.max_position_embeddings_learned, 2048);
+  EXPECT_TRUE(m.linear_biases);
+  EXPECT_TRUE(m.tied_embeddings);
+  // HF facebook/opt-1.3b: 1,315,758,080 parameters, of which 2 x 2048 are the position table's
+  // offset rows (OPTLearnedPositionalEmbedding), not counted.
+  EXPECT_EQ(CountParameters(m).total, 1315758080.0 - 2 * 2048);
+  nlohmann::json projected = ReadJsonFile(Fixture("opt-1.3b.json")).value();
+  projected["word_embed_proj_dim"] = 512;
+  const Expected<ModelSpec> refused = ModelFromHfConfig(projected, "opt-350m.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Contains(refused.status().message(),
+                       "field 'word_embed_proj_dim': 512 differs from hidden_size = 2048"))
+      << refused.status().message();
+}
+
+TEST(HfConfig, GptBigCodeMultiQuery) {
+  const ModelSpec m = Read("starcoder.json");
+  EXPECT_EQ(m.name, "bigcode/starcoder");
+  EXPECT_EQ(m.num_kv_heads, 1);  // multi_query
+  EXPECT_EQ(m.max_position_embeddings_learned, 8192);
+  EXPECT_TRUE(m.tied_embeddings);
+  // StarCoder's 15.5B: 40 layers of MQA attention and a 4h GELU MLP with biases, 49,152 x 6,144
+  // tied embedding, 8,192 learned positions.
+  EXPECT_EQ(CountParameters(m).total, 15517456384.0);
 }
 
 // Layers that are not attention are refused, not counted as attention.
