@@ -397,6 +397,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
                                      ", which the hardware database's frameworks.json lacks");
     }
     req->framework = *stack;
+    req->export_format = o.export_format;  // the search keeps to what the format expresses
   }
   TerminalProgress bar("searching", "hardware points");  // redrawn in place on a terminal
   const bool show_bar = !o.quiet && isatty(STDERR_FILENO);
@@ -423,8 +424,9 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
     GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.export_out, exported));
   }
   // An export without --export-out is the whole of standard output, so `gpuplan plan ...
-  // --export megatron > train.sh` writes a runnable file; the report then goes to standard error.
-  const bool export_to_stdout = !exported.empty() && o.export_out.empty() && !o.json;
+  // --export megatron > train.sh` writes a runnable file; the report then goes to standard error,
+  // also when no plan is found (the file stays empty rather than holding the report).
+  const bool export_to_stdout = !o.export_format.empty() && o.export_out.empty() && !o.json;
   std::FILE* report = export_to_stdout ? stderr : stdout;
   if (o.json) {
     nlohmann::json out = PlanResultToJson(r);

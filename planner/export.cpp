@@ -12,14 +12,14 @@ namespace gpuplan {
 namespace {
 constexpr ExporterSpec kExporters[] = {
     {"megatron", "Megatron-LM launch script: torchrun + pretrain_gpt.py with the plan's flags",
-     "train_megatron.sh", "megatron-core", WriteMegatron},
+     "train_megatron.sh", "megatron-core", WriteMegatron, CheckMegatronExpressible},
     {"deepspeed", "DeepSpeed config JSON (ZeRO stage, batch sizes, precision, offload, AutoTP)",
-     "ds_config.json", "deepspeed", WriteDeepSpeed},
+     "ds_config.json", "deepspeed", WriteDeepSpeed, CheckDeepSpeedExpressible},
     {"torchrun-fsdp",
      "torchrun command for torchtitan (FSDP2/TP/PP/CP) with --section.option overrides",
-     "train_torchtitan.sh", "torchtitan", WriteTorchrunFsdp},
+     "train_torchtitan.sh", "torchtitan", WriteTorchrunFsdp, CheckTorchrunExpressible},
     {"accelerate", "Hugging Face Accelerate config YAML (FSDP2, DDP, parallelism_config)",
-     "accelerate_config.yaml", "hf-trainer", WriteAccelerate},
+     "accelerate_config.yaml", "hf-trainer", WriteAccelerate, CheckAccelerateExpressible},
 };
 }  // namespace
 
@@ -32,8 +32,24 @@ const ExporterSpec* FindExporter(std::string_view format) {
   return nullptr;
 }
 
-Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
+namespace {
+Status UnknownFormat(std::string_view format) {
   std::string allowed;
+  for (const ExporterSpec& e : kExporters) {
+    if (!allowed.empty()) allowed += ", ";
+    allowed += e.name;
+  }
+  return Status::Invalid("unknown export format '" + std::string(format) +
+                         "' (allowed: " + allowed + ")");
+}
+}  // namespace
+
+Status CheckExportable(std::string_view format, const JobSpec& job) {
+  const ExporterSpec* e = FindExporter(format);
+  return e == nullptr ? UnknownFormat(format) : e->check(job);
+}
+
+Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
   const std::string& stack = plan.job.training.framework.id;
   for (const ExporterSpec& e : kExporters) {
     if (e.name == format) {
@@ -47,11 +63,8 @@ Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
       }
       return e.write(plan);
     }
-    if (!allowed.empty()) allowed += ", ";
-    allowed += e.name;
   }
-  return Status::Invalid("unknown export format '" + std::string(format) +
-                         "' (allowed: " + allowed + ")");
+  return UnknownFormat(format);
 }
 
 // ---- shared by the exporters ------------------------------------------------------------

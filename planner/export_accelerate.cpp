@@ -40,6 +40,8 @@ std::string_view DecoderLayerClass(const ModelSpec& m) {
   return "";
 }
 
+}  // namespace
+
 Status CheckAccelerateExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (p.pp > 1) {
@@ -64,6 +66,13 @@ Status CheckAccelerateExpressible(const JobSpec& job) {
                   "fp4: Accelerate's mixed precision has no NVFP4 recipe; export 'megatron' "
                   "instead");
   }
+  if (p.cpu_offload && job.cluster.num_gpus == 1) {
+    return Refuse(kAccelerateFormat,
+                  "cpu offload on one GPU: Accelerate's offload is FSDP's (fsdp_offload_params), "
+                  "and a one-process config runs without FSDP (distributed_type NO), so the "
+                  "optimizer state would stay on the GPU; export 'deepspeed' (offload_optimizer) "
+                  "instead");
+  }
   if ((p.tp > 1 || p.cp > 1) && p.dp > 1 && !p.ShardsModelState()) {
     return Refuse(kAccelerateFormat,
                   "zero 0 with tp or cp: Accelerate's ParallelismConfig rejects pure data "
@@ -72,6 +81,8 @@ Status CheckAccelerateExpressible(const JobSpec& job) {
   }
   return RefuseMegatronOnlyKnobs(kAccelerateFormat, job);
 }
+
+namespace {
 
 std::string_view MixedPrecision(Precision p) {
   switch (p) {
@@ -98,6 +109,41 @@ std::string_view DistributedType(const JobSpec& job) {
 }
 
 std::string Bool(bool b) { return b ? "true" : "false"; }
+
+// The Hugging Face module names of the LoRA targets (Llama-style decoders).
+std::string LoraModules(uint32_t targets) {
+  constexpr std::pair<LoraTarget, const char*> kModules[] = {
+      {kLoraQ, "q_proj"},       {kLoraK, "k_proj"},   {kLoraV, "v_proj"},      {kLoraO, "o_proj"},
+      {kLoraGate, "gate_proj"}, {kLoraUp, "up_proj"}, {kLoraDown, "down_proj"}};
+  std::string names;
+  for (const auto& [target, name] : kModules) {
+    if ((targets & target) != 0) names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  return names + " (Llama-style module names)";
+}
+
+// How the script must load the frozen base weights the plan counted at another precision than
+// the training one; empty when they are kept as trained.
+std::string BaseWeightsLoading(BaseWeights base) {
+  switch (base) {
+    case BaseWeights::kNf4:
+      return "QLoRA: the plan holds the frozen base weights in 4-bit NF4; load the model with "
+             "transformers' BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\") "
+             "before PEFT, or it needs 4x the weight memory planned";
+    case BaseWeights::kFp8:
+      return "the plan holds the frozen base weights in fp8; load them quantized (e.g. "
+             "transformers' FbgemmFp8Config or FineGrainedFP8Config), or they take twice the "
+             "memory planned";
+    case BaseWeights::kBf16:
+    case BaseWeights::kFp16:
+      return std::string("the plan holds the frozen base weights in ") +
+             (base == BaseWeights::kBf16 ? "bf16" : "fp16") +
+             "; load the model with that torch_dtype";
+    case BaseWeights::kSame:
+      return "";
+  }
+  return "";
+}
 
 std::string FsdpConfig(const JobSpec& job, std::vector<std::string>* notes) {
   const ParallelSpec& p = job.parallel;
@@ -180,8 +226,13 @@ Expected<std::string> WriteAccelerate(const Plan& plan) {
   }
   if (p.tp > 1) notes.push_back("tensor parallelism uses the model's Hugging Face tp_plan");
   if (t.lora.enabled) {
-    notes.push_back("LoRA rank " + std::to_string(t.lora.rank) +
-                    ": wrap the model with Hugging Face PEFT (get_peft_model) in the script");
+    notes.push_back("LoRA rank " + std::to_string(t.lora.rank) + " on " +
+                    LoraModules(t.lora.targets) +
+                    ": wrap the model with Hugging Face PEFT (LoraConfig target_modules, "
+                    "get_peft_model) in the script");
+    if (const std::string load = BaseWeightsLoading(t.lora.base); !load.empty()) {
+      notes.push_back(load);
+    }
   }
   std::vector<std::string> header = HeaderLines(plan);
   header.push_back(

@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::string_view kDeepSpeedFormat = "deepspeed";
 
+}  // namespace
+
 Status CheckDeepSpeedExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.training.lora.enabled) {
@@ -45,6 +47,21 @@ Status CheckDeepSpeedExpressible(const JobSpec& job) {
                       ": the config JSON has no expert tensor parallelism; export "
                       "'megatron' or 'torchrun-fsdp' instead");
   }
+  if (p.tp > 1 && (p.fsdp || p.zero_stage == 3)) {
+    return Refuse(kDeepSpeedFormat,
+                  "tp " + std::to_string(p.tp) +
+                      " with ZeRO-3: DeepSpeed's AutoTP runs with ZeRO stages 0-2 (runtime/"
+                      "engine.py asserts zero_stage <= 2 with autotp); plan with zero <= 2, or "
+                      "export 'megatron' or 'torchrun-fsdp' instead");
+  }
+  if (p.dp_replicate > 1) {
+    return Refuse(kDeepSpeedFormat,
+                  "dp_replicate " + std::to_string(p.dp_replicate) +
+                      " (hybrid sharding): DeepSpeed's MiCS needs the model built under "
+                      "deepspeed.zero.MiCS_Init in code, and with the usual zero.Init the "
+                      "config's mics_shard_size fails; export 'megatron' or 'torchrun-fsdp' "
+                      "instead");
+  }
   if (job.training.precision == Precision::kFp8 || job.training.precision == Precision::kFp4) {
     const std::string name(PrecisionName(job.training.precision));
     return Refuse(kDeepSpeedFormat,
@@ -54,8 +71,6 @@ Status CheckDeepSpeedExpressible(const JobSpec& job) {
   }
   return RefuseMegatronOnlyKnobs(kDeepSpeedFormat, job);
 }
-
-}  // namespace
 
 Expected<std::string> WriteDeepSpeed(const Plan& plan) {
   const JobSpec& job = plan.job;
@@ -87,9 +102,6 @@ Expected<std::string> WriteDeepSpeed(const Plan& plan) {
     zero["stage3_max_live_parameters"] = 1000000000;
     zero["stage3_max_reuse_distance"] = 1000000000;
     zero["stage3_gather_16bit_weights_on_model_save"] = true;
-    // HSDP: MiCS shards inside groups of mics_shard_size data-parallel ranks and replicates
-    // across them (DeepSpeed's MiCS, Zhang et al. 2022).
-    if (p.dp_replicate > 1) zero["mics_shard_size"] = p.DpShard();
   }
   if (p.cpu_offload) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
   ds["zero_optimization"] = zero;

@@ -12,6 +12,12 @@
 
 namespace gpuplan {
 
+/// What each format can express (ExporterSpec::check): Ok, or the refusal its writer returns.
+Status CheckMegatronExpressible(const JobSpec& job);
+Status CheckDeepSpeedExpressible(const JobSpec& job);
+Status CheckTorchrunExpressible(const JobSpec& job);
+Status CheckAccelerateExpressible(const JobSpec& job);
+
 /// Megatron-LM: a bash script running torchrun + pretrain_gpt.py (export_megatron.cpp).
 Expected<std::string> WriteMegatron(const Plan& plan);
 /// DeepSpeed config JSON (export_deepspeed.cpp).

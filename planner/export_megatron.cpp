@@ -100,13 +100,25 @@ ArgArray ModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   }
   if (!m.approximation_note.empty()) notes->push_back("model note: " + m.approximation_note);
   if (m.attention_window > 0) {
-    notes->push_back(
-        std::string("local attention is not set by these flags: the plan has ") +
-        (m.attention_chunked ? "chunked" : "sliding-window") + " attention of " +
-        std::to_string(m.attention_window) + " tokens on " +
-        std::to_string(m.local_attention_layers) + " of " + std::to_string(m.num_layers) +
-        " layers; give it to Megatron-Core's TransformerConfig (window_size) in the model's own "
-        "spec, or the run attends over the whole sequence and takes longer than planned");
+    // Transformer Engine's window (left, right): query i attends keys i - left .. i + right, so
+    // a causal window of w keys is (w - 1, 0).
+    a.Add("--window-size", std::to_string(m.attention_window - 1) + ",0");
+    const int64_t full = m.num_layers - m.local_attention_layers;
+    if (full > 0 && m.num_layers % full == 0) {
+      // N: one full-attention layer after N - 1 window layers (Gemma 2: 2, Gemma 3: 6).
+      a.Add("--window-attn-skip-freq", m.num_layers / full);
+      notes->push_back("local attention: one full-attention layer after every " +
+                       std::to_string(m.num_layers / full - 1) +
+                       " window layers (--window-attn-skip-freq); the plan knows only the "
+                       "count, " +
+                       std::to_string(full) + " of " + std::to_string(m.num_layers) +
+                       ", so check the model's own order");
+    } else if (full > 0) {
+      notes->push_back("local attention: " + std::to_string(full) + " of " +
+                       std::to_string(m.num_layers) +
+                       " layers attend fully; give their pattern with --window-attn-skip-freq "
+                       "'([1]*k+[0]*...)', or every layer runs the window");
+    }
   }
   return a;
 }
@@ -121,6 +133,9 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
   if (p.first_stage_layers > 0) a.Add("--decoder-first-pipeline-num-layers", p.first_stage_layers);
   if (p.last_stage_layers > 0) a.Add("--decoder-last-pipeline-num-layers", p.last_stage_layers);
+  // A pipeline slot for the input embedding or the loss counts as one layer in the split.
+  if (p.embedding_slot) a.Flag("--account-for-embedding-in-pipeline-split");
+  if (p.loss_slot) a.Flag("--account-for-loss-in-pipeline-split");
   if (p.vpp > 1 && uneven) {
     // arguments.py: uneven pipelines take the virtual stages per rank, not layers per stage.
     a.Add("--num-virtual-stages-per-pipeline-rank", p.vpp);
@@ -245,6 +260,8 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
   return a;
 }
 
+}  // namespace
+
 Status CheckMegatronExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.training.lora.enabled) {
@@ -267,6 +284,26 @@ Status CheckMegatronExpressible(const JobSpec& job) {
                       " is not a multiple of 2 x cp = " + std::to_string(2 * p.cp) +
                       ", which Megatron-LM requires for context parallelism");
   }
+  // megatron/training/arguments.py validate_args: "Expert parallelism is not supported with fp16
+  // training."
+  if (p.ep > 1 && job.training.precision == Precision::kFp16) {
+    return Refuse(kMegatronFormat,
+                  "fp16 with ep " + std::to_string(p.ep) +
+                      ": Megatron-LM asserts that expert parallelism is not supported with fp16 "
+                      "training; plan in bf16 (--precision bf16)");
+  }
+  if (p.pp > 1 && p.schedule == Schedule::kZeroBubbleH1) {
+    return Refuse(kMegatronFormat,
+                  "schedule zb-h1: pretrain_gpt.py runs 1F1B or the interleaved schedule, no "
+                  "zero-bubble schedule, so the run would have a larger bubble than planned; "
+                  "plan with schedule 1f1b or interleaved");
+  }
+  if (job.model.attention_chunked) {
+    return Refuse(kMegatronFormat,
+                  "chunked attention of " + std::to_string(job.model.attention_window) +
+                      " tokens: pretrain_gpt.py's flags set sliding windows (--window-size), not "
+                      "chunks, so the run would attend differently from the plan");
+  }
   const int64_t learned = job.model.max_position_embeddings_learned;
   if (learned > 0 && learned < job.training.seq_len) {
     return Refuse(kMegatronFormat, "seq_len " + std::to_string(job.training.seq_len) +
@@ -275,8 +312,6 @@ Status CheckMegatronExpressible(const JobSpec& job) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Expected<std::string> WriteMegatron(const Plan& plan) {
   const JobSpec& job = plan.job;

@@ -44,6 +44,8 @@ int64_t LayersPerStage(const JobSpec& job) {
   return (units + per_stage - 1) / per_stage == stages ? per_stage : 0;
 }
 
+}  // namespace
+
 Status CheckTorchrunExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   if (job.training.lora.enabled) {
@@ -90,6 +92,31 @@ Status CheckTorchrunExpressible(const JobSpec& job) {
                       std::to_string(shard) + ", cp " + std::to_string(p.cp) + ", tp " +
                       std::to_string(p.tp) + ")");
   }
+  if (p.tp > 1 && p.tp_overlap) {
+    return Refuse(kTorchrunFormat,
+                  "tp_overlap: torchtitan's async tensor parallelism needs torch.compile "
+                  "(maybe_enable_async_tp raises without --compile.enable), and this export "
+                  "launches eager torchtitan, the stack the plan was timed for; plan without "
+                  "the overlap, or export 'megatron' instead");
+  }
+  const bool sharded = p.ShardsModelState();
+  if (!sharded && p.dp > 1 && (p.tp > 1 || p.pp > 1 || p.cp > 1)) {
+    return Refuse(kTorchrunFormat,
+                  "zero 0 with tp, pp or cp: torchtitan's DDP raises \"DDP has not supported > "
+                  "1D parallelism\" (parallelize.py); plan with zero >= 1 (FSDP2)");
+  }
+  if (p.cpu_offload && (sharded ? p.DpShard() : 1) == 1 && p.cp == 1) {
+    return Refuse(kTorchrunFormat,
+                  "cpu offload without sharding: torchtitan applies FSDP2's offload policy "
+                  "only to a sharded model (data_parallel_shard_degree or cp > 1), so the "
+                  "optimizer state would stay on the GPU; export 'megatron' instead");
+  }
+  if (p.pp > 1 && p.schedule == Schedule::kZeroBubbleH1) {
+    return Refuse(kTorchrunFormat,
+                  "schedule zb-h1: torchtitan's zero-bubble schedules (InterleavedZeroBubble, "
+                  "ZBVZeroBubble) run several stages per rank, not ZB-H1's one; plan with "
+                  "schedule 1f1b or interleaved");
+  }
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || !p.stage_layers.empty()) {
     return Refuse(kTorchrunFormat,
                   "the plan's pipeline is uneven (first/last_stage_layers or stage_layers); "
@@ -104,6 +131,8 @@ Status CheckTorchrunExpressible(const JobSpec& job) {
   }
   return RefuseMegatronOnlyKnobs(kTorchrunFormat, job);
 }
+
+namespace {
 
 std::string_view ScheduleName(const ParallelSpec& p) {
   if (p.vpp > 1) return "Interleaved1F1B";
@@ -135,7 +164,7 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
   }
   if (TrainSteps(plan) > 0) o.push_back("--training.steps " + std::to_string(TrainSteps(plan)));
   if (CheckpointIntervalSteps(plan) > 0) {
-    o.push_back("--checkpoint.enable_checkpoint");
+    o.push_back("--checkpoint.enable");
     o.push_back("--checkpoint.interval " + std::to_string(CheckpointIntervalSteps(plan)));
   }
   const bool full_precision = t.precision == Precision::kFp32 || t.precision == Precision::kTf32;
@@ -169,16 +198,8 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
                        "after forward (reshard_after_forward never, SHARD_GRAD_OP) and sharded "
                        "between steps, so memory is at most the plan's");
     }
-  } else if (p.dp > 1 && (p.tp > 1 || p.pp > 1 || p.cp > 1)) {
-    notes->push_back(
-        "zero 0 with other parallelism: DDP over the replicate dimension; torchtitan "
-        "versions whose DDP rejects multi-dimensional meshes need a sharded plan");
   }
   o.push_back("--parallelism.tensor_parallel_degree " + std::to_string(p.tp));
-  if (p.tp > 1 && p.tp_overlap) {
-    o.push_back("--parallelism.enable_async_tensor_parallel");
-    notes->push_back("async tensor parallel takes effect only with torch.compile enabled");
-  }
   if (p.tp > 1 && !p.sequence_parallel) {
     notes->push_back(
         "torchtitan's tensor parallelism always shards norms along the sequence "

@@ -61,6 +61,9 @@ struct PlanRequest {
   /// layouts it can run (StackRunsLayout) and uses its pipeline split.
   FrameworkSpec framework;
   OverheadSpec overhead;
+  /// An export format (planner/export.h) the plan is for: the search keeps only layouts it can
+  /// express (CheckExportable), so the recommendation is one it writes. Empty: any layout.
+  std::string export_format;
   /// Share of each GPU's memory a plan must leave free (FitsWithMargin); in [0, kMaxMemoryMargin].
   double memory_margin = kDefaultMemoryMargin;
 
@@ -188,6 +191,9 @@ struct SearchStats {
   int threads = 1;
   int64_t event_simulated = 0;  ///< finalist layouts re-timed by the event simulator
   double event_seconds = 0;     ///< wall time of those simulations
+  /// Evaluated layouts fast enough to keep that the export format cannot express
+  /// (PlanRequest::export_format).
+  int64_t pruned_export = 0;
 };
 
 /// When nothing fits: the smallest footprint found and what would fit instead.

@@ -123,6 +123,7 @@ nlohmann::json StatsToJson(const SearchStats& s) {
           {"evaluated", s.evaluated},
           {"pruned_memory", s.pruned_memory},
           {"pruned_invalid", s.pruned_invalid},
+          {"pruned_export", s.pruned_export},
           {"elapsed_s", s.seconds},
           {"threads", s.threads},
           {"event_simulated", s.event_simulated},

@@ -14,6 +14,7 @@
 #include "common/str_format.h"
 #include "planner/economics.h"
 #include "planner/explain.h"
+#include "planner/export.h"
 #include "planner/rerank.h"
 #include "planner/units_format.h"
 #include "simulator/model.h"
@@ -489,6 +490,9 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
     return Status::Invalid("--seq-len: " + std::to_string(req.seq_len) + " exceeds the limit of " +
                            std::to_string(kMaxSeqLen) + " tokens");
   }
+  if (!req.export_format.empty() && FindExporter(req.export_format) == nullptr) {
+    return Status::Invalid("--export: unknown export format '" + req.export_format + "'");
+  }
   if (const std::string problem = SeqLenProblem(req.model, req.seq_len); !problem.empty()) {
     return Status::Invalid("--seq-len: " + problem);
   }
@@ -635,6 +639,7 @@ Expected<PlanResult> MakePlan(const PlanRequest& req, const HardwareDb& db,
     result.stats.evaluated += r.stats.evaluated;
     result.stats.pruned_memory += r.stats.pruned_memory;
     result.stats.pruned_invalid += r.stats.pruned_invalid;
+    result.stats.pruned_export += r.stats.pruned_export;
   }
   if (req.global_batch_sizes.size() > 1) {
     result.warnings.push_back(

@@ -249,7 +249,11 @@ ReportSection Search(const SearchStats& st) {
       "Enumerated " + FormatCount(static_cast<double>(st.configurations)) +
       " layouts: " + FormatCount(static_cast<double>(st.evaluated)) + " evaluated, " +
       FormatCount(static_cast<double>(st.pruned_memory)) + " rejected by the memory check, " +
-      FormatCount(static_cast<double>(st.pruned_invalid)) + " by divisibility rules.");
+      FormatCount(static_cast<double>(st.pruned_invalid)) + " by divisibility rules" +
+      (st.pruned_export > 0 ? ", " + FormatCount(static_cast<double>(st.pruned_export)) +
+                                  " fast enough to keep but not expressible in the export"
+                            : "") +
+      ".");
   s.paragraphs.push_back(
       "Searched in " + FormatDuration(st.seconds) + " on " + std::to_string(st.threads) + " " +
       Noun(st.threads, "thread", "threads") + "; the event simulator re-timed the " +

@@ -9,6 +9,7 @@
 
 #include "common/limits.h"
 #include "planner/economics.h"
+#include "planner/export.h"
 #include "simulator/cost_model.h"
 #include "simulator/ep_overlap.h"
 #include "simulator/framework.h"
@@ -322,6 +323,10 @@ class PointSearch {
     std::vector<Plan>& best = out_.best;
     if (best.size() == static_cast<size_t>(kKeepPerPoint) &&
         !(key < best.back().econ.compute_time_s * best.back().rank_factor)) {
+      return true;
+    }
+    if (!req_.export_format.empty() && !CheckExportable(req_.export_format, job_).ok()) {
+      ++out_.stats.pruned_export;
       return true;
     }
     Plan plan;

@@ -49,6 +49,12 @@ std::optional<std::string> EpOverlapProblem(const JobSpec& job) {
         "(frameworks.json: ep_overlap false)",
         job.training.framework.id.c_str());
   }
+  if (job.training.precision == Precision::kFp32 || job.training.precision == Precision::kTf32) {
+    return std::string(
+        "needs a bf16 or fp16 model (Megatron-Core transformer_config.py: "
+        "\"overlap_moe_expert_parallel_comm is only supported with bf16 or fp16 model\"); fp8 "
+        "and fp4 train a bf16 model");
+  }
   if (job.training.recompute == Recompute::kFull) {
     return std::string(
         "needs recompute none or selective (Megatron-Core: \"Disable full recomputation when "

@@ -120,6 +120,13 @@ const std::set<std::string> kMegatronFlags = {
     "--moe-router-load-balancing-type",
     "--moe-aux-loss-coeff",
     "--moe-token-dispatcher-type",
+    // Window attention and the pipeline split's embedding and loss slots
+    // (megatron/training/arguments.py: --window-size tuple_type, --window-attn-skip-freq
+    // moe_freq_type; --account-for-embedding-in-pipeline-split, --account-for-loss-in-...).
+    "--window-size",
+    "--window-attn-skip-freq",
+    "--account-for-embedding-in-pipeline-split",
+    "--account-for-loss-in-pipeline-split",
     // The flex dispatcher's backend and group-limited routing (megatron/training/arguments.py).
     "--moe-flex-dispatcher-backend",
     "--moe-router-num-groups",
@@ -198,7 +205,9 @@ const std::set<std::string> kTorchtitanOptions = {
     "parallelism.context_parallel_rotate_method",
     "parallelism.expert_parallel_degree",
     "parallelism.expert_parallel_comm_backend",
-    "checkpoint.enable_checkpoint",
+    // Checkpoint.enable (renamed from enable_checkpoint, torchtitan PR #1607); releases with
+    // expert_parallel_comm_backend (PR #2107) have only this name.
+    "checkpoint.enable",
     "checkpoint.interval",
     "activation_checkpoint.mode",
     "activation_checkpoint.selective_ac_option",
@@ -560,9 +569,10 @@ TEST(Export, HybridShardingInEveryFormat) {
   ExpectTorchtitanOptionsKnown(titan);
   EXPECT_TRUE(Contains(titan, "--parallelism.data_parallel_replicate_degree 4 "));
   EXPECT_TRUE(Contains(titan, "--parallelism.data_parallel_shard_degree 8 "));
-  const nlohmann::json ds = DeepSpeedJson(plan);
-  ExpectDeepSpeedKeysKnown(ds, "");
-  EXPECT_EQ(ds["zero_optimization"]["mics_shard_size"], 8);
+  // DeepSpeed's hybrid sharding (MiCS) needs MiCS_Init in the model code: refused.
+  EXPECT_TRUE(Contains(ErrorOf(plan, "deepspeed"),
+                       "deepspeed: dp_replicate 4 (hybrid sharding): DeepSpeed's MiCS needs the "
+                       "model built under deepspeed.zero.MiCS_Init"));
   const std::vector<YamlRow> rows = ParseYaml(Export(plan, "accelerate"));
   ExpectAccelerateKeysKnown(rows);
   EXPECT_EQ(YamlValue(rows, "parallelism_config", "parallelism_config_dp_replicate_size"), "4");
@@ -682,13 +692,47 @@ TEST(ExportMegatron, DeepSeekSharedExpertsAndDenseLayers) {
 }
 
 // The flags set no local attention: the script says so rather than training another model.
-TEST(ExportMegatron, LocalAttentionIsNoted) {
-  const std::string s =
-      Export(MakePlan(Spec("mistral-7b", 8, {{"tp", 8}, {"sequence_parallel", true}})), "megatron");
-  ExpectMegatronFlagsKnown(s);
-  EXPECT_TRUE(Contains(s,
-                       "# note: local attention is not set by these flags: the plan has "
-                       "sliding-window attention of 4096 tokens on 32 of 32 layers"));
+TEST(ExportMegatron, LocalAttentionSetsTheWindow) {
+  // Transformer Engine's window (left, right) covers keys i - left .. i + right: w keys are
+  // (w - 1, 0).
+  Plan plan = MakePlan(Spec("mistral-7b", 8, {{"tp", 8}, {"sequence_parallel", true}}));
+  const std::string all = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(all);
+  EXPECT_TRUE(Contains(all, "--window-size 4095,0\n"));
+  EXPECT_FALSE(Contains(all, "--window-attn-skip-freq"));
+  // Every other layer local (Gemma 2's pattern): one full layer after each window layer.
+  plan.job.model.local_attention_layers = 16;
+  const std::string half = Export(plan, "megatron");
+  EXPECT_TRUE(Contains(half, "--window-attn-skip-freq 2\n"));
+  EXPECT_TRUE(Contains(half,
+                       "# note: local attention: one full-attention layer after every 1 "
+                       "window layers"));
+  // Chunks are not a window: refused rather than run as one.
+  plan.job.model.attention_chunked = true;
+  EXPECT_TRUE(Contains(ErrorOf(plan, "megatron"), "megatron: chunked attention of 4096 tokens"));
+}
+
+TEST(ExportMegatron, PipelineSlotsAndRefusals) {
+  const std::string slots =
+      Export(MakePlan(Spec("llama3-70b", 24,
+                           {{"tp", 8},
+                            {"pp", 3},
+                            {"sequence_parallel", true},
+                            {"account_for_embedding_in_pipeline_split", true}},
+                           {{"global_batch_size", 24}})),
+             "megatron");
+  EXPECT_TRUE(Contains(slots, "--account-for-embedding-in-pipeline-split\n"));
+  EXPECT_FALSE(Contains(slots, "--account-for-loss-in-pipeline-split"));
+  // validate_args: "Expert parallelism is not supported with fp16 training."
+  const Plan fp16 = MakePlan(Spec("mixtral-8x7b", 16,
+                                  {{"tp", 2}, {"dp", 8}, {"ep", 8}, {"sequence_parallel", true}},
+                                  {{"precision", "fp16"}, {"global_batch_size", 64}}));
+  EXPECT_TRUE(Contains(ErrorOf(fp16, "megatron"), "megatron: fp16 with ep 8"));
+  const Plan zb = MakePlan(Spec("llama3-8b", 16,
+                                {{"pp", 4}, {"dp", 4}, {"zero_stage", 1}, {"schedule", "zb-h1"}},
+                                {{"global_batch_size", 64}}));
+  EXPECT_TRUE(Contains(ErrorOf(zb, "megatron"), "megatron: schedule zb-h1"));
+  EXPECT_TRUE(Contains(ErrorOf(zb, "torchrun-fsdp"), "torchrun-fsdp: schedule zb-h1"));
 }
 
 TEST(Export, DeepEpDispatcherAndGroupLimitedRouting) {
@@ -869,6 +913,29 @@ TEST(ExportTorchrun, RefusesLoraAndFp16) {
                        "bfloat16 or float32"));
 }
 
+TEST(ExportTorchrun, RefusesWhatEagerTorchtitanDoesNotRun) {
+  // Async TP raises without torch.compile; DDP raises on a multi-dimensional mesh; FSDP2's CPU
+  // offload applies only to a sharded model.
+  const Plan overlap = MakePlan(Spec("llama3-8b", 8,
+                                     {{"tp", 2},
+                                      {"dp", 4},
+                                      {"sequence_parallel", true},
+                                      {"tp_overlap", true},
+                                      {"zero_stage", 3}}));
+  EXPECT_TRUE(Contains(ErrorOf(overlap, "torchrun-fsdp"), "torchrun-fsdp: tp_overlap: "));
+  const Plan ddp = MakePlan(Spec("llama3-8b", 8, {{"tp", 2}, {"dp", 4}}));
+  EXPECT_TRUE(Contains(ErrorOf(ddp, "torchrun-fsdp"), "zero 0 with tp, pp or cp"));
+  const Plan offload = MakePlan(
+      Spec("llama3-8b", 1, {{"zero_stage", 1}, {"cpu_offload", true}}, {{"global_batch_size", 8}}));
+  EXPECT_TRUE(Contains(ErrorOf(offload, "torchrun-fsdp"), "cpu offload without sharding"));
+  EXPECT_TRUE(Contains(ErrorOf(offload, "accelerate"), "accelerate: cpu offload on one GPU"));
+}
+
+TEST(ExportDeepSpeed, RefusesAutoTpWithZero3) {
+  const Plan plan = MakePlan(Spec("llama3-8b", 8, {{"tp", 2}, {"dp", 4}, {"zero_stage", 3}}));
+  EXPECT_TRUE(Contains(ErrorOf(plan, "deepspeed"), "deepspeed: tp 2 with ZeRO-3"));
+}
+
 // ---- accelerate -----------------------------------------------------------------------------
 
 TEST(ExportAccelerate, Fsdp2LlamaWithTensorParallel) {
@@ -902,7 +969,13 @@ TEST(ExportAccelerate, DdpSingleGpuLoraAndOffload) {
       Export(MakePlan(Spec("llama3-8b", 1, {}, {{"lora", {{"rank", 16}}}})), "accelerate");
   ExpectAccelerateKeysKnown(ParseYaml(lora));
   EXPECT_EQ(YamlValue(ParseYaml(lora), "", "distributed_type"), "NO");
-  EXPECT_TRUE(Contains(lora, "# note: LoRA rank 16"));
+  EXPECT_TRUE(Contains(lora, "# note: LoRA rank 16 on q_proj, k_proj, v_proj, o_proj"));
+  // QLoRA: the 4-bit base the plan counted must be loaded so.
+  const std::string qlora =
+      Export(MakePlan(Spec("llama3-8b", 1, {}, {{"lora", {{"rank", 16}, {"base", "nf4"}}}})),
+             "accelerate");
+  EXPECT_TRUE(
+      Contains(qlora, "BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\")"));
 
   const std::vector<YamlRow> offload = ParseYaml(
       Export(MakePlan(Spec("mistral-7b", 8, {{"dp", 8}, {"zero_stage", 2}, {"cpu_offload", true}},

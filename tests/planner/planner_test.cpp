@@ -417,6 +417,29 @@ TEST_F(PlannerTest, ExplicitPriceOverridesTheDatabase) {
               1e-6 * r.recommendation.econ.expected_cost_usd);
 }
 
+TEST_F(PlannerTest, ExportKeepsTheSearchToLayoutsTheFormatExpresses) {
+  // DeepSpeed's AutoTP does not run with ZeRO-3 (export_deepspeed.cpp): with the export asked
+  // for, such layouts are left out of the search instead of being recommended and refused.
+  PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 16);
+  req.min_gpus = 16;
+  req.train_tokens = 10e9;
+  req.global_batch_sizes = {1024};
+  req.seq_len = 4096;
+  req.objective = Objective::kTime;
+  req.framework = *db_.FindFramework("deepspeed");
+  req.export_format = "deepspeed";
+  const PlanResult r = Plan(req);
+  ASSERT_TRUE(r.found);
+  EXPECT_GT(r.stats.pruned_export, 0);
+  EXPECT_TRUE(CheckExportable("deepspeed", r.recommendation.job).ok());
+  for (const gpuplan::Plan& a : r.alternatives) {
+    EXPECT_TRUE(CheckExportable("deepspeed", a.job).ok()) << LayoutSummary(a.job);
+  }
+  req.export_format = "no-such-format";
+  EXPECT_NE(ValidatePlanRequest(req, db_).message().find("--export: unknown export format"),
+            std::string::npos);
+}
+
 TEST_F(PlannerTest, RequestErrorsNameTheOption) {
   PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 8);
   req.gpus = {"h100-typo"};

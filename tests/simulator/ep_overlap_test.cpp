@@ -143,6 +143,9 @@ TEST(EpOverlapJobTest, RefusedWhereMegatronAssertsOtherwise) {
   nlohmann::json full = spec;
   full["training"]["recompute"] = "full";
   EXPECT_NE(problem(full).find("Disable full recomputation"), std::string::npos) << problem(full);
+  nlohmann::json fp32 = spec;
+  fp32["training"]["precision"] = "fp32";
+  EXPECT_NE(problem(fp32).find("needs a bf16 or fp16 model"), std::string::npos) << problem(fp32);
   nlohmann::json no_ep = spec;
   no_ep["parallelism"]["ep"] = 1;
   EXPECT_NE(problem(no_ep).find("needs ep > 1"), std::string::npos) << problem(no_ep);
