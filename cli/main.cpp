@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 
 namespace {
 
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     c.attach(sub, &global, &run);
   }
+  gpuplan::CheckOptionValues(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,13 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/model_option.h"
 #include "cli/moe_options.h"
+#include "cli/option_checks.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
 #include "common/checked_math.h"
@@ -399,6 +404,17 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
     req->framework = *stack;
     req->export_format = o.export_format;  // the search keeps to what the format expresses
   }
+  // Output paths are checked before the search, so a typo costs no search and two outputs
+  // cannot overwrite each other.
+  std::vector<OutputPath> paths = {{"--export-out", o.export_out}};
+  if (!o.report_dir.empty()) {
+    for (const std::string& name : ReportFileNames()) {
+      paths.push_back(
+          {"--report (" + name + ")", (std::filesystem::path(o.report_dir) / name).string()});
+    }
+  }
+  GPUPLAN_RETURN_IF_ERROR(CheckDistinctOutputs(paths));
+  if (!o.export_out.empty()) GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(o.export_out));
   TerminalProgress bar("searching", "hardware points");  // redrawn in place on a terminal
   const bool show_bar = !o.quiet && isatty(STDERR_FILENO);
   Expected<PlanResult> result = MakePlan(*req, *db, show_bar ? &bar : nullptr);
@@ -419,10 +435,16 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
     if (!e.ok()) return e.status().WithPrefix("--export " + o.export_format);
     exported = std::move(e).value();
   }
-  if (!o.report_dir.empty()) GPUPLAN_RETURN_IF_ERROR(WriteReport(r, o.report_dir));
-  if (!o.export_out.empty() && !exported.empty()) {
-    GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.export_out, exported));
+  // The report and the export are written as one set: a failure leaves neither half-done.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!o.report_dir.empty()) {
+    GPUPLAN_RETURN_IF_ERROR(CreateReportDirectory(o.report_dir));
+    outputs = ReportFiles(r, o.report_dir);
   }
+  if (!o.export_out.empty() && !exported.empty()) outputs.emplace_back(o.export_out, exported);
+  std::vector<FileContents> writes;
+  for (const auto& [path, content] : outputs) writes.push_back({path, content});
+  GPUPLAN_RETURN_IF_ERROR(WriteFilesAtomically(writes));
   // An export without --export-out is the whole of standard output, so `gpuplan plan ...
   // --export megatron > train.sh` writes a runnable file; the report then goes to standard error,
   // also when no plan is found (the file stays empty rather than holding the report).
@@ -460,20 +482,29 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--model", o->model,
                   "Preset id (gpuplan models), or a HF config.json path or model folder");
   sub->add_option("--tokens", o->tokens, "Tokens to train on, e.g. 2T, 300B");
-  sub->add_option("--samples", o->samples, "Training examples (with --epochs; fine-tuning)");
-  sub->add_option("--epochs", o->epochs, "Passes over --samples (default 1)");
-  sub->add_option("--steps", o->steps, "Optimizer steps");
+  CLI::Option* samples =
+      sub->add_option("--samples", o->samples, "Training examples (with --epochs; fine-tuning)")
+          ->check(PositiveInteger());
+  sub->add_option("--epochs", o->epochs, "Passes over --samples (default 1)")
+      ->check(PositiveInteger())
+      ->needs(samples);
+  sub->add_option("--steps", o->steps, "Optimizer steps")->check(PositiveInteger());
   sub->add_option("--seq-len", o->seq_len,
-                  "Tokens per sequence (default " + std::to_string(kDefaultSeqLen) + ")");
+                  "Tokens per sequence (default " + std::to_string(kDefaultSeqLen) + ")")
+      ->check(PositiveInteger());
   sub->add_option("--global-batch", o->global_batch,
                   "Sequences per step: N, a list N,M or a power-of-two range LOW:HIGH");
   sub->add_option("--precision", o->precisions, "Precisions to consider (default bf16)")
       ->delimiter(',');
-  sub->add_option("--lora-rank", o->lora_rank, "Fine-tune LoRA adapters of this rank");
+  CLI::Option* lora_rank =
+      sub->add_option("--lora-rank", o->lora_rank, "Fine-tune LoRA adapters of this rank")
+          ->check(PositiveInteger());
   sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->needs(lora_rank);
   sub->add_option("--lora-base", o->lora_base,
-                  "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
+                  "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)")
+      ->needs(lora_rank);
   sub->add_option("--attention", o->attention, "flash (default) | unfused");
   sub->add_flag("--grad-reduce-bf16", o->grad_reduce_bf16,
                 "Every plan accumulates and reduces its main gradients in bf16 (Megatron "
@@ -523,16 +554,18 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_flag("--compare-frameworks", o->compare_frameworks,
                 "Also plan the same request under every training stack of frameworks.json and "
                 "print what switching would buy (docs/PLANNER.md)");
-  sub->add_option("--threads", o->threads, "Search threads (default: all cores)");
+  sub->add_option("--threads", o->threads, "Search threads (default: all cores)")
+      ->check(CLI::Range(1, 4096));
   sub->add_flag("--json", o->json, "Print the result as JSON (recommendation, pareto, scaling)");
   sub->add_flag("--quiet", o->quiet, "No progress bar");
   sub->add_option("--report", o->report_dir, "Write plan.md, plan.html, plan.json, plans.csv here");
-  sub->add_option(
+  CLI::Option* format = sub->add_option(
       "--export", o->export_format,
       "Launch configuration of the plan: megatron | deepspeed | torchrun-fsdp | accelerate");
   sub->add_option("--export-out", o->export_out,
                   "Write the --export output to this file (without it, the launch configuration "
-                  "alone goes to standard output and the report to standard error)");
+                  "alone goes to standard output and the report to standard error)")
+      ->needs(format);
   sub->callback([o, global, run] { *run = [o, global] { return RunPlan(*o, *global); }; });
 }
 

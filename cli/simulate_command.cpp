@@ -6,11 +6,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/model_option.h"
 #include "cli/moe_options.h"
+#include "cli/option_checks.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
 #include "common/file_write.h"
@@ -162,6 +164,13 @@ Status CheckRequiredFlags(const SimulateOptions& o) {
 
 Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   GPUPLAN_RETURN_IF_ERROR(CheckRequiredFlags(o));
+  // Output paths are checked before the simulation: a typo costs no work, and the two outputs
+  // cannot overwrite each other.
+  const OutputPath paths[] = {{"--trace", o.trace_path}, {"--timeline-svg", o.svg_path}};
+  GPUPLAN_RETURN_IF_ERROR(CheckDistinctOutputs(paths));
+  for (const OutputPath& p : paths) {
+    if (!p.path.empty()) GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(p.path));
+  }
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   nlohmann::json spec = nlohmann::json::object();
@@ -197,6 +206,7 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   const StepResult r = EvaluateStep(*job, gpu, net, measured);
   const bool event = o.event || !o.trace_path.empty() || !o.svg_path.empty();
   std::optional<EventSimResult> sim;
+  std::vector<std::pair<std::string, std::string>> outputs;  // path, contents: written as one set
   if (event) {
     EventSimOptions options;
     options.record_timeline = !o.trace_path.empty() || !o.svg_path.empty();
@@ -216,14 +226,19 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
                     {"analytic_step_time_s", std::to_string(r.step_time_s)},
                     {"simulated_gpus", std::to_string(sim->simulated_gpus)},
                     {"represented_gpus", std::to_string(job->cluster.num_gpus)}};
-      GPUPLAN_RETURN_IF_ERROR(WriteChromeTrace(o.trace_path, sim->timeline, info));
+      Expected<std::string> text = ChromeTraceFile(o.trace_path, sim->timeline, info);
+      if (!text.ok()) return text.status();
+      outputs.push_back({o.trace_path, std::move(text).value()});
     }
     if (!o.svg_path.empty()) {
       GanttOptions gantt;
       gantt.title = title;
       gantt.compute_only = o.svg_compute_only;
-      GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically(o.svg_path, TimelineSvg(sim->timeline, gantt)));
+      outputs.push_back({o.svg_path, TimelineSvg(sim->timeline, gantt)});
     }
+    std::vector<FileContents> writes;
+    for (const auto& [path, content] : outputs) writes.push_back({path, content});
+    GPUPLAN_RETURN_IF_ERROR(WriteFilesAtomically(writes));
   }
   Expected<std::vector<BandResidual>> residuals = ReadBandResidualsFile(BuiltinBandResidualsPath());
   if (!residuals.ok()) return residuals.status();
@@ -341,17 +356,23 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option(
       "--trace", o->trace_path,
       "Write the simulated step as a Chrome-trace/Perfetto JSON file (implies --event)");
-  sub->add_option("--timeline-svg", o->svg_path,
-                  "Write the simulated step as an SVG Gantt chart (implies --event)");
+  CLI::Option* svg =
+      sub->add_option("--timeline-svg", o->svg_path,
+                      "Write the simulated step as an SVG Gantt chart (implies --event)");
   sub->add_flag("--timeline-compute-only", o->svg_compute_only,
-                "Only the compute stream of each GPU in --timeline-svg");
+                "Only the compute stream of each GPU in --timeline-svg")
+      ->needs(svg);
   sub->add_option("--profile", o->profile_path,
                   "Measured profile of the job's GPU (gpuplan profile): its GEMM, attention, "
                   "memory and collective figures replace the datasheet ones");
-  sub->add_option("--lora-rank", o->lora_rank, "Fine-tune with LoRA adapters of this rank");
-  sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all");
+  CLI::Option* lora_rank =
+      sub->add_option("--lora-rank", o->lora_rank, "Fine-tune with LoRA adapters of this rank")
+          ->check(PositiveInteger());
+  sub->add_option("--lora-targets", o->lora_targets, "q k v o gate up down | attention | all")
+      ->needs(lora_rank);
   sub->add_option("--lora-base", o->lora_base,
-                  "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)");
+                  "Frozen base storage: same | bf16 | fp16 | fp8 | nf4 (QLoRA)")
+      ->needs(lora_rank);
   sub->callback([o, global, run] { *run = [o, global] { return RunSimulate(*o, *global); }; });
 }
 

@@ -38,9 +38,18 @@ mode_t CurrentUmask() {
   return mask;
 }
 
-}  // namespace
+// A file written in full under a temporary name beside its target, not yet renamed.
+struct StagedFile {
+  std::string path;  // as the caller named it (for messages)
+  std::filesystem::path temp, target;
+};
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+void Discard(const std::vector<StagedFile>& staged) {
+  std::error_code ignored;
+  for (const StagedFile& f : staged) std::filesystem::remove(f.temp, ignored);
+}
+
+Expected<StagedFile> Stage(const std::string& path, std::string_view contents) {
   namespace fs = std::filesystem;
   Expected<fs::path> resolved = ResolveTarget(path);
   if (!resolved.ok()) return resolved.status();
@@ -69,16 +78,68 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     done += static_cast<size_t>(n);
   }
   if (::close(fd) != 0 && write_errno == 0) write_errno = errno;
-  std::error_code ignored;
   if (write_errno != 0) {
+    std::error_code ignored;
     fs::remove(temp.data(), ignored);
     return Status::Unavailable(path + ": write failed: " + std::strerror(write_errno));
   }
+  return StagedFile{path, fs::path(temp.data()), target};
+}
+
+}  // namespace
+
+Status WriteFilesAtomically(std::span<const FileContents> files) {
+  std::vector<StagedFile> staged;
+  for (const FileContents& f : files) {
+    Expected<StagedFile> s = Stage(f.path, f.contents);
+    if (!s.ok()) {
+      Discard(staged);
+      return s.status();
+    }
+    staged.push_back(std::move(s).value());
+  }
+  for (size_t i = 0; i < staged.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(staged[i].temp, staged[i].target, ec);
+    if (ec) {
+      Discard(
+          std::vector<StagedFile>(staged.begin() + static_cast<std::ptrdiff_t>(i), staged.end()));
+      return Status::Unavailable(staged[i].path + ": " + ec.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const FileContents file{path, contents};
+  return WriteFilesAtomically(std::span<const FileContents>(&file, 1));
+}
+
+Status CheckOutputPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  Expected<fs::path> resolved = ResolveTarget(path);
+  if (!resolved.ok()) return resolved.status();
   std::error_code ec;
-  fs::rename(temp.data(), target, ec);
-  if (ec) {
-    fs::remove(temp.data(), ignored);
-    return Status::Unavailable(path + ": " + ec.message());
+  const fs::path dir = resolved->parent_path().empty() ? fs::path(".") : resolved->parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    return Status::Unavailable(path + ": the directory '" + dir.string() + "' does not exist");
+  }
+  return Status::Ok();
+}
+
+Status CheckDistinctOutputs(std::span<const OutputPath> outputs) {
+  namespace fs = std::filesystem;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      if (outputs[i].path.empty() || outputs[j].path.empty()) continue;
+      std::error_code ec_a, ec_b;
+      const fs::path a = fs::weakly_canonical(outputs[i].path, ec_a);
+      const fs::path b = fs::weakly_canonical(outputs[j].path, ec_b);
+      if (!ec_a && !ec_b && a == b) {
+        return Status::Invalid(outputs[i].option + " and " + outputs[j].option +
+                               " name the same file, " + outputs[i].path + "; give each its own");
+      }
+    }
   }
   return Status::Ok();
 }

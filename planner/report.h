@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "planner/plan.h"
@@ -30,10 +32,20 @@ std::string PlanResultToHtml(const PlanResult& result);
 /// docs/REPORTS.md.
 std::string PlanResultToCsv(const PlanResult& result);
 
-/// Writes plan.md, plan.html, plan.json and plans.csv into `dir`, creating it if missing. Each
-/// file is first written to a temporary file in `dir` and renamed over the target, so a file is
-/// either complete or absent. On any error the temporary files are removed and the Status
-/// (kUnavailable) names the path at fault.
+/// The report's file names: plan.md, plan.html, plan.json, plans.csv.
+std::vector<std::string> ReportFileNames();
+
+/// The report's files in `dir` (path, contents), in ReportFileNames' order.
+std::vector<std::pair<std::string, std::string>> ReportFiles(const PlanResult& result,
+                                                             const std::string& dir);
+
+/// Creates `dir` (and its parents) for a report; kUnavailable naming it when it cannot.
+Status CreateReportDirectory(const std::string& dir);
+
+/// Writes plan.md, plan.html, plan.json and plans.csv into `dir`, creating it if missing, as
+/// one set (WriteFilesAtomically): all four are written to temporary files in `dir` first and
+/// renamed over the targets only when every write succeeded, so on any error the old files stay
+/// as they were, no temporary file is left, and the Status (kUnavailable) names the path at fault.
 Status WriteReport(const PlanResult& result, const std::string& dir);
 
 }  // namespace gpuplan

@@ -3,6 +3,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "common/file_write.h"
 #include "planner/plan_json.h"
@@ -12,25 +13,40 @@ namespace gpuplan {
 
 namespace fs = std::filesystem;
 
-Status WriteReport(const PlanResult& result, const std::string& dir) {
+std::vector<std::string> ReportFileNames() {
+  return {"plan.md", "plan.html", "plan.json", "plans.csv"};
+}
+
+std::vector<std::pair<std::string, std::string>> ReportFiles(const PlanResult& result,
+                                                             const std::string& dir) {
+  const std::string json =
+      PlanResultToJson(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string contents[] = {PlanResultToMarkdown(result), PlanResultToHtml(result),
+                                  json + "\n", PlanResultToCsv(result)};
+  std::vector<std::pair<std::string, std::string>> files;
+  const std::vector<std::string> names = ReportFileNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    files.emplace_back((fs::path(dir) / names[i]).string(), contents[i]);
+  }
+  return files;
+}
+
+Status CreateReportDirectory(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec)) {
     return Status::Unavailable(dir + ": cannot create the report directory" +
                                (ec ? ": " + ec.message() : std::string()));
   }
-  const std::string json =
-      PlanResultToJson(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  const std::pair<const char*, std::string> files[] = {
-      {"plan.md", PlanResultToMarkdown(result)},
-      {"plan.html", PlanResultToHtml(result)},
-      {"plan.json", json + "\n"},
-      {"plans.csv", PlanResultToCsv(result)},
-  };
-  for (const auto& [name, content] : files) {
-    GPUPLAN_RETURN_IF_ERROR(WriteFileAtomically((fs::path(dir) / name).string(), content));
-  }
   return Status::Ok();
+}
+
+Status WriteReport(const PlanResult& result, const std::string& dir) {
+  GPUPLAN_RETURN_IF_ERROR(CreateReportDirectory(dir));
+  const std::vector<std::pair<std::string, std::string>> files = ReportFiles(result, dir);
+  std::vector<FileContents> writes;
+  for (const auto& [path, content] : files) writes.push_back({path, content});
+  return WriteFilesAtomically(writes);
 }
 
 }  // namespace gpuplan

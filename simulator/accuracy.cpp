@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
+#include "common/json_reader.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
 
@@ -43,30 +45,47 @@ SourceSummary SummarizeErrors(const std::string& source, const std::vector<doubl
 Expected<std::vector<PublishedRun>> ParsePublishedRuns(const nlohmann::json& doc,
                                                        const std::string& origin,
                                                        const HardwareDb& db) {
-  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array()) {
-    return Status::Invalid(origin + ": expected an object with a 'runs' array");
+  // Format: hardware-db/calibration/README.md, "published_runs.json".
+  JsonObjectReader top(doc, origin);
+  top.RejectUnknownFields({"about", "runs"});
+  (void)top.OptionalString("about", "");
+  if (top.status().ok() && !(doc.contains("runs") && doc["runs"].is_array())) {
+    top.Fail("runs", "must be an array of runs");
   }
+  if (top.status().ok() && doc["runs"].empty()) top.Fail("runs", "is empty: give at least one run");
+  if (!top.status().ok()) return top.status();
   std::vector<PublishedRun> runs;
-  for (const nlohmann::json& run : doc["runs"]) {
-    PublishedRun r;
-    r.id = run.value("id", std::string("?"));
-    if (!run.contains("spec") || !run.contains("measured")) {
-      return Status::Invalid(origin + ": run '" + r.id + "': needs 'spec' and 'measured'");
+  std::set<std::string> ids;
+  const nlohmann::json& list = doc["runs"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& run = list[i];
+    JsonObjectReader r(run, origin + ": runs[" + std::to_string(i) + "]");
+    r.RejectUnknownFields(
+        {"id", "source", "source_location", "spec", "measured", "imputed", "notes"});
+    PublishedRun out;
+    out.id = r.String("id");
+    const std::string source = r.String("source");
+    (void)r.OptionalString("source_location", "");
+    (void)r.OptionalString("notes", "");
+    (void)r.OptionalStringList("imputed");
+    const nlohmann::json* spec = r.Object("spec");
+    const nlohmann::json* measured = r.Object("measured");
+    if (r.status().ok() && !ids.insert(out.id).second) {
+      r.Fail("id", "'" + out.id + "' is given to an earlier run too; ids must be unique");
     }
-    Expected<JobSpec> job = ParseJobSpec(run["spec"], origin + ": run '" + r.id + "'", ".", db);
+    if (!r.status().ok()) return r.status();
+    JsonObjectReader m(*measured, origin + ": run '" + out.id + "': measured");
+    m.RejectUnknownFields({"tokens_per_s_per_gpu", "derived_from"});
+    out.measured_tokens_per_s_per_gpu = m.PositiveNumber("tokens_per_s_per_gpu");
+    (void)m.OptionalString("derived_from", "");
+    if (!m.status().ok()) return m.status();
+    Expected<JobSpec> job = ParseJobSpec(*spec, origin + ": run '" + out.id + "'", ".", db);
     if (!job.ok()) return job.status();
-    r.job = std::move(*job);
-    r.gpu = db.FindGpu(r.job.cluster.gpu);
-    r.net = db.FindNetwork(r.job.cluster.inter_node);
-    r.source = SourceLabel(run.value("source", std::string("?")));
-    const nlohmann::json& measured = run["measured"];
-    r.measured_tokens_per_s_per_gpu =
-        measured.is_object() ? measured.value("tokens_per_s_per_gpu", 0.0) : 0.0;
-    if (!(r.measured_tokens_per_s_per_gpu > 0)) {
-      return Status::Invalid(origin + ": run '" + r.id +
-                             "': measured.tokens_per_s_per_gpu missing or not positive");
-    }
-    runs.push_back(std::move(r));
+    out.job = std::move(*job);
+    out.gpu = db.FindGpu(out.job.cluster.gpu);
+    out.net = db.FindNetwork(out.job.cluster.inter_node);
+    out.source = SourceLabel(source);
+    runs.push_back(std::move(out));
   }
   return runs;
 }

@@ -23,6 +23,7 @@ namespace gpuplan {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMaxMeasurement = 1e15;
 // gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
 // 1024**3.
 constexpr double kBytesPerGiB = 1073741824.0;
@@ -92,8 +93,11 @@ class RowReader {
     if (text.empty()) return 0;
     double value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0)) {
-      Fail(column, "must be a non-negative number or empty", text);
+    // from_chars reads "inf" and "nan"; a measurement is finite, and anything above 1e15 (tokens
+    // per second, GB, percent) is a typo that would overflow the ratios built from it.
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0) ||
+        !(value <= kMaxMeasurement)) {
+      Fail(column, "must be a non-negative number up to 1e15, or empty", text);
       return 0;
     }
     return value;
@@ -328,9 +332,23 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
   }
   if (lines.empty()) return Status::Invalid(origin + ": empty file, expected a CSV header");
+  // Plain comma-separated values: no field of the format holds a comma, so none is quoted, and
+  // a quote would be read as part of a field.
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find('"') != std::string_view::npos) {
+      return Status::Invalid(origin + ": line " + std::to_string(i + 1) +
+                             ": a quote; the sweep's CSV has plain comma-separated fields, "
+                             "none quoted (hardware-db/calibration/README.md)");
+    }
+  }
   const std::vector<std::string_view> header = SplitFields(lines[0]);
   std::map<std::string, size_t, std::less<>> index;
-  for (size_t i = 0; i < header.size(); ++i) index.emplace(std::string(header[i]), i);
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (!index.emplace(std::string(header[i]), i).second) {
+      return Status::Invalid(origin + ": line 1: column '" + std::string(header[i]) +
+                             "' appears twice in the header");
+    }
+  }
   for (const char* column : kColumns) {
     if (index.find(column) == index.end()) {
       return Status::Invalid(origin + ": line 1: header lacks column '" + column + "'");

@@ -419,7 +419,8 @@ nlohmann::json TimelineToChromeTrace(const Timeline& timeline, const TraceInfo& 
           {"otherData", std::move(other)}};
 }
 
-Status WriteChromeTrace(const std::string& path, const Timeline& timeline, const TraceInfo& info) {
+Expected<std::string> ChromeTraceFile(const std::string& path, const Timeline& timeline,
+                                      const TraceInfo& info) {
   // Timestamps are whole nanoseconds in an int64_t: a later end would wrap around.
   for (const TimelineOp& op : timeline.ops) {
     if (!(op.end_s <= kMaxTraceSeconds)) {
@@ -428,7 +429,13 @@ Status WriteChromeTrace(const std::string& path, const Timeline& timeline, const
                              " s (docs/JOB_SPEC.md, Limits)");
     }
   }
-  return WriteFileAtomically(path, ChromeTraceText(timeline, info));
+  return ChromeTraceText(timeline, info);
+}
+
+Status WriteChromeTrace(const std::string& path, const Timeline& timeline, const TraceInfo& info) {
+  Expected<std::string> text = ChromeTraceFile(path, timeline, info);
+  if (!text.ok()) return text.status();
+  return WriteFileAtomically(path, *text);
 }
 
 }  // namespace gpuplan

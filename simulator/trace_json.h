@@ -49,6 +49,11 @@ struct TraceInfo {
 /// a negative duration becomes 0.
 nlohmann::json TimelineToChromeTrace(const Timeline& timeline, const TraceInfo& info);
 
+/// The text WriteChromeTrace writes to `path` (named in the error), or its kInvalid refusal of a
+/// step longer than kMaxTraceSeconds; for a caller that writes it with other files as one set.
+Expected<std::string> ChromeTraceFile(const std::string& path, const Timeline& timeline,
+                                      const TraceInfo& info);
+
 /// Writes TimelineToChromeTrace to `path` (compact JSON, the same value): first to a temporary
 /// file in the same directory, then renamed over `path`, so the file is never half-written. The
 /// directory must exist. An error (kUnavailable) names `path`; it leaves no temporary file behind.

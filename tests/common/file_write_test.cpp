@@ -70,5 +70,36 @@ TEST(WriteFileAtomically, MissingDirectoryNamesThePath) {
   EXPECT_TRUE(Contains(WriteFileAtomically(path, "x").message(), path));
 }
 
+TEST(WriteFilesAtomically, AFailedFileLeavesEveryTargetAsItWas) {
+  TempDir dir("gpuplan_file_write_");
+  const fs::path first = dir.path() / "plan.md";
+  std::ofstream(first) << "old";
+  const std::string second = (dir.path() / "missing" / "x.sh").string();
+  const FileContents files[] = {{first.string(), "new"}, {second, "script"}};
+  const Status st = WriteFilesAtomically(files);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st.message(), second)) << st.message();
+  EXPECT_EQ(Slurp(first), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1)
+      << "no temporary file is left";
+  const FileContents both[] = {{first.string(), "new"}, {(dir.path() / "x.sh").string(), "s"}};
+  ASSERT_TRUE(WriteFilesAtomically(both).ok());
+  EXPECT_EQ(Slurp(first), "new");
+}
+
+TEST(CheckOutputs, PathsCheckedBeforeWriting) {
+  TempDir dir("gpuplan_file_write_");
+  EXPECT_TRUE(CheckOutputPath((dir.path() / "a.json").string()).ok());
+  EXPECT_TRUE(Contains(CheckOutputPath((dir.path() / "no" / "a.json").string()).message(),
+                       "does not exist"));
+  EXPECT_TRUE(Contains(CheckOutputPath(dir.path().string()).message(), "a directory"));
+  const std::string a = (dir.path() / "a").string();
+  const OutputPath same[] = {{"--trace", a}, {"--timeline-svg", (dir.path() / "." / "a").string()}};
+  EXPECT_TRUE(Contains(CheckDistinctOutputs(same).message(),
+                       "--trace and --timeline-svg name the same file"));
+  const OutputPath distinct[] = {{"--trace", a}, {"--timeline-svg", ""}};
+  EXPECT_TRUE(CheckDistinctOutputs(distinct).ok());
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -42,6 +42,37 @@ TEST(Calibration, PublishedRunsWithinBounds) {
   }
 }
 
+// A runs file of the wrong shape is an error naming the run and field, never a crash (an id of
+// the wrong type used to throw out of nlohmann::json).
+TEST(Calibration, RunsFileErrorsNameTheField) {
+  const HardwareDb& db = BuiltinDb();
+  const auto [doc, path] = CalibrationFile("published_runs.json");
+  auto error = [&](const nlohmann::json& runs) {
+    Expected<std::vector<PublishedRun>> r = ParsePublishedRuns(runs, "r.json", db);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_EQ(error({{"runs", {5}}}), "r.json: runs[0]: expected a JSON object, got 5");
+  nlohmann::json run = doc["runs"][0];
+  nlohmann::json bad = run;
+  bad["id"] = 7;
+  EXPECT_NE(error({{"runs", {bad}}})
+                .find("r.json: runs[0]: field 'id': must be a non-empty string, got 7"),
+            std::string::npos)
+      << error({{"runs", {bad}}});
+  bad = run;
+  bad["measured"]["tokens_per_s_per_gpu"] = "fast";
+  EXPECT_NE(error({{"runs", {bad}}}).find("measured: field 'tokens_per_s_per_gpu'"),
+            std::string::npos);
+  bad = run;
+  bad["typo"] = 1;
+  EXPECT_NE(error({{"runs", {bad}}}).find("r.json: runs[0]: field 'typo': unknown field"),
+            std::string::npos)
+      << error({{"runs", {bad}}});
+  EXPECT_NE(error({{"runs", {run, run}}}).find("ids must be unique"), std::string::npos);
+  EXPECT_EQ(error({{"runs", nlohmann::json::array()}}),
+            "r.json: field 'runs': is empty: give at least one run");
+}
+
 // The candidate runs (not in the calibration set yet, docs/ACCURACY.md) parse and are predicted.
 TEST(Calibration, CandidateRunsParse) {
   const auto [doc, path] = CalibrationFile("candidate_runs.json");

@@ -65,6 +65,24 @@ TEST(LayoutSweep, CsvErrorsNameLineAndColumn) {
   e = ParseLayoutSweep(no_status + kOkRow, "s.csv", db);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().message(), "s.csv: line 1: header lacks column 'status'");
+
+  // A measurement is finite (from_chars reads "inf"); a column named twice, or a quote, is not
+  // the format.
+  std::string inf = kOkRow;
+  inf.replace(inf.find(",50.2,"), 6, ",inf,");
+  e = ParseLayoutSweep(std::string(kHeader) + inf, "s.csv", db);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(),
+            "s.csv: line 2: column 'gpu_mem_gb': must be a non-negative number up to 1e15, or "
+            "empty, got 'inf'");
+  e = ParseLayoutSweep(std::string(kHeader).replace(0, 0, "status,") + kOkRow, "s.csv", db);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "s.csv: line 1: column 'status' appears twice in the header");
+  std::string quoted = kOkRow;
+  quoted.insert(0, "\"");
+  e = ParseLayoutSweep(std::string(kHeader) + quoted, "s.csv", db);
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(e.status().message().starts_with("s.csv: line 2: a quote;")) << e.status().message();
 }
 
 // Issue 17, found by fuzz/layout_sweep (tests/data/fuzz-repro/layout_sweep/): a row of 9e15
