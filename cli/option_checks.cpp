@@ -1,6 +1,8 @@
 // Checks of option values as typed, shared by every command (cli/option_checks.h).
 #include "cli/option_checks.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -31,9 +33,22 @@ void CheckOptionValues(CLI::App* app) {
         const bool digits =
             i < value.size() && value.find_first_not_of("0123456789", i) == std::string::npos;
         const bool leading_zero = value.size() > i + 1 && value[i] == '0';
-        return digits && !leading_zero
-                   ? std::string()
-                   : "'" + value + "' is not a decimal integer (digits, no leading zero)";
+        if (!digits || leading_zero) {
+          return "'" + value + "' is not a decimal integer (digits, no leading zero)";
+        }
+        errno = 0;
+        (void)std::strtoll(value.c_str(), nullptr, 10);
+        return errno == ERANGE ? "'" + value + "' is out of range (at most 9223372036854775807)"
+                               : std::string();
+      },
+      "");
+  // CLI11 reads "nan" and "inf" into a double; no option means either.
+  const CLI::Validator finite(
+      [](std::string& value) {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        return *end == '\0' && !std::isfinite(v) ? "'" + value + "' is not a finite number"
+                                                 : std::string();
       },
       "");
   std::vector<CLI::App*> apps = {app};
@@ -45,6 +60,7 @@ void CheckOptionValues(CLI::App* app) {
       if (opt->get_type_size() == 0 || opt->get_items_expected_min() == 0) continue;
       opt->check(given);
       if (opt->get_type_name() == "INT" || opt->get_type_name() == "UINT") opt->check(decimal);
+      if (opt->get_type_name() == "FLOAT") opt->check(finite);
     }
   }
 }

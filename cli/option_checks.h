@@ -10,8 +10,9 @@ namespace gpuplan {
 CLI::Validator PositiveInteger();
 
 /// Adds to every option of `app` and its subcommands that takes a value: an empty value is an
-/// error (not the option's default), and an integer must be decimal (CLI11 alone reads "010" as
-/// octal 8 and "0x8" as hex). Call after every command has attached its options.
+/// error (not the option's default), an integer must be decimal and fit an int64_t (CLI11 alone
+/// reads "010" as octal 8, "0x8" as hex, and clamps 2^64), and a number must be finite (CLI11
+/// reads "nan" and "inf"). Call after every command has attached its options.
 void CheckOptionValues(CLI::App* app);
 
 }  // namespace gpuplan

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -270,6 +271,15 @@ Expected<PlanRequest> BuildRequest(const PlanOptions& o, const HardwareDb& db,
     const auto eq = p.find('=');
     std::optional<double> usd =
         eq == std::string::npos ? std::nullopt : ParseCount(p.substr(eq + 1));
+    if (!usd && eq != std::string::npos) {
+      // The form is right when the value is a number: then only its range is wrong.
+      const std::string value = p.substr(eq + 1);
+      char* end = nullptr;
+      (void)std::strtod(value.c_str(), &end);
+      if (!value.empty() && *end == '\0') {
+        return Invalid("--price", p.substr(0, eq) + ": $/GPU-hour must be > 0, got " + value);
+      }
+    }
     if (!usd)
       return Invalid("--price",
                      "'" + p + "' is not GPU=USD_PER_GPU_HOUR (e.g. h100-sxm5-80gb=2.10)");

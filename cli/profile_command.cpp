@@ -10,9 +10,11 @@
 
 #include "cli/commands.h"
 #include "cli/model_option.h"
+#include "cli/option_checks.h"
 #include "cli/profile_option.h"
 #include "cli/progress_bar.h"
 #include "cli/run_info.h"
+#include "common/file_write.h"
 #include "common/str_format.h"
 #include "profiler/cpu_backends.h"
 #include "profiler/profile_report.h"
@@ -91,11 +93,18 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
   if (!o.model.empty()) {
     Expected<ModelSpec> model = ResolveModel(o.model);
     if (!model.ok()) return model.status().WithPrefix("--model");
-    if (o.tp < 1 || o.tokens < 1) return Status::Invalid("--tp and --tokens must be positive");
+    // The shapes of a TP rank: tp must split the heads and the MLP as simulate requires.
+    if (model->num_attention_heads % o.tp != 0 || model->ffn_hidden_size % o.tp != 0) {
+      return Status::Invalid(StrFormat(
+          "--tp: %lld does not divide the model's %lld attention heads and %lld MLP width",
+          static_cast<long long>(o.tp), static_cast<long long>(model->num_attention_heads),
+          static_cast<long long>(model->ffn_hidden_size)));
+    }
     if (!cpu) options.gemm_shapes = DefaultGemmShapes(o.quick);
     for (const GemmShape& s : ModelGemmShapes(*model, o.tp, o.tokens))
       options.gemm_shapes.push_back(s);
   }
+  GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(o.out));  // before minutes of measuring
   Expected<ProfileBackends> backends =
       cpu ? Expected<ProfileBackends>(MakeCpuBackends()) : MakeSystemBackends(o.device);
   if (!backends.ok()) return Status::Unavailable("cannot profile: " + backends.status().message());
@@ -139,11 +148,17 @@ void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Sta
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "Smaller grids and shorter timing loops (<= 3 min, one GPU)");
   sub->add_option("--device", o->device, "GPU index for GEMMs, kernels and copies")
+      ->check(CLI::Range(0, 1023))
       ->capture_default_str();
-  sub->add_option("--model", o->model,
-                  "Also time the GEMMs of this model (preset id or HF config.json)");
-  sub->add_option("--tp", o->tp, "Tensor parallelism of those GEMM shapes")->capture_default_str();
+  CLI::Option* model = sub->add_option(
+      "--model", o->model, "Also time the GEMMs of this model (preset id or HF config.json)");
+  sub->add_option("--tp", o->tp, "Tensor parallelism of those GEMM shapes")
+      ->check(PositiveInteger())
+      ->needs(model)
+      ->capture_default_str();
   sub->add_option("--tokens", o->tokens, "Tokens per micro-batch of those GEMM shapes")
+      ->check(PositiveInteger())
+      ->needs(model)
       ->capture_default_str();
   sub->add_option("--gpu-id", o->gpu_id,
                   "hardware-db GPU id the profile calibrates (default: matched from the device)");

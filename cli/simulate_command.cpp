@@ -174,7 +174,7 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   nlohmann::json spec = nlohmann::json::object();
-  std::string origin = "<flags>";
+  std::string origin = "flags";  // errors about fields no flag set read "flags: section: ..."
   std::string base_dir = ".";
   if (!o.spec_path.empty()) {
     Expected<nlohmann::json> file = ReadJsonFile(o.spec_path);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
@@ -353,6 +354,7 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
   if (!o.show.empty()) {
+    if (!o.plan.empty()) return Status::Invalid("--show: prints a report; not with --plan");
     Expected<ValidationReport> report = ReadValidationReport(o.show, *db);
     if (!report.ok()) return report.status();
     std::printf("%s", ValidationReportMarkdown(*report).c_str());
@@ -403,9 +405,12 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         "--report, --profile and --require-targets: not with --comm-only (it measures nothing)");
   }
-  if (o.require_targets && o.dry_run) {
-    return Status::Invalid("--require-targets: not with --dry-run (it measures nothing)");
+  if (o.dry_run && (o.require_targets || !o.report.empty() || !o.profile.empty())) {
+    return Status::Invalid(
+        "--require-targets, --report and --profile: not with --dry-run (it measures nothing)");
   }
+  // Before the run: a report path that cannot be written costs no measurement.
+  if (!o.report.empty()) GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(o.report));
   if (!o.dry_run) {
     const bool cpu = o.backend == "cpu";
     std::optional<ProfileCalibration> cal;
@@ -527,7 +532,14 @@ Status RunCalibrate(const CalibrateOptions& o, const GlobalOptions& g) {
   Expected<Profile> profile = ReadProfile(o.profile);
   if (!profile.ok()) return profile.status().WithPrefix("--profile");
   std::vector<ValidationReport> reports;
-  for (const std::string& path : o.reports) {
+  for (size_t i = 0; i < o.reports.size(); ++i) {
+    const std::string& path = o.reports[i];
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(o.reports[j], path, ec) && !ec) {
+        return Status::Invalid("--report: " + path + " is given twice; each report counts once");
+      }
+    }
     Expected<ValidationReport> r = ReadValidationReport(path, *db);
     if (!r.ok()) return r.status().WithPrefix("--report");
     reports.push_back(std::move(r).value());

@@ -603,6 +603,13 @@ Status ValidatePlanRequest(const PlanRequest& req, const HardwareDb& db) {
     if (!(usd > 0)) return Status::Invalid("--price: " + g + ": $/GPU-hour must be > 0");
   }
   if (req.lora.enabled && req.lora.rank < 1) return Status::Invalid("--lora-rank: must be >= 1");
+  // As ValidateJob: the NVFP4 recipe is a pre-training one.
+  if (req.lora.enabled && std::find(req.precisions.begin(), req.precisions.end(),
+                                    Precision::kFp4) != req.precisions.end()) {
+    return Status::Invalid(
+        "--precision: fp4 is modelled for full training (the NVFP4 pre-training recipe), not "
+        "with --lora-rank; use bf16 or fp8");
+  }
   if (req.confidence != 0) {
     if (!(req.confidence >= kMinConfidence && req.confidence <= kMaxConfidence)) {
       return Status::Invalid(StrFormat("--confidence: must be in [%g, %g], got %g", kMinConfidence,

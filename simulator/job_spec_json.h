@@ -25,12 +25,13 @@ struct SpecFlags {
   bool without_file = false;
 };
 
-/// Parses a job spec object. `origin` names it in errors (a path or "<flags>"); `base_dir` is
-/// where a relative {"hf_config": "path"} is resolved. Omitted optional fields take the
-/// documented defaults (training.seq_len kDefaultSeqLen; inter_node and gpus_per_node from the
-/// GPU's default node, dp from the GPU count; an explicit gpus_per_node above num_gpus is reduced
-/// to num_gpus; fsdp makes zero_stage default to 3). Unknown fields are errors. Calls ValidateJob
-/// before returning. An error about a field in `flags.given` starts with that flag and value
+/// Parses a job spec object. `origin` names it in errors (a path, or "flags" for a job given by
+/// flags alone); `base_dir` is where a relative {"hf_config": "path"} is resolved. Omitted optional
+/// fields take the documented defaults (training.seq_len kDefaultSeqLen; inter_node and
+/// gpus_per_node from the GPU's default node, dp from the GPU count; an explicit gpus_per_node
+/// above num_gpus is reduced to num_gpus; fsdp makes zero_stage default to 3). Unknown fields are
+/// errors. Calls ValidateJob before returning. An error about a field in `flags.given` starts with
+/// that flag and value
 /// ("--gpus 100: ...") instead of "origin: section: field 'name'"; a GPU count that conflicts
 /// with the parallel degrees is reported against whichever of them a flag set.
 Expected<JobSpec> ParseJobSpec(const nlohmann::json& spec, const std::string& origin,

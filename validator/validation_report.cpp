@@ -178,6 +178,9 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
   JsonObjectReader mr(*measured, origin + ": measured");
   mr.RejectUnknownFields({"step_s", "peak_memory_bytes", "phases"});
   v.measured_peak_memory_bytes = mr.PositiveNumber("peak_memory_bytes");
+  // The step time is derived from the phases (MeasuredStepSeconds) when read back; a value that
+  // is there must still be a step time, not null, a string or a negative number.
+  (void)mr.OptionalPositiveNumber("step_s", 1);
   const json* mp = mr.OptionalObject("phases");
   GPUPLAN_RETURN_IF_ERROR(mr.status());
   GPUPLAN_RETURN_IF_ERROR(PhasesFromJson(mp, origin + ": measured.phases", &v.phases.measured));

@@ -610,13 +610,13 @@ TEST(JobSpecInvalid, ErrorsNameTheFlagThatSetTheField) {
   spec["parallelism"]["account_for_embedding_in_pipeline_split"] = true;
   flags = SpecFlags{};
   flags.given["parallelism.account_for_embedding_in_pipeline_split"] = "--embedding-slot";
-  EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
+  EXPECT_EQ(ParseJobSpec(spec, "flags", "", Db(), flags).status().message(),
             "--embedding-slot: needs pp > 1");
   spec["parallelism"]["pp"] = 4;
   spec["parallelism"]["dp"] = 8;
   spec["parallelism"]["account_for_loss_in_pipeline_split"] = true;
   flags.given["parallelism.account_for_loss_in_pipeline_split"] = "--loss-slot";
-  EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
+  EXPECT_EQ(ParseJobSpec(spec, "flags", "", Db(), flags).status().message(),
             "--embedding-slot: model.num_layers 36 + 2 slots (with --loss-slot) = 38 is not "
             "divisible by parallelism.pp*vpp = 4");
 
@@ -631,8 +631,8 @@ TEST(JobSpecInvalid, ErrorsNameTheFlagThatSetTheField) {
   flags.names["parallelism.first_stage_layers"] = "--first-stage-layers";
   flags.names["parallelism.last_stage_layers"] = "--last-stage-layers";
   flags.without_file = true;
-  EXPECT_EQ(ParseJobSpec(spec, "<flags>", "", Db(), flags).status().message(),
-            "<flags>: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 8 "
+  EXPECT_EQ(ParseJobSpec(spec, "flags", "", Db(), flags).status().message(),
+            "flags: model: field 'num_layers': 36 is not divisible by parallelism.pp*vpp = 8 "
             "(give --first-stage-layers and --last-stage-layers for an uneven split, e.g. 3 and "
             "3: 3 + 6 x 5 + 3, or --embedding-slot / --loss-slot add one slot each)");
 }
