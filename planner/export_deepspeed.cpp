@@ -14,60 +14,48 @@ constexpr std::string_view kDeepSpeedFormat = "deepspeed";
 
 Status CheckDeepSpeedExpressible(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
-  if (job.training.lora.enabled) {
-    return Refuse(kDeepSpeedFormat,
-                  "LoRA rank " + std::to_string(job.training.lora.rank) +
-                      ": the config JSON has no LoRA/PEFT key (the adapters are applied "
-                      "in the training script) and no comment to carry one, so the file "
-                      "would train the full model; export 'accelerate' and apply the "
-                      "adapters with Hugging Face PEFT instead");
-  }
-  if (p.pp > 1) {
-    return Refuse(kDeepSpeedFormat,
-                  "pp " + std::to_string(p.pp) +
-                      ": DeepSpeed pipeline parallelism needs the model rewritten as a "
-                      "PipelineModule in code, which a config JSON cannot express; export "
-                      "'megatron' instead");
-  }
-  if (p.cp > 1) {
-    return Refuse(kDeepSpeedFormat,
-                  "cp " + std::to_string(p.cp) +
-                      ": the config JSON has no context (ring) parallelism; export "
-                      "'megatron' or 'torchrun-fsdp' instead");
-  }
-  if (p.ep > 1) {
-    return Refuse(kDeepSpeedFormat,
-                  "ep " + std::to_string(p.ep) +
-                      ": DeepSpeed expert parallelism needs MoE layers built in code; "
-                      "export 'megatron' or 'torchrun-fsdp' instead");
-  }
-  if (p.ExpertTp() != p.tp) {
-    return Refuse(kDeepSpeedFormat,
-                  "etp " + std::to_string(p.ExpertTp()) +
-                      ": the config JSON has no expert tensor parallelism; export "
-                      "'megatron' or 'torchrun-fsdp' instead");
-  }
-  if (p.tp > 1 && (p.fsdp || p.zero_stage == 3)) {
-    return Refuse(kDeepSpeedFormat,
-                  "tp " + std::to_string(p.tp) +
-                      " with ZeRO-3: DeepSpeed's AutoTP runs with ZeRO stages 0-2 (runtime/"
-                      "engine.py asserts zero_stage <= 2 with autotp); plan with zero <= 2, or "
-                      "export 'megatron' or 'torchrun-fsdp' instead");
-  }
-  if (p.dp_replicate > 1) {
-    return Refuse(kDeepSpeedFormat,
-                  "dp_replicate " + std::to_string(p.dp_replicate) +
-                      " (hybrid sharding): DeepSpeed's MiCS needs the model built under "
-                      "deepspeed.zero.MiCS_Init in code, and with the usual zero.Init the "
-                      "config's mics_shard_size fails; export 'megatron' or 'torchrun-fsdp' "
-                      "instead");
-  }
-  if (job.training.precision == Precision::kFp8 || job.training.precision == Precision::kFp4) {
-    const std::string name(PrecisionName(job.training.precision));
-    return Refuse(kDeepSpeedFormat,
-                  name + ": the config JSON has no " + name +
-                      " switch (it comes from Transformer Engine layers in the model "
-                      "code); export 'megatron' instead");
+  const TrainingSpec& t = job.training;
+  const std::string precision(PrecisionName(t.precision));
+  // What the config JSON cannot express, one row each: the first that applies is the refusal.
+  const struct {
+    bool applies;
+    std::string reason;
+  } refusals[] = {
+      {t.lora.enabled,
+       "LoRA rank " + std::to_string(t.lora.rank) +
+           ": the config JSON has no LoRA/PEFT key (the adapters are applied in the training "
+           "script) and no comment to carry one, so the file would train the full model; export "
+           "'accelerate' and apply the adapters with Hugging Face PEFT instead"},
+      {p.pp > 1, "pp " + std::to_string(p.pp) +
+                     ": DeepSpeed pipeline parallelism needs the model rewritten as a "
+                     "PipelineModule in code, which a config JSON cannot express; export "
+                     "'megatron' instead"},
+      {p.cp > 1, "cp " + std::to_string(p.cp) +
+                     ": the config JSON has no context (ring) parallelism; export 'megatron' or "
+                     "'torchrun-fsdp' instead"},
+      {p.ep > 1, "ep " + std::to_string(p.ep) +
+                     ": DeepSpeed expert parallelism needs MoE layers built in code; export "
+                     "'megatron' or 'torchrun-fsdp' instead"},
+      {p.ExpertTp() != p.tp, "etp " + std::to_string(p.ExpertTp()) +
+                                 ": the config JSON has no expert tensor parallelism; export "
+                                 "'megatron' or 'torchrun-fsdp' instead"},
+      {p.tp > 1 && (p.fsdp || p.zero_stage == 3),
+       "tp " + std::to_string(p.tp) +
+           " with ZeRO-3: DeepSpeed's AutoTP runs with ZeRO stages 0-2 (runtime/engine.py "
+           "asserts zero_stage <= 2 with autotp); plan with zero <= 2, or export 'megatron' or "
+           "'torchrun-fsdp' instead"},
+      {p.dp_replicate > 1,
+       "dp_replicate " + std::to_string(p.dp_replicate) +
+           " (hybrid sharding): DeepSpeed's MiCS needs the model built under "
+           "deepspeed.zero.MiCS_Init in code, and with the usual zero.Init the config's "
+           "mics_shard_size fails; export 'megatron' or 'torchrun-fsdp' instead"},
+      {t.precision == Precision::kFp8 || t.precision == Precision::kFp4,
+       precision + ": the config JSON has no " + precision +
+           " switch (it comes from Transformer Engine layers in the model code); export "
+           "'megatron' instead"},
+  };
+  for (const auto& refusal : refusals) {
+    if (refusal.applies) return Refuse(kDeepSpeedFormat, refusal.reason);
   }
   return RefuseMegatronOnlyKnobs(kDeepSpeedFormat, job);
 }
