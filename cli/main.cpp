@@ -64,6 +64,24 @@ std::string CommandNames() {
   return out;
 }
 
+// A message as the terminal should show it: a control byte the user's input carried into it (a
+// NUL would cut the line, an ESC would drive the terminal) is written as \xNN.
+std::string TerminalSafe(const std::string& message) {
+  std::string out;
+  for (const char c : message) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && c != '\n' && c != '\t') || b == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +129,6 @@ int main(int argc, char** argv) {
   const gpuplan::Status st = run();
   if (st.ok()) return kExitOk;
   const char* label = st.kind() == gpuplan::ErrorKind::kNotFound ? "" : "error: ";
-  std::fprintf(stderr, "gpuplan: %s%s\n", label, st.message().c_str());
+  std::fprintf(stderr, "gpuplan: %s%s\n", label, TerminalSafe(st.message()).c_str());
   return ExitCode(st.kind());
 }

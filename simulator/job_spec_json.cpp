@@ -787,9 +787,17 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
     }
   }
   if (!(gpu->PeakFlops(t.precision) > 0)) {
-    return Fail("training", "precision",
-                std::string(NameOf(t.precision)) + " is not supported by GPU '" + c.gpu + "' (no " +
-                    NameOf(t.precision) + " peak in the hardware database)");
+    const std::string problem = std::string(NameOf(t.precision)) + " is not supported by GPU '" +
+                                c.gpu + "' (no " + NameOf(t.precision) +
+                                " peak in the hardware database)";
+    // A flag that chose the GPU is to blame when the precision is the spec's or the default.
+    if (names.Given("cluster", "gpu") != nullptr &&
+        names.Given("training", "precision") == nullptr) {
+      return Fail("cluster", "gpu",
+                  problem + "; set another precision with " +
+                      names.Setting("training", "precision") + " or choose another GPU");
+    }
+    return Fail("training", "precision", problem);
   }
   if (t.lora.enabled) {
     if (t.lora.rank < 1) {
