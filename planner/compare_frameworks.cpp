@@ -25,6 +25,9 @@ Expected<std::vector<FrameworkComparisonRow>> CompareFrameworks(const PlanReques
     const std::string& id = stack.id;
     PlanRequest under = req;
     under.framework = stack;
+    // An export format launches the request's own stack: another stack's row is what switching
+    // (and exporting for that stack) would buy, so its search is not kept to this format.
+    if (id != req.framework.id) under.export_format.clear();
     Expected<PlanResult> r = MakePlan(under, db, progress);
     if (!r.ok()) return r.status().WithPrefix("--compare-frameworks: " + id);
     FrameworkComparisonRow row;

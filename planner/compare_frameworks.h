@@ -23,7 +23,8 @@ struct FrameworkComparisonRow {
 /// MakePlan of `req` with PlanRequest::framework set to each stack of `db`: the request's own
 /// stack first (when `db` has it), then the others in id order. Each
 /// stack's search keeps to what it runs (StackRunsLayout), so the rows differ in layout as well
-/// as in time. `progress` is passed to every search.
+/// as in time. Only the request's own stack keeps to `req.export_format` (the format launches
+/// that stack). `progress` is passed to every search.
 Expected<std::vector<FrameworkComparisonRow>> CompareFrameworks(const PlanRequest& req,
                                                                 const HardwareDb& db,
                                                                 ProgressSink* progress);
