@@ -304,12 +304,6 @@ Status CheckMegatronExpressible(const JobSpec& job) {
                       " tokens: pretrain_gpt.py's flags set sliding windows (--window-size), not "
                       "chunks, so the run would attend differently from the plan");
   }
-  const int64_t learned = job.model.max_position_embeddings_learned;
-  if (learned > 0 && learned < job.training.seq_len) {
-    return Refuse(kMegatronFormat, "seq_len " + std::to_string(job.training.seq_len) +
-                                       " exceeds the model's " + std::to_string(learned) +
-                                       " learned positions (--max-position-embeddings)");
-  }
   return Status::Ok();
 }
 
