@@ -178,11 +178,19 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
   JsonObjectReader mr(*measured, origin + ": measured");
   mr.RejectUnknownFields({"step_s", "peak_memory_bytes", "phases"});
   v.measured_peak_memory_bytes = mr.PositiveNumber("peak_memory_bytes");
-  // The step time is derived from the phases (MeasuredStepSeconds) when read back; a value that
-  // is there must still be a step time, not null, a string or a negative number.
-  (void)mr.OptionalPositiveNumber("step_s", 1);
+  // The step time is derived from step_seconds (MeasuredStepSeconds, their median) when read
+  // back; a value that is there must be that median, not null, a string, a negative number or
+  // an edited figure that calibrate would silently ignore.
+  const double step_s = mr.OptionalPositiveNumber("step_s", 0);
   const json* mp = mr.OptionalObject("phases");
   GPUPLAN_RETURN_IF_ERROR(mr.status());
+  const double median = v.MeasuredStepSeconds();
+  if (step_s > 0 && std::abs(step_s - median) > 1e-9 * median) {
+    return Status::Invalid(StrFormat(
+        "%s: measured: field 'step_s': %.9g s is not the median of step_seconds (%.9g s), "
+        "from which the measured step time is taken; remove it or make the two agree",
+        origin.c_str(), step_s, median));
+  }
   GPUPLAN_RETURN_IF_ERROR(PhasesFromJson(mp, origin + ": measured.phases", &v.phases.measured));
   return v;
 }

@@ -76,6 +76,10 @@ TEST(ValidationReport, BadReportsNameTheField) {
       {[](nlohmann::json& x) { x["step_seconds"] = nlohmann::json::array(); }, "step_seconds"},
       {[](nlohmann::json& x) { x["step_seconds"][2] = -1; }, "step_seconds'[2]"},
       {[](nlohmann::json& x) { x["measured"].erase("peak_memory_bytes"); }, "peak_memory_bytes"},
+      // An edited step time that calibrate would ignore (it takes the median of step_seconds).
+      {[](nlohmann::json& x) { x["measured"]["step_s"] = 123.0; },
+       "not the median of step_seconds"},
+      {[](nlohmann::json& x) { x["measured"]["step_s"] = "1.0"; }, "'step_s'"},
       {[](nlohmann::json& x) { x["predicted"]["phases"]["computer"] = 1; }, "computer"},
       {[](nlohmann::json& x) { x["job"]["parallelism"]["tp"] = 3; }, "job"},
   };
