@@ -106,13 +106,23 @@ struct FrameworkSpec {
   double tp_seconds_per_inter_node_hop = 0;
   /// Highest ZeRO stage the stack runs (nanotron shards only the optimizer state: 1).
   int max_zero_stage = 3;
+  /// Highest ZeRO stage it runs with pipeline parallelism (pp >= 2; DeepSpeed's PipelineEngine
+  /// asserts stage 0-1); max_zero_stage where the entry gives none.
+  int max_zero_stage_with_pp = 3;
   /// Whether it runs fully sharded data parallelism (PyTorch FSDP / Megatron-FSDP).
   bool fsdp = true;
   /// Whether its 1F1B pipeline engine asserts at least pp - 1 micro-batches per step (nanotron).
   bool pipeline_needs_pp_minus_1_microbatches = false;
+  /// Whether it runs the interleaved pipeline schedule, several model chunks per stage
+  /// (parallelism.vpp > 1; Megatron-Core, torchtitan's Interleaved1F1B).
+  bool interleaved_pipeline = true;
   /// Whether it overlaps the expert all-to-all with another micro-batch's computation
   /// (Megatron-Core's combined 1F1B schedule, parallelism.ep_overlap).
   bool ep_overlap = true;
+  /// Whether it overlaps tensor-parallel communication with the GEMMs that produce or consume it
+  /// by splitting them, as Transformer Engine's userbuffers do under Megatron-Core
+  /// --tp-comm-overlap (parallelism.tp_overlap, simulator/tp_overlap.h).
+  bool tp_overlap = true;
   /// The extra memory traffic of its unfused element-wise code (eager PyTorch).
   UnfusedPasses unfused_passes;
   /// fp8 training: whether the norms before QKV and FC1 write their output in fp8, leaving only

@@ -508,7 +508,10 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "max_zero_stage",
                                                  "fsdp",
                                                  "pipeline_needs_pp_minus_1_microbatches",
+                                                 "interleaved_pipeline",
+                                                 "max_zero_stage_with_pp",
                                                  "ep_overlap",
+                                                 "tp_overlap",
                                                  "attention_kernels",
                                                  "parallel_dims",
                                                  "fp8_norm_fused_cast",
@@ -559,10 +562,14 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->tp_seconds_per_inter_node_hop =
       r.ScaledNumber("tp_ms_per_inter_node_hop", 1e-3, 0.0, kMaxHostSecondsPerLayer);
   f->max_zero_stage = static_cast<int>(r.IntInRange("max_zero_stage", 0, 3));
+  f->max_zero_stage_with_pp = static_cast<int>(
+      r.OptionalIntInRange("max_zero_stage_with_pp", f->max_zero_stage, 0, f->max_zero_stage));
   f->fsdp = RequiredBool(r, entry, "fsdp");
   f->pipeline_needs_pp_minus_1_microbatches =
       RequiredBool(r, entry, "pipeline_needs_pp_minus_1_microbatches");
+  f->interleaved_pipeline = RequiredBool(r, entry, "interleaved_pipeline");
   f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
+  f->tp_overlap = RequiredBool(r, entry, "tp_overlap");
   f->fp8_norm_fused_cast = RequiredBool(r, entry, "fp8_norm_fused_cast");
   f->fp8_weight_cast_every_microbatch = RequiredBool(r, entry, "fp8_weight_cast_every_microbatch");
   f->quantized_saved_inputs = RequiredBool(r, entry, "quantized_saved_inputs");
@@ -631,6 +638,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
     }
   }
   for (std::string_view field : kFrameworkFields) {
+    // An optional field (max_zero_stage_with_pp) names its source where the entry gives it.
+    if (field == "max_zero_stage_with_pp" && !entry.contains(std::string(field))) continue;
     f->sources[std::string(field)] = s.String(field);
   }
   return s.status();

@@ -118,7 +118,7 @@ class PointSearch {
           // both variants, since splitting the GEMMs can cost more than it hides.
           par.tp_overlap = false;
           SearchExpertParallel();
-          if (tp > 1 && tp <= overlap_domain) {
+          if (tp > 1 && tp <= overlap_domain && job_.training.framework.tp_overlap) {
             par.tp_overlap = true;
             SearchExpertParallel();
           }

@@ -35,6 +35,22 @@ Status StackRunsLayout(const JobSpec& job) {
         no_fsdp ? "fsdp true" : StrFormat("zero_stage %d", p.zero_stage).c_str(),
         stack.max_zero_stage));
   }
+  const int zero = p.fsdp ? 3 : p.zero_stage;
+  if (p.pp > 1 && zero > stack.max_zero_stage_with_pp) {
+    return Status::Invalid(StrFormat(
+        "parallelism: field '%s': %s runs ZeRO stages up to %d with pipeline parallelism "
+        "(frameworks.json max_zero_stage_with_pp), got %s with pp %lld; use zero_stage %d, pp 1, "
+        "or another framework",
+        p.fsdp ? "fsdp" : "zero_stage", name, stack.max_zero_stage_with_pp,
+        p.fsdp ? "fsdp true" : StrFormat("zero_stage %d", p.zero_stage).c_str(),
+        static_cast<long long>(p.pp), stack.max_zero_stage_with_pp));
+  }
+  if (p.pp > 1 && p.vpp > 1 && !stack.interleaved_pipeline) {
+    return Status::Invalid(StrFormat(
+        "parallelism: field 'vpp': %s runs no interleaved pipeline schedule (frameworks.json "
+        "interleaved_pipeline), got vpp %lld; use vpp 1 (schedule 1f1b), or another framework",
+        name, static_cast<long long>(p.vpp)));
+  }
   if (p.pp < 2 || p.vpp != 1 || p.pp > job.model.num_layers) return Status::Ok();
   const int64_t microbatches = MicrobatchesPerStep(job);
   if (stack.pipeline_needs_pp_minus_1_microbatches && p.schedule == Schedule::k1F1B &&

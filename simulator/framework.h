@@ -11,7 +11,9 @@ struct JobSpec;
 /// Whether the job's stack can run its layout at all, from its FrameworkSpec; an invalid-input
 /// Status naming the field and the reason when it cannot: tp, pp, cp or ep above 1 where the
 /// stack's parallel_dims lacks it (Composer: data parallelism and FSDP only), a ZeRO stage above
-/// max_zero_stage or FSDP without `fsdp` (nanotron shards only the optimizer state, optim/zero.py);
+/// max_zero_stage or FSDP without `fsdp` (nanotron shards only the optimizer state, optim/zero.py),
+/// with pp >= 2 a ZeRO stage above max_zero_stage_with_pp (DeepSpeed's PipelineEngine: 0-1), or
+/// vpp > 1 without interleaved_pipeline (DeepSpeed's and nanotron's engines run one chunk a stage);
 /// with pp >= 2 and vpp 1, fewer than pp - 1 micro-batches per step where
 /// pipeline_needs_pp_minus_1_microbatches (nanotron's 1F1B engine asserts it,
 /// parallel/pipeline_parallel/engine.py), or a cost-balanced split that leaves a stage without a

@@ -1043,6 +1043,12 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
   // Transformer Engine's userbuffers (tp_overlap.h) split sequence parallelism's all-gather and
   // reduce-scatter, and map the TP peers' memory over the scale-up fabric.
   if (p.tp_overlap && p.tp > 1) {
+    if (!job.training.framework.tp_overlap) {
+      return Fail("parallelism", "tp_overlap",
+                  "is Transformer Engine's userbuffer overlap (Megatron-Core --tp-comm-overlap); "
+                  "framework " + job.training.framework.id +
+                      " has none (frameworks.json: tp_overlap false); set tp_overlap false");
+    }
     if (!p.sequence_parallel) {
       return Fail("parallelism", "tp_overlap",
                   "needs sequence_parallel (the overlap splits sequence parallelism's all-gather "

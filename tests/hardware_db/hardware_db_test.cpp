@@ -640,7 +640,9 @@ json ValidFramework(const std::string& id) {
       {"max_zero_stage", 2},
       {"fsdp", false},
       {"pipeline_needs_pp_minus_1_microbatches", false},
+      {"interleaved_pipeline", false},
       {"ep_overlap", false},
+      {"tp_overlap", false},
       {"parallel_dims", {"tp"}},
       {"fp8_norm_fused_cast", false},
       {"fp8_weight_cast_every_microbatch", true},
@@ -669,6 +671,9 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_DOUBLE_EQ(f->grad_bucket.Params(4.0, 1024.0), 26214400.0 / 4.0);
   EXPECT_EQ(f->version, "v1.2 (2026)");
   EXPECT_EQ(f->max_zero_stage, 2);
+  EXPECT_EQ(f->max_zero_stage_with_pp, 2);  // optional: max_zero_stage where not given
+  EXPECT_FALSE(f->tp_overlap);
+  EXPECT_FALSE(f->interleaved_pipeline);
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
   EXPECT_EQ(f->zero1_grad_reduction, Zero1GradReduction::kAllReduceAfterBackward);
@@ -703,6 +708,12 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
       {[](json* f) { (*f)["id"] = "My Stack"; }, "field 'id': must be a lower-case word"},
       {[](json* f) { (*f)["sources"].erase("ep_overlap"); },
        "framework 'mystack': in 'sources': field 'ep_overlap': is required but missing"},
+      {[](json* f) { f->erase("tp_overlap"); },
+       "framework 'mystack': field 'tp_overlap': missing (true or false)"},
+      // The optional ZeRO limit under pipelining: within max_zero_stage, and with its source.
+      {[](json* f) { (*f)["max_zero_stage_with_pp"] = 3; }, "field 'max_zero_stage_with_pp'"},
+      {[](json* f) { (*f)["max_zero_stage_with_pp"] = 1; },
+       "in 'sources': field 'max_zero_stage_with_pp': is required but missing"},
       {[](json* f) { (*f)["sources"]["host_ms_per_layer"] = ""; },
        "in 'sources': field 'host_ms_per_layer': must be a non-empty string"},
       {[](json* f) { (*f)["sources"]["speed"] = "x"; },

@@ -258,6 +258,19 @@ TEST(JobSpecInvalid, TpOverlapNeedsSequenceParallelInOneScaleUpDomain) {
   EXPECT_TRUE(Parse(spec).ok());
 }
 
+// Userbuffer overlap is a stack's: nanotron has none (frameworks.json tp_overlap false).
+TEST(JobSpecInvalid, TpOverlapNeedsAStackThatRunsIt) {
+  nlohmann::json spec = BaseSpec();
+  spec["parallelism"]["tp_overlap"] = true;
+  spec["training"]["framework"] = "nanotron";
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "job.json: parallelism: field 'tp_overlap': is Transformer Engine's "
+                       "userbuffer overlap (Megatron-Core --tp-comm-overlap); framework nanotron "
+                       "has none (frameworks.json: tp_overlap false); set tp_overlap false"));
+  spec["training"]["framework"] = "torchtitan-compile";
+  EXPECT_TRUE(Parse(spec).ok());
+}
+
 TEST(JobSpecInvalid, HeadsNotDivisibleByTp) {
   nlohmann::json spec = BaseSpec();
   spec["model"]["num_attention_heads"] = 96;

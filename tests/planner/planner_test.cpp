@@ -255,6 +255,16 @@ TEST_F(PlannerTest, CompareFrameworksPlansUnderEveryStack) {
   EXPECT_GT(nanotron.plan.econ.expected_wall_s, (*rows)[0].plan.econ.expected_wall_s);
   EXPECT_GT(composer.plan.econ.expected_wall_s, (*rows)[0].plan.econ.expected_wall_s);
   EXPECT_EQ(composer.plan.job.parallel.tp * composer.plan.job.parallel.pp, 1);
+  // Only a stack with userbuffers (frameworks.json tp_overlap) is credited the TP overlap, and a
+  // pipelined DeepSpeed plan keeps to ZeRO 0-1 (its PipelineEngine asserts it) and to one model
+  // chunk a stage (no interleaved schedule).
+  for (const FrameworkComparisonRow& r : *rows) {
+    const ParallelSpec& p = r.plan.job.parallel;
+    EXPECT_TRUE(r.framework.tp_overlap || !p.tp_overlap) << r.framework.id;
+    EXPECT_TRUE(p.pp == 1 || (p.fsdp ? 3 : p.zero_stage) <= r.framework.max_zero_stage_with_pp)
+        << r.framework.id;
+    EXPECT_TRUE(r.framework.interleaved_pipeline || p.vpp == 1) << r.framework.id;
+  }
   const std::string table = FormatFrameworkComparison(*rows, "megatron-core");
   EXPECT_NE(table.find("vs megatron-core"), std::string::npos) << table;
   EXPECT_NE(table.find("% time"), std::string::npos) << table;
@@ -418,8 +428,9 @@ TEST_F(PlannerTest, ExplicitPriceOverridesTheDatabase) {
 }
 
 TEST_F(PlannerTest, ExportKeepsTheSearchToLayoutsTheFormatExpresses) {
-  // DeepSpeed's AutoTP does not run with ZeRO-3 (export_deepspeed.cpp): with the export asked
-  // for, such layouts are left out of the search instead of being recommended and refused.
+  // DeepSpeed's pipeline engine runs no interleaved schedule (export_deepspeed.cpp): with the
+  // export asked for, such layouts are left out of the search instead of being recommended and
+  // refused.
   PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 16);
   req.min_gpus = 16;
   req.train_tokens = 10e9;

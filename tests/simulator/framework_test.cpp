@@ -51,8 +51,14 @@ TEST(Framework, BuiltinStacks) {
   EXPECT_EQ(BuiltinDb().FrameworkIds(),
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
-  // Every behaviour names its source (the loader requires it).
-  for (const auto& [id, f] : BuiltinDb().frameworks()) EXPECT_EQ(f.sources.size(), 21u) << id;
+  // Every behaviour names its source (the loader requires it); deepspeed also gives the optional
+  // max_zero_stage_with_pp.
+  for (const auto& [id, f] : BuiltinDb().frameworks()) {
+    EXPECT_EQ(f.sources.size(), id == "deepspeed" ? 24u : 23u) << id;
+  }
+  EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
+  EXPECT_TRUE(Stack("megatron-core").tp_overlap);
+  EXPECT_FALSE(Stack("nanotron").tp_overlap);
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
@@ -72,6 +78,9 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.host_seconds_per_layer, m.host_seconds_per_layer);
   EXPECT_EQ(def.pipeline_host_seconds_per_tp_rank, m.pipeline_host_seconds_per_tp_rank);
   EXPECT_EQ(def.max_zero_stage, m.max_zero_stage);
+  EXPECT_EQ(def.max_zero_stage_with_pp, m.max_zero_stage_with_pp);
+  EXPECT_EQ(def.tp_overlap, m.tp_overlap);
+  EXPECT_EQ(def.interleaved_pipeline, m.interleaved_pipeline);
   EXPECT_EQ(def.fsdp, m.fsdp);
   EXPECT_EQ(def.pipeline_needs_pp_minus_1_microbatches, m.pipeline_needs_pp_minus_1_microbatches);
   EXPECT_EQ(def.ep_overlap, m.ep_overlap);
@@ -443,6 +452,41 @@ TEST(Framework, NanotronRunsZeroOneAtMost) {
             "parallelism: field 'fsdp': nanotron runs ZeRO stages up to 1 and no FSDP "
             "(frameworks.json), got fsdp true; use zero_stage 1 or lower, or another framework");
   j.training.framework = Stack("megatron-core");
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+}
+
+// DeepSpeed's PipelineEngine asserts ZeRO stage < 2 ('ZeRO-2 and ZeRO-3 are incompatible with
+// pipeline parallelism'): ZeRO-2/3 only without pipelining.
+TEST(Framework, DeepSpeedPipelinesRunZeroOneAtMost) {
+  JobSpec j = Llama1B("deepspeed");
+  j.parallel.dp = 4;
+  j.parallel.pp = 2;
+  j.parallel.zero_stage = 1;
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+  j.parallel.zero_stage = 2;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "parallelism: field 'zero_stage': deepspeed runs ZeRO stages up to 1 with pipeline "
+            "parallelism (frameworks.json max_zero_stage_with_pp), got zero_stage 2 with pp 2; "
+            "use zero_stage 1, pp 1, or another framework");
+  j.parallel.zero_stage = 3;
+  j.parallel.fsdp = true;
+  EXPECT_NE(StackRunsLayout(j).message().find("field 'fsdp'"), std::string::npos);
+  // Its engine runs one contiguous chunk a stage: no interleaved schedule.
+  j.parallel.fsdp = false;
+  j.parallel.zero_stage = 1;
+  j.parallel.vpp = 2;
+  j.parallel.schedule = Schedule::kInterleaved;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "parallelism: field 'vpp': deepspeed runs no interleaved pipeline schedule "
+            "(frameworks.json interleaved_pipeline), got vpp 2; use vpp 1 (schedule 1f1b), or "
+            "another framework");
+  j.training.framework = Stack("megatron-core");
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+  j.training.framework = Stack("deepspeed");
+  j.parallel.vpp = 1;
+  j.parallel.schedule = Schedule::k1F1B;
+  j.parallel.pp = 1;
+  j.parallel.dp = 8;
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
