@@ -13,8 +13,10 @@ namespace {
 constexpr ExporterSpec kExporters[] = {
     {"megatron", "Megatron-LM launch script: torchrun + pretrain_gpt.py with the plan's flags",
      "train_megatron.sh", "megatron-core", WriteMegatron, CheckMegatronExpressible},
-    {"deepspeed", "DeepSpeed config JSON (ZeRO stage, batch sizes, precision, offload, AutoTP)",
-     "ds_config.json", "deepspeed", WriteDeepSpeed, CheckDeepSpeedExpressible},
+    {"deepspeed",
+     "Megatron-DeepSpeed launch script: torchrun + pretrain_gpt.py with the plan's flags and "
+     "its DeepSpeed config JSON",
+     "train_megatron_deepspeed.sh", "deepspeed", WriteDeepSpeed, CheckDeepSpeedExpressible},
     {"torchrun-fsdp",
      "torchrun command for torchtitan (FSDP2/TP/PP/CP) with --section.option overrides",
      "train_torchtitan.sh", "torchtitan", WriteTorchrunFsdp, CheckTorchrunExpressible},
@@ -105,6 +107,113 @@ std::vector<std::string> HeaderLines(const Plan& plan) {
 std::string CommentLines(const std::vector<std::string>& lines) {
   std::string out;
   for (const std::string& line : lines) out += "# " + line + "\n";
+  return out;
+}
+
+std::string ArgArray::Bash(std::string_view name) const {
+  std::string out = std::string(name) + "=(\n";
+  for (const std::string& line : lines_) out += "  " + line + "\n";
+  return out + ")\n";
+}
+
+void AddMegatronShapeArgs(const ModelSpec& m, ArgArray* a) {
+  a->Add("--num-layers", m.num_layers);
+  a->Add("--hidden-size", m.hidden_size);
+  a->Add("--ffn-hidden-size", m.ffn_hidden_size);
+  a->Add("--num-attention-heads", m.num_attention_heads);
+  a->Add("--kv-channels", m.HeadDim());
+}
+
+void AddMegatronSequenceAndMlpArgs(const JobSpec& job, const MegatronModelDialect& dialect,
+                                   ArgArray* a, std::vector<std::string>* notes) {
+  const ModelSpec& m = job.model;
+  a->Add("--seq-length", job.training.seq_len);
+  if (m.max_position_embeddings_learned > 0) {
+    if (!dialect.learned_positions.empty()) a->Flag(dialect.learned_positions);
+    a->Add("--max-position-embeddings", m.max_position_embeddings_learned);
+  } else {
+    a->Flag(dialect.rotary_positions);
+    a->Add("--max-position-embeddings", job.training.seq_len);
+    if (m.mlp == MlpKind::kGelu) {
+      notes->push_back(
+          "position embedding: the model has no learned positions (rotary or ALiBi); " +
+          std::string(dialect.tool) + " has no ALiBi, so rotary embeddings are used");
+    }
+  }
+  if (m.mlp == MlpKind::kSwiGlu) {
+    a->Flag("--swiglu");
+    a->Add("--normalization", dialect.rmsnorm);
+  }
+}
+
+void AddMegatronBatchArgs(const Plan& plan, ArgArray* a) {
+  const TrainingSpec& t = plan.job.training;
+  a->Add("--micro-batch-size", t.micro_batch_size);
+  a->Add("--global-batch-size", t.global_batch_size);
+  if (TrainSteps(plan) > 0) a->Add("--train-iters", TrainSteps(plan));
+  // The checkpoint interval the reliability economics chose; --save (the directory) is the user's.
+  if (CheckpointIntervalSteps(plan) > 0) a->Add("--save-interval", CheckpointIntervalSteps(plan));
+}
+
+void AddMegatronRecomputeArgs(Recompute recompute, ArgArray* a) {
+  switch (recompute) {
+    case Recompute::kNone:
+      break;
+    case Recompute::kSelective:
+      a->Add("--recompute-granularity", "selective");
+      break;
+    case Recompute::kFull:
+      a->Add("--recompute-granularity", "full");
+      a->Add("--recompute-method", "uniform");
+      a->Add("--recompute-num-layers", 1);
+      break;
+  }
+}
+
+void AddMegatronEmbeddingAndDropoutArgs(const JobSpec& job, ArgArray* a,
+                                        std::vector<std::string>* notes) {
+  const ModelSpec& m = job.model;
+  if (!m.tied_embeddings) a->Flag("--untie-embeddings-and-output-weights");
+  if (!job.training.dropout) {
+    a->Add("--attention-dropout", "0.0");
+    a->Add("--hidden-dropout", "0.0");
+  }
+  if (!m.approximation_note.empty()) notes->push_back("model note: " + m.approximation_note);
+}
+
+std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& s) {
+  std::vector<std::string> header = HeaderLines(plan);
+  header.push_back(s.flags_source);
+  const int64_t nodes = NumNodes(plan.job.cluster);
+  header.push_back("Run with bash from a " + s.tool + " checkout on each node (" +
+                   std::to_string(nodes) + " " + Noun(nodes, "node", "nodes") +
+                   "), with NODE_RANK and MASTER_ADDR set.");
+  for (const std::string& note : s.notes) header.push_back("note: " + note);
+  std::string out = "#!/usr/bin/env bash\n" + CommentLines(header);
+  out += "set -euo pipefail\n\n" + s.setup;
+  out += TorchrunLaunchArgs(plan.job.cluster) + "\n";
+  out += s.model.Bash("MODEL_ARGS") + "\n" + s.parallel.Bash("PARALLEL_ARGS") + "\n" +
+         s.training.Bash("TRAINING_ARGS") + "\n" + s.data;
+  out +=
+      "# Learning rate, schedule, checkpoints: the default lr is a placeholder, not a plan "
+      "choice.\n";
+  out += "EXTRA_ARGS=${EXTRA_ARGS:-\"--lr 1.0e-4\"}\n\n";
+  out +=
+      "torchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n"
+      "  \"${MODEL_ARGS[@]}\" \\\n  \"${PARALLEL_ARGS[@]}\" \\\n  \"${TRAINING_ARGS[@]}\" \\\n"
+      "  $DATA_ARGS \\\n  $EXTRA_ARGS\n";
+  return out;
+}
+
+std::string TorchrunLaunchArgs(const ClusterSpec& cluster) {
+  std::string out = "GPUS_PER_NODE=" + std::to_string(GpusPerNode(cluster)) + "\n";
+  out += "NNODES=" + std::to_string(NumNodes(cluster)) + "\n";
+  out += "NODE_RANK=${NODE_RANK:-0}\nMASTER_ADDR=${MASTER_ADDR:-localhost}\n";
+  out += "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
+  out +=
+      "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n"
+      "  --node_rank \"$NODE_RANK\"\n  --master_addr \"$MASTER_ADDR\"\n"
+      "  --master_port \"$MASTER_PORT\"\n)\n";
   return out;
 }
 

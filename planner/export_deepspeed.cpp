@@ -1,83 +1,48 @@
-// DeepSpeed export: the config JSON of deepspeedai/DeepSpeed docs/_pages/config-json.md. JSON has
-// no comments, so the provenance line is left out rather than put under an invented key.
+// DeepSpeed export: a bash script that runs Megatron-DeepSpeed's pretrain_gpt.py with torchrun,
+// the stack the `deepspeed` framework times (frameworks.json), after writing the DeepSpeed config
+// JSON it passes to deepspeed.initialize (deepspeedai/DeepSpeed docs/_pages/config-json.md).
+// Flag names are those of deepspeedai/Megatron-DeepSpeed megatron/arguments.py and its
+// examples_deepspeed scripts; docs/EXPORT.md lists the mapping and the refusals.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "planner/export_formats.h"
 #include "simulator/cost_model.h"
+#include "simulator/shard.h"
 
 namespace gpuplan {
 namespace {
 
 constexpr std::string_view kDeepSpeedFormat = "deepspeed";
 
-}  // namespace
+int ZeroStage(const ParallelSpec& p) { return p.fsdp ? 3 : p.zero_stage; }
 
-Status CheckDeepSpeedExpressible(const JobSpec& job) {
-  const ParallelSpec& p = job.parallel;
-  const TrainingSpec& t = job.training;
-  const std::string precision(PrecisionName(t.precision));
-  // What the config JSON cannot express, one row each: the first that applies is the refusal.
-  const struct {
-    bool applies;
-    std::string reason;
-  } refusals[] = {
-      {t.lora.enabled,
-       "LoRA rank " + std::to_string(t.lora.rank) +
-           ": the config JSON has no LoRA/PEFT key (the adapters are applied in the training "
-           "script) and no comment to carry one, so the file would train the full model; export "
-           "'accelerate' and apply the adapters with Hugging Face PEFT instead"},
-      {p.pp > 1, "pp " + std::to_string(p.pp) +
-                     ": DeepSpeed pipeline parallelism needs the model rewritten as a "
-                     "PipelineModule in code, which a config JSON cannot express; export "
-                     "'megatron' instead"},
-      {p.cp > 1, "cp " + std::to_string(p.cp) +
-                     ": the config JSON has no context (ring) parallelism; export 'megatron' or "
-                     "'torchrun-fsdp' instead"},
-      {p.ep > 1, "ep " + std::to_string(p.ep) +
-                     ": DeepSpeed expert parallelism needs MoE layers built in code; export "
-                     "'megatron' or 'torchrun-fsdp' instead"},
-      {p.ExpertTp() != p.tp, "etp " + std::to_string(p.ExpertTp()) +
-                                 ": the config JSON has no expert tensor parallelism; export "
-                                 "'megatron' or 'torchrun-fsdp' instead"},
-      {p.tp > 1 && (p.fsdp || p.zero_stage == 3),
-       "tp " + std::to_string(p.tp) +
-           " with ZeRO-3: DeepSpeed's AutoTP runs with ZeRO stages 0-2 (runtime/engine.py "
-           "asserts zero_stage <= 2 with autotp); plan with zero <= 2, or export 'megatron' or "
-           "'torchrun-fsdp' instead"},
-      {p.dp_replicate > 1,
-       "dp_replicate " + std::to_string(p.dp_replicate) +
-           " (hybrid sharding): DeepSpeed's MiCS needs the model built under "
-           "deepspeed.zero.MiCS_Init in code, and with the usual zero.Init the config's "
-           "mics_shard_size fails; export 'megatron' or 'torchrun-fsdp' instead"},
-      {t.precision == Precision::kFp8 || t.precision == Precision::kFp4,
-       precision + ": the config JSON has no " + precision +
-           " switch (it comes from Transformer Engine layers in the model code); export "
-           "'megatron' instead"},
-  };
-  for (const auto& refusal : refusals) {
-    if (refusal.applies) return Refuse(kDeepSpeedFormat, refusal.reason);
+// The plan's layers per pipeline stage, "7+8+8+7".
+std::string StageSplitText(const JobSpec& job) {
+  std::string out;
+  for (int64_t stage = 0; stage < job.parallel.pp; ++stage) {
+    const StageLayerMix mix = StageLayerCounts(job, stage);
+    if (!out.empty()) out += '+';
+    out += std::to_string(std::llround(mix.dense + mix.moe));
   }
-  return RefuseMegatronOnlyKnobs(kDeepSpeedFormat, job);
+  return out;
 }
 
-Expected<std::string> WriteDeepSpeed(const Plan& plan) {
-  const JobSpec& job = plan.job;
-  GPUPLAN_RETURN_IF_ERROR(CheckDeepSpeedExpressible(job));
+// The config JSON: batch sizes (DeepSpeed checks train_batch_size = micro x accumulation x dp),
+// precision, and ZeRO with the buckets the cost model assumed when it predicted the overlap.
+nlohmann::ordered_json DeepSpeedConfig(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   const TrainingSpec& t = job.training;
-  // Buckets of the size the cost model assumed when it predicted the overlap.
   const auto bucket = static_cast<int64_t>(GradBucketParams(job));
-
   nlohmann::ordered_json ds;
-  // "number of GPUs" in DeepSpeed's batch rule is the data-parallel size (world / autotp_size).
   ds["train_batch_size"] = t.global_batch_size;
   ds["train_micro_batch_size_per_gpu"] = t.micro_batch_size;
   ds["gradient_accumulation_steps"] = GradAccumulationSteps(job);
+  // Under --deepspeed Megatron hands DeepSpeed its bare optimizer: clipping is the config's.
   ds["gradient_clipping"] = 1.0;
   if (t.precision == Precision::kBf16) ds["bf16"] = {{"enabled", true}};
   if (t.precision == Precision::kFp16) ds["fp16"] = {{"enabled", true}};
-
-  const int stage = p.fsdp ? 3 : p.zero_stage;
+  const int stage = ZeroStage(p);
   nlohmann::ordered_json zero;
   zero["stage"] = stage;
   zero["overlap_comm"] = p.dp_overlap;
@@ -93,16 +58,153 @@ Expected<std::string> WriteDeepSpeed(const Plan& plan) {
   }
   if (p.cpu_offload) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
   ds["zero_optimization"] = zero;
+  ds["steps_per_print"] = 10;
+  ds["wall_clock_breakdown"] = false;
+  return ds;
+}
 
-  if (t.recompute != Recompute::kNone) {
-    ds["activation_checkpointing"] = {{"partition_activations", false},
-                                      {"cpu_checkpointing", false},
-                                      {"contiguous_memory_optimization", false}};
+ArgArray DeepSpeedModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
+  const ModelSpec& m = job.model;
+  ArgArray a;
+  AddMegatronShapeArgs(m, &a);
+  if (m.num_kv_heads < m.num_attention_heads) a.Add("--num-key-value-heads", m.num_kv_heads);
+  // Learned absolute positions are Megatron-DeepSpeed's default (add_position_embedding).
+  AddMegatronSequenceAndMlpArgs(
+      job, {"Megatron-DeepSpeed", "", "--use-rotary-position-embeddings", "rmsnorm"}, &a, notes);
+  if (!m.HasLinearBiases()) a.Flag("--disable-bias-linear");
+  AddMegatronEmbeddingAndDropoutArgs(job, &a, notes);
+  return a;
+}
+
+ArgArray DeepSpeedParallelArgs(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  ArgArray a;
+  a.Add("--tensor-model-parallel-size", p.tp);
+  if (p.sequence_parallel && p.tp > 1) a.Flag("--sequence-parallel");
+  a.Add("--pipeline-model-parallel-size", p.pp);
+  // Without it --deepspeed builds GPTModelPipe on DeepSpeed's PipelineEngine even at pp 1, which
+  // asserts ZeRO 0-1; the plan times the plain model.
+  if (p.pp == 1) a.Flag("--no-pipeline-parallel");
+  a.Add("--zero-stage", ZeroStage(p));  // zero.Init for stage 3; must match the config's stage
+  // ZeRO-Offload runs DeepSpeed's CPU Adam, which --cpu-optimizer makes Megatron build.
+  if (p.cpu_offload) a.Flag("--cpu-optimizer");
+  a.Flag("--deepspeed");
+  a.Add("--deepspeed_config", "\"$DS_CONFIG\"");
+  return a;
+}
+
+ArgArray DeepSpeedTrainingArgs(const Plan& plan) {
+  const TrainingSpec& t = plan.job.training;
+  ArgArray a;
+  AddMegatronBatchArgs(plan, &a);
+  if (t.precision == Precision::kBf16) a.Flag("--bf16");
+  if (t.precision == Precision::kFp16) a.Flag("--fp16");
+  // The stack's attention kernel (frameworks.json attention_kernels): FlashAttention-2.
+  if (t.attention != AttentionImpl::kUnfused) a.Flag("--use-flash-attn-v2");
+  // examples_deepspeed/pretrain_llama2_distributed.sh: whole layers through DeepSpeed's
+  // activation checkpointing, uniform, the only method its pipeline engine runs.
+  if (t.recompute == Recompute::kFull) a.Flag("--deepspeed-activation-checkpointing");
+  AddMegatronRecomputeArgs(t.recompute, &a);
+  return a;
+}
+
+}  // namespace
+
+Status CheckDeepSpeedExpressible(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  const TrainingSpec& t = job.training;
+  const ModelSpec& m = job.model;
+  const std::string precision(PrecisionName(t.precision));
+  const bool half = t.precision == Precision::kBf16 || t.precision == Precision::kFp16;
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_slot ||
+                      p.loss_slot || !p.stage_layers.empty();
+  // What Megatron-DeepSpeed cannot run as planned, one row each: the first that applies is the
+  // refusal. What its stack cannot run at all (context parallelism, ZeRO-2/3 or the interleaved
+  // schedule with pp > 1) a validated plan of the `deepspeed` framework never has
+  // (StackRunsLayout).
+  const struct {
+    bool applies;
+    std::string reason;
+  } refusals[] = {
+      {t.lora.enabled,
+       "LoRA rank " + std::to_string(t.lora.rank) +
+           ": Megatron-DeepSpeed's pretrain_gpt.py has no LoRA option, so the script would "
+           "train the full model; export 'accelerate' and apply the adapters with Hugging Face "
+           "PEFT instead"},
+      {m.is_moe(),
+       "mixture of experts: Megatron-DeepSpeed builds DeepSpeed MoE layers (one expert FFN as "
+       "wide as the dense one every --expert-interval layers, capacity-factor token dropping), "
+       "onto which this export does not map the plan's experts; export 'megatron' instead"},
+      {p.dp_replicate > 1,
+       "dp_replicate " + std::to_string(p.dp_replicate) +
+           " (hybrid sharding): DeepSpeed's MiCS needs the model built under "
+           "deepspeed.zero.MiCS_Init in code; export 'megatron' or 'torchrun-fsdp' instead"},
+      {t.precision == Precision::kFp8 || t.precision == Precision::kFp4,
+       precision + ": Megatron-DeepSpeed's GPT model has no " + precision +
+           " training switch (Transformer Engine layers); export 'megatron' instead"},
+      {!half && t.attention != AttentionImpl::kUnfused,
+       precision +
+           " with fused attention: flash-attn 2 (--use-flash-attn-v2) runs only in fp16 or bf16, "
+           "so Megatron-DeepSpeed would fall back to its unfused attention; plan in bf16, or "
+           "with training.attention 'unfused'"},
+      {p.pp > 1 && p.schedule == Schedule::kZeroBubbleH1,
+       "schedule zb-h1: this export does not map the plan's zero-bubble schedule onto "
+       "Megatron-DeepSpeed's --enable-zbh1-pipeline (not checked against the schedule the plan "
+       "timed); plan with schedule 1f1b, or export 'megatron'"},
+      {p.pp > 1 && uneven,
+       "pipeline split " + (uneven ? StageSplitText(job) : "") +
+           ": DeepSpeed's PipelineModule balances the transformer layers over the stages itself "
+           "(partition_method 'type:transformer'), with no flag for this split; plan with a "
+           "layer count that pp divides, or export 'megatron'"},
+      {m.attention_window > 0,
+       "local attention of " + std::to_string(m.attention_window) +
+           " tokens: this export has no mapping for a sliding or chunked window in "
+           "Megatron-DeepSpeed; export 'megatron' instead"},
+      {m.qkv_bias && !m.HasLinearBiases(),
+       "Q/K/V bias without other linear biases: this export maps only all biases or none "
+       "(--disable-bias-linear); export 'megatron' instead"},
+  };
+  for (const auto& refusal : refusals) {
+    if (refusal.applies) return Refuse(kDeepSpeedFormat, refusal.reason);
   }
-  if (p.tp > 1) {
-    ds["tensor_parallel"] = {{"autotp_size", p.tp}, {"tp_overlap_comm", p.tp_overlap}};
+  return RefuseMegatronOnlyKnobs(kDeepSpeedFormat, job);
+}
+
+Expected<std::string> WriteDeepSpeed(const Plan& plan) {
+  const JobSpec& job = plan.job;
+  GPUPLAN_RETURN_IF_ERROR(CheckDeepSpeedExpressible(job));
+  const ParallelSpec& p = job.parallel;
+  PretrainGptScript script;
+  script.tool = "Megatron-DeepSpeed";
+  script.flags_source =
+      "Megatron-DeepSpeed pretrain_gpt.py on DeepSpeed; flags as in megatron/arguments.py, "
+      "config keys as in DeepSpeed's config-json.md.";
+  script.model = DeepSpeedModelArgs(job, &script.notes);
+  script.parallel = DeepSpeedParallelArgs(job);
+  script.training = DeepSpeedTrainingArgs(plan);
+  if (p.pp > 1 && p.schedule == Schedule::kGpipe) {
+    script.notes.push_back(
+        "schedule: the plan assumes GPipe; DeepSpeed's TrainSchedule runs 1F1B, which keeps "
+        "fewer micro-batches in flight (less memory than predicted, same bubble)");
   }
-  return ds.dump(2) + "\n";
+  if (p.sequence_parallel && p.tp > 1) {
+    script.setup =
+        "# Megatron-DeepSpeed requires this with sequence parallelism.\n"
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
+  }
+  script.setup +=
+      "# The DeepSpeed config: batch sizes, precision, ZeRO (the buckets the plan assumed).\n"
+      "DS_CONFIG=${DS_CONFIG:-ds_config.json}\n"
+      "cat > \"$DS_CONFIG\" <<'JSON'\n" +
+      DeepSpeedConfig(job).dump(2) + "\nJSON\n\n";
+  script.data =
+      "# Not chosen by the plan. Megatron-DeepSpeed has no mock data: give the dataset and the\n"
+      "# tokenizer, whose vocabulary the plan assumed to be " +
+      std::to_string(job.model.vocab_size) +
+      " tokens.\n"
+      "DATA_ARGS=${DATA_ARGS:?set DATA_ARGS to the data and tokenizer flags, e.g. --data-path "
+      "PREFIX --tokenizer-type GPTSentencePieceTokenizer --tokenizer-model tokenizer.model}\n";
+  return PretrainGptScriptText(plan, script);
 }
 
 }  // namespace gpuplan

@@ -20,7 +20,8 @@ Status CheckAccelerateExpressible(const JobSpec& job);
 
 /// Megatron-LM: a bash script running torchrun + pretrain_gpt.py (export_megatron.cpp).
 Expected<std::string> WriteMegatron(const Plan& plan);
-/// DeepSpeed config JSON (export_deepspeed.cpp).
+/// Megatron-DeepSpeed: a bash script writing the DeepSpeed config JSON and running torchrun +
+/// pretrain_gpt.py (export_deepspeed.cpp).
 Expected<std::string> WriteDeepSpeed(const Plan& plan);
 /// torchrun launching torchtitan with --section.option overrides (export_torchrun.cpp).
 Expected<std::string> WriteTorchrunFsdp(const Plan& plan);
@@ -37,6 +38,73 @@ std::vector<std::string> HeaderLines(const Plan& plan);
 
 /// Each line as a '#' comment ("# line\n"): bash and YAML share the syntax.
 std::string CommentLines(const std::vector<std::string>& lines);
+
+/// Arguments of one bash array, one "--flag [value]" per line (the script exporters).
+class ArgArray {
+ public:
+  void Flag(std::string_view flag) { lines_.emplace_back(flag); }
+  void Add(std::string_view flag, int64_t value) { Add(flag, std::to_string(value)); }
+  void Add(std::string_view flag, std::string_view value) {
+    lines_.push_back(std::string(flag) + " " + std::string(value));
+  }
+  /// "NAME=(\n  --flag value\n  ...)\n".
+  std::string Bash(std::string_view name) const;
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+/// The model flags Megatron-LM and Megatron-DeepSpeed spell alike, appended to `a`: the shape
+/// (--num-layers, --hidden-size, --ffn-hidden-size, --num-attention-heads, --kv-channels).
+void AddMegatronShapeArgs(const ModelSpec& m, ArgArray* a);
+
+/// How a Megatron-family tool spells positions and normalization.
+struct MegatronModelDialect {
+  std::string_view tool;               ///< "Megatron-LM", for the notes
+  std::string_view learned_positions;  ///< flag line for learned absolute positions; "" default
+  std::string_view rotary_positions;   ///< flag line for rotary positions
+  std::string_view rmsnorm;            ///< its --normalization value for RMSNorm
+};
+
+/// --seq-length, the positions (the learned table's size as --max-position-embeddings, or
+/// rotary up to seq_len, with a note for GELU models without learned positions: no ALiBi) and
+/// SwiGLU (--swiglu with RMSNorm), appended to `a`.
+void AddMegatronSequenceAndMlpArgs(const JobSpec& job, const MegatronModelDialect& dialect,
+                                   ArgArray* a, std::vector<std::string>* notes);
+
+/// The same tools' embedding and dropout flags (--untie-embeddings-and-output-weights, dropout
+/// 0.0), appended to `a`, and the model's approximation note appended to `notes`.
+void AddMegatronEmbeddingAndDropoutArgs(const JobSpec& job, ArgArray* a,
+                                        std::vector<std::string>* notes);
+
+/// The same tools' batch and length flags (--micro-batch-size, --global-batch-size, and from the
+/// economics --train-iters and --save-interval, the Young/Daly checkpoint interval in steps).
+void AddMegatronBatchArgs(const Plan& plan, ArgArray* a);
+
+/// The same tools' recomputation flags: --recompute-granularity selective, or full with
+/// --recompute-method uniform --recompute-num-layers 1 (whole layers); none without it.
+void AddMegatronRecomputeArgs(Recompute recompute, ArgArray* a);
+
+/// A script that runs pretrain_gpt.py of a Megatron-family tool (Megatron-LM, Megatron-DeepSpeed)
+/// with torchrun on every node: what its exporter chose.
+struct PretrainGptScript {
+  std::string tool;          ///< "Megatron-LM": "Run with bash from a <tool> checkout ..."
+  std::string flags_source;  ///< header line naming the source of the flag names
+  std::vector<std::string> notes;
+  std::string setup;  ///< bash lines between `set -euo pipefail` and the launch variables
+  ArgArray model, parallel, training;
+  std::string data;  ///< the DATA_ARGS lines: comments and the assignment
+};
+
+/// The script: interpreter line, header comments (HeaderLines, flags_source, how to run, notes),
+/// `set -euo pipefail`, setup, TorchrunLaunchArgs, the MODEL/PARALLEL/TRAINING_ARGS arrays, the
+/// data lines, EXTRA_ARGS (a placeholder learning rate) and the torchrun line.
+std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& script);
+
+/// The torchrun launch variables of a multi-node script: GPUS_PER_NODE, NNODES, NODE_RANK,
+/// MASTER_ADDR and MASTER_PORT (the last three overridable from the environment) and the
+/// DISTRIBUTED_ARGS array passing them to torchrun.
+std::string TorchrunLaunchArgs(const ClusterSpec& cluster);
 
 /// Machines and processes per machine of the plan's cluster.
 int64_t NumNodes(const ClusterSpec& c);

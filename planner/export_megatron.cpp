@@ -15,24 +15,6 @@ namespace {
 
 constexpr std::string_view kMegatronFormat = "megatron";
 
-// Arguments of one bash array, one "--flag [value]" per line.
-class ArgArray {
- public:
-  void Flag(std::string_view flag) { lines_.emplace_back(flag); }
-  void Add(std::string_view flag, int64_t value) { Add(flag, std::to_string(value)); }
-  void Add(std::string_view flag, std::string_view value) {
-    lines_.push_back(std::string(flag) + " " + std::string(value));
-  }
-  std::string Bash(std::string_view name) const {
-    std::string out = std::string(name) + "=(\n";
-    for (const std::string& line : lines_) out += "  " + line + "\n";
-    return out + ")\n";
-  }
-
- private:
-  std::vector<std::string> lines_;
-};
-
 // Megatron-FSDP's --data-parallel-sharding-strategy for the plan's ZeRO stage, or empty when
 // the plan uses no sharding beyond the distributed optimizer (ZeRO-1).
 std::string_view FsdpStrategy(const ParallelSpec& p) {
@@ -50,37 +32,20 @@ std::string MoeLayerPattern(const ModelSpec& m) {
 ArgArray ModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   const ModelSpec& m = job.model;
   ArgArray a;
-  a.Add("--num-layers", m.num_layers);
-  a.Add("--hidden-size", m.hidden_size);
-  a.Add("--ffn-hidden-size", m.ffn_hidden_size);
-  a.Add("--num-attention-heads", m.num_attention_heads);
-  a.Add("--kv-channels", m.HeadDim());
+  AddMegatronShapeArgs(m, &a);
   if (m.num_kv_heads < m.num_attention_heads) {
     a.Flag("--group-query-attention");
     a.Add("--num-query-groups", m.num_kv_heads);
   }
-  a.Add("--seq-length", job.training.seq_len);
-  if (m.max_position_embeddings_learned > 0) {
-    a.Add("--position-embedding-type", "learned_absolute");
-    a.Add("--max-position-embeddings", m.max_position_embeddings_learned);
-  } else {
-    a.Add("--position-embedding-type", "rope");
-    a.Add("--max-position-embeddings", job.training.seq_len);
-    if (m.mlp == MlpKind::kGelu) {
-      notes->push_back(
-          "position embedding: the model has no learned positions (rotary or "
-          "ALiBi); Megatron-LM has no ALiBi, so rope is used");
-    }
-  }
-  if (m.mlp == MlpKind::kSwiGlu) {
-    a.Flag("--swiglu");
-    a.Add("--normalization", "RMSNorm");
-  }
+  AddMegatronSequenceAndMlpArgs(job,
+                                {"Megatron-LM", "--position-embedding-type learned_absolute",
+                                 "--position-embedding-type rope", "RMSNorm"},
+                                &a, notes);
   if (!m.HasLinearBiases()) {
     a.Flag("--disable-bias-linear");
     if (m.qkv_bias) a.Flag("--add-qkv-bias");
   }
-  if (!m.tied_embeddings) a.Flag("--untie-embeddings-and-output-weights");
+  AddMegatronEmbeddingAndDropoutArgs(job, &a, notes);
   if (m.is_moe()) {
     a.Add("--num-experts", m.moe_num_experts);
     a.Add("--moe-router-topk", m.moe_top_k);
@@ -94,11 +59,6 @@ ArgArray ModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
       a.Add("--moe-router-group-topk", m.moe_router_group_topk);
     }
   }
-  if (!job.training.dropout) {
-    a.Add("--attention-dropout", "0.0");
-    a.Add("--hidden-dropout", "0.0");
-  }
-  if (!m.approximation_note.empty()) notes->push_back("model note: " + m.approximation_note);
   if (m.attention_window > 0) {
     // Transformer Engine's window (left, right): query i attends keys i - left .. i + right, so
     // a causal window of w keys is (w - 1, 0).
@@ -197,12 +157,7 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
 ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
   const TrainingSpec& t = plan.job.training;
   ArgArray a;
-  a.Add("--micro-batch-size", t.micro_batch_size);
-  a.Add("--global-batch-size", t.global_batch_size);
-  if (TrainSteps(plan) > 0) a.Add("--train-iters", TrainSteps(plan));
-  // The checkpoint interval the reliability economics chose (Young/Daly, in steps); --save
-  // (the directory) is the user's.
-  if (CheckpointIntervalSteps(plan) > 0) a.Add("--save-interval", CheckpointIntervalSteps(plan));
+  AddMegatronBatchArgs(plan, &a);
   switch (t.precision) {
     case Precision::kBf16:
       a.Flag("--bf16");
@@ -241,18 +196,7 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
     a.Flag("--cpu-offloading");
     a.Add("--cpu-offloading-num-layers", t.activation_offload_layers);
   }
-  switch (t.recompute) {
-    case Recompute::kNone:
-      break;
-    case Recompute::kSelective:
-      a.Add("--recompute-granularity", "selective");
-      break;
-    case Recompute::kFull:
-      a.Add("--recompute-granularity", "full");
-      a.Add("--recompute-method", "uniform");
-      a.Add("--recompute-num-layers", 1);
-      break;
-  }
+  AddMegatronRecomputeArgs(t.recompute, &a);
   // FlashAttention kernels need 16-bit inputs: in fp32 Transformer Engine picks the backend.
   const bool half = t.precision != Precision::kFp32 && t.precision != Precision::kTf32;
   a.Add("--attention-backend",
@@ -310,49 +254,24 @@ Status CheckMegatronExpressible(const JobSpec& job) {
 Expected<std::string> WriteMegatron(const Plan& plan) {
   const JobSpec& job = plan.job;
   GPUPLAN_RETURN_IF_ERROR(CheckMegatronExpressible(job));
-  std::vector<std::string> notes;
-  const ArgArray model = ModelArgs(job, &notes);
-  const ArgArray parallel = ParallelArgs(job, &notes);
-  const ArgArray training = TrainingArgs(plan, &notes);
-
-  std::vector<std::string> header = HeaderLines(plan);
-  header.push_back("Megatron-LM pretrain_gpt.py; flags as in megatron/training/arguments.py.");
-  const int64_t nodes = NumNodes(job.cluster);
-  header.push_back("Run with bash from a Megatron-LM checkout on each node (" +
-                   std::to_string(nodes) + " " + Noun(nodes, "node", "nodes") +
-                   "), with NODE_RANK and MASTER_ADDR set.");
-  for (const std::string& note : notes) header.push_back("note: " + note);
-  std::string out = "#!/usr/bin/env bash\n" + CommentLines(header);
-  out += "set -euo pipefail\n\n";
+  PretrainGptScript script;
+  script.tool = "Megatron-LM";
+  script.flags_source = "Megatron-LM pretrain_gpt.py; flags as in megatron/training/arguments.py.";
+  script.model = ModelArgs(job, &script.notes);
+  script.parallel = ParallelArgs(job, &script.notes);
+  script.training = TrainingArgs(plan, &script.notes);
   const ParallelSpec& p = job.parallel;
   if ((p.tp > 1 || p.cp > 1) && FsdpStrategy(p).empty()) {
-    out += "# Megatron-LM requires this with tensor or context parallelism (before Blackwell).\n";
-    out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
+    script.setup =
+        "# Megatron-LM requires this with tensor or context parallelism (before Blackwell).\n"
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
   }
-  out += "GPUS_PER_NODE=" + std::to_string(GpusPerNode(job.cluster)) + "\n";
-  out += "NNODES=" + std::to_string(NumNodes(job.cluster)) + "\n";
-  out += "NODE_RANK=${NODE_RANK:-0}\nMASTER_ADDR=${MASTER_ADDR:-localhost}\n";
-  out += "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
-  out +=
-      "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n"
-      "  --node_rank \"$NODE_RANK\"\n  --master_addr \"$MASTER_ADDR\"\n"
-      "  --master_port \"$MASTER_PORT\"\n)\n\n";
-  out += model.Bash("MODEL_ARGS") + "\n" + parallel.Bash("PARALLEL_ARGS") + "\n" +
-         training.Bash("TRAINING_ARGS") + "\n";
-  out +=
+  script.data =
       "# Not chosen by the plan. Default: Megatron's mock data with the plan's vocabulary (enough\n"
-      "# to measure step time); set DATA_ARGS for real data and a tokenizer.\n";
-  out += "DATA_ARGS=${DATA_ARGS:-\"--mock-data --tokenizer-type NullTokenizer --vocab-size " +
-         std::to_string(job.model.vocab_size) + "\"}\n";
-  out +=
-      "# Learning rate, schedule, checkpoints: the default lr is a placeholder, not a plan "
-      "choice.\n";
-  out += "EXTRA_ARGS=${EXTRA_ARGS:-\"--lr 1.0e-4\"}\n\n";
-  out +=
-      "torchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n"
-      "  \"${MODEL_ARGS[@]}\" \\\n  \"${PARALLEL_ARGS[@]}\" \\\n  \"${TRAINING_ARGS[@]}\" \\\n"
-      "  $DATA_ARGS \\\n  $EXTRA_ARGS\n";
-  return out;
+      "# to measure step time); set DATA_ARGS for real data and a tokenizer.\n"
+      "DATA_ARGS=${DATA_ARGS:-\"--mock-data --tokenizer-type NullTokenizer --vocab-size " +
+      std::to_string(job.model.vocab_size) + "\"}\n";
+  return PretrainGptScriptText(plan, script);
 }
 
 }  // namespace gpuplan
