@@ -428,9 +428,9 @@ TEST_F(PlannerTest, ExplicitPriceOverridesTheDatabase) {
 }
 
 TEST_F(PlannerTest, ExportKeepsTheSearchToLayoutsTheFormatExpresses) {
-  // DeepSpeed's pipeline engine runs no interleaved schedule (export_deepspeed.cpp): with the
-  // export asked for, such layouts are left out of the search instead of being recommended and
-  // refused.
+  // The deepspeed export cannot express hybrid sharding (MiCS needs the model built under
+  // deepspeed.zero.MiCS_Init; export_deepspeed.cpp): with the export asked for, such layouts are
+  // left out of the search instead of being recommended and refused.
   PlanRequest req = Request("llama3-8b", {"h100-sxm5-80gb"}, 16);
   req.min_gpus = 16;
   req.train_tokens = 10e9;
@@ -442,6 +442,7 @@ TEST_F(PlannerTest, ExportKeepsTheSearchToLayoutsTheFormatExpresses) {
   const PlanResult r = Plan(req);
   ASSERT_TRUE(r.found);
   EXPECT_GT(r.stats.pruned_export, 0);
+  EXPECT_EQ(r.recommendation.job.parallel.dp_replicate, 1);
   EXPECT_TRUE(CheckExportable("deepspeed", r.recommendation.job).ok());
   for (const gpuplan::Plan& a : r.alternatives) {
     EXPECT_TRUE(CheckExportable("deepspeed", a.job).ok()) << LayoutSummary(a.job);
