@@ -111,6 +111,9 @@ struct FrameworkSpec {
   int max_zero_stage_with_pp = 3;
   /// Whether it runs fully sharded data parallelism (PyTorch FSDP / Megatron-FSDP).
   bool fsdp = true;
+  /// Whether it keeps the optimizer state in host memory and steps it there (parallelism.
+  /// cpu_offload; Megatron-Core --optimizer-cpu-offload, DeepSpeed ZeRO-Offload).
+  bool cpu_offload = true;
   /// Whether its 1F1B pipeline engine asserts at least pp - 1 micro-batches per step (nanotron).
   bool pipeline_needs_pp_minus_1_microbatches = false;
   /// Whether it runs the interleaved pipeline schedule, several model chunks per stage

@@ -507,6 +507,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "tp_ms_per_inter_node_hop",
                                                  "max_zero_stage",
                                                  "fsdp",
+                                                 "cpu_offload",
                                                  "pipeline_needs_pp_minus_1_microbatches",
                                                  "interleaved_pipeline",
                                                  "max_zero_stage_with_pp",
@@ -565,6 +566,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->max_zero_stage_with_pp = static_cast<int>(
       r.OptionalIntInRange("max_zero_stage_with_pp", f->max_zero_stage, 0, f->max_zero_stage));
   f->fsdp = RequiredBool(r, entry, "fsdp");
+  f->cpu_offload = RequiredBool(r, entry, "cpu_offload");
   f->pipeline_needs_pp_minus_1_microbatches =
       RequiredBool(r, entry, "pipeline_needs_pp_minus_1_microbatches");
   f->interleaved_pipeline = RequiredBool(r, entry, "interleaved_pipeline");

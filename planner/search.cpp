@@ -243,7 +243,10 @@ class PointSearch {
           }
         }
         if (first_fit > 0 && (sharded || zero == 0)) TryActivationOffload();
-        if (zero == 0 || point_.gpu->HostDevice()) continue;  // offload: none on a host device
+        // Offload: none on a host device, nor on a stack that keeps the optimizer on the GPU.
+        if (zero == 0 || point_.gpu->HostDevice() || !job_.training.framework.cpu_offload) {
+          continue;
+        }
         for (int level = 0; level < first_fit; ++level) {
           if (TryLayout(kLevels[level], true)) break;
         }

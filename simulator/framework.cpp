@@ -35,6 +35,12 @@ Status StackRunsLayout(const JobSpec& job) {
         no_fsdp ? "fsdp true" : StrFormat("zero_stage %d", p.zero_stage).c_str(),
         stack.max_zero_stage));
   }
+  if (p.cpu_offload && !stack.cpu_offload) {
+    return Status::Invalid(StrFormat(
+        "parallelism: field 'cpu_offload': %s keeps the optimizer state on the GPU "
+        "(frameworks.json cpu_offload false); set cpu_offload false, or use another framework",
+        name));
+  }
   const int zero = p.fsdp ? 3 : p.zero_stage;
   if (p.pp > 1 && zero > stack.max_zero_stage_with_pp) {
     return Status::Invalid(StrFormat(

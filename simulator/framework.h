@@ -12,6 +12,7 @@ struct JobSpec;
 /// Status naming the field and the reason when it cannot: tp, pp, cp or ep above 1 where the
 /// stack's parallel_dims lacks it (Composer: data parallelism and FSDP only), a ZeRO stage above
 /// max_zero_stage or FSDP without `fsdp` (nanotron shards only the optimizer state, optim/zero.py),
+/// CPU offload without `cpu_offload` (nanotron has no optimizer offload, config/config.py),
 /// with pp >= 2 a ZeRO stage above max_zero_stage_with_pp (DeepSpeed's PipelineEngine: 0-1), or
 /// vpp > 1 without interleaved_pipeline (DeepSpeed's and nanotron's engines run one chunk a stage);
 /// with pp >= 2 and vpp 1, fewer than pp - 1 micro-batches per step where

@@ -639,6 +639,7 @@ json ValidFramework(const std::string& id) {
       {"tp_ms_per_inter_node_hop", 0},
       {"max_zero_stage", 2},
       {"fsdp", false},
+      {"cpu_offload", false},
       {"pipeline_needs_pp_minus_1_microbatches", false},
       {"interleaved_pipeline", false},
       {"ep_overlap", false},
@@ -674,6 +675,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_EQ(f->max_zero_stage_with_pp, 2);  // optional: max_zero_stage where not given
   EXPECT_FALSE(f->tp_overlap);
   EXPECT_FALSE(f->interleaved_pipeline);
+  EXPECT_FALSE(f->cpu_offload);
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
   EXPECT_EQ(f->zero1_grad_reduction, Zero1GradReduction::kAllReduceAfterBackward);

@@ -264,6 +264,7 @@ TEST_F(PlannerTest, CompareFrameworksPlansUnderEveryStack) {
     EXPECT_TRUE(p.pp == 1 || (p.fsdp ? 3 : p.zero_stage) <= r.framework.max_zero_stage_with_pp)
         << r.framework.id;
     EXPECT_TRUE(r.framework.interleaved_pipeline || p.vpp == 1) << r.framework.id;
+    EXPECT_TRUE(r.framework.cpu_offload || !p.cpu_offload) << r.framework.id;
   }
   const std::string table = FormatFrameworkComparison(*rows, "megatron-core");
   EXPECT_NE(table.find("vs megatron-core"), std::string::npos) << table;

@@ -54,7 +54,7 @@ TEST(Framework, BuiltinStacks) {
   // Every behaviour names its source (the loader requires it); deepspeed also gives the optional
   // max_zero_stage_with_pp.
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
-    EXPECT_EQ(f.sources.size(), id == "deepspeed" ? 24u : 23u) << id;
+    EXPECT_EQ(f.sources.size(), id == "deepspeed" ? 25u : 24u) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
@@ -81,6 +81,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.max_zero_stage_with_pp, m.max_zero_stage_with_pp);
   EXPECT_EQ(def.tp_overlap, m.tp_overlap);
   EXPECT_EQ(def.interleaved_pipeline, m.interleaved_pipeline);
+  EXPECT_EQ(def.cpu_offload, m.cpu_offload);
   EXPECT_EQ(def.fsdp, m.fsdp);
   EXPECT_EQ(def.pipeline_needs_pp_minus_1_microbatches, m.pipeline_needs_pp_minus_1_microbatches);
   EXPECT_EQ(def.ep_overlap, m.ep_overlap);
@@ -487,6 +488,19 @@ TEST(Framework, DeepSpeedPipelinesRunZeroOneAtMost) {
   j.parallel.schedule = Schedule::k1F1B;
   j.parallel.pp = 1;
   j.parallel.dp = 8;
+  EXPECT_TRUE(StackRunsLayout(j).ok());
+}
+
+// nanotron's OptimizerArgs has no offload: its optimizer state stays on the GPU.
+TEST(Framework, NanotronKeepsTheOptimizerOnTheGpu) {
+  JobSpec j = Llama1B("nanotron");
+  j.parallel.dp = 8;
+  j.parallel.zero_stage = 1;
+  j.parallel.cpu_offload = true;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "parallelism: field 'cpu_offload': nanotron keeps the optimizer state on the GPU "
+            "(frameworks.json cpu_offload false); set cpu_offload false, or use another framework");
+  j.training.framework = Stack("megatron-core");
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
