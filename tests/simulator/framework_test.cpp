@@ -437,12 +437,19 @@ TEST(Framework, StackRunsLayout) {
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
-// nanotron shards only the optimizer state (optim/zero.py): no ZeRO-2, ZeRO-3 or FSDP.
+// nanotron shards only the optimizer state (optim/zero.py): no ZeRO-2, ZeRO-3 or FSDP, and no
+// offload.
 TEST(Framework, NanotronRunsZeroOneAtMost) {
   JobSpec j = Llama1B("nanotron");
   j.parallel.dp = 8;
   j.parallel.zero_stage = 1;
   EXPECT_TRUE(StackRunsLayout(j).ok());
+  // Its OptimizerArgs has no offload: the optimizer state stays on the GPU.
+  j.parallel.cpu_offload = true;
+  EXPECT_EQ(StackRunsLayout(j).message(),
+            "parallelism: field 'cpu_offload': nanotron keeps the optimizer state on the GPU "
+            "(frameworks.json cpu_offload false); set cpu_offload false, or use another framework");
+  j.parallel.cpu_offload = false;
   j.parallel.zero_stage = 2;
   EXPECT_EQ(StackRunsLayout(j).message(),
             "parallelism: field 'zero_stage': nanotron runs ZeRO stages up to 1 and no FSDP "
@@ -488,19 +495,6 @@ TEST(Framework, DeepSpeedPipelinesRunZeroOneAtMost) {
   j.parallel.schedule = Schedule::k1F1B;
   j.parallel.pp = 1;
   j.parallel.dp = 8;
-  EXPECT_TRUE(StackRunsLayout(j).ok());
-}
-
-// nanotron's OptimizerArgs has no offload: its optimizer state stays on the GPU.
-TEST(Framework, NanotronKeepsTheOptimizerOnTheGpu) {
-  JobSpec j = Llama1B("nanotron");
-  j.parallel.dp = 8;
-  j.parallel.zero_stage = 1;
-  j.parallel.cpu_offload = true;
-  EXPECT_EQ(StackRunsLayout(j).message(),
-            "parallelism: field 'cpu_offload': nanotron keeps the optimizer state on the GPU "
-            "(frameworks.json cpu_offload false); set cpu_offload false, or use another framework");
-  j.training.framework = Stack("megatron-core");
   EXPECT_TRUE(StackRunsLayout(j).ok());
 }
 
