@@ -3,7 +3,6 @@
 // JSON it passes to deepspeed.initialize (deepspeedai/DeepSpeed docs/_pages/config-json.md).
 // Flag names are those of deepspeedai/Megatron-DeepSpeed megatron/arguments.py and its
 // examples_deepspeed scripts; docs/EXPORT.md lists the mapping and the refusals.
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "planner/export_formats.h"
@@ -14,19 +13,6 @@ namespace gpuplan {
 namespace {
 
 constexpr std::string_view kDeepSpeedFormat = "deepspeed";
-
-int ZeroStage(const ParallelSpec& p) { return p.fsdp ? 3 : p.zero_stage; }
-
-// The plan's layers per pipeline stage, "7+8+8+7".
-std::string StageSplitText(const JobSpec& job) {
-  std::string out;
-  for (int64_t stage = 0; stage < job.parallel.pp; ++stage) {
-    const StageLayerMix mix = StageLayerCounts(job, stage);
-    if (!out.empty()) out += '+';
-    out += std::to_string(std::llround(mix.dense + mix.moe));
-  }
-  return out;
-}
 
 // The config JSON: batch sizes (DeepSpeed checks train_batch_size = micro x accumulation x dp),
 // precision, and ZeRO with the buckets the cost model assumed when it predicted the overlap.
@@ -42,7 +28,7 @@ nlohmann::ordered_json DeepSpeedConfig(const JobSpec& job) {
   ds["gradient_clipping"] = 1.0;
   if (t.precision == Precision::kBf16) ds["bf16"] = {{"enabled", true}};
   if (t.precision == Precision::kFp16) ds["fp16"] = {{"enabled", true}};
-  const int stage = ZeroStage(p);
+  const int stage = p.ZeroStage();
   nlohmann::ordered_json zero;
   zero["stage"] = stage;
   zero["overlap_comm"] = p.dp_overlap;
@@ -85,7 +71,7 @@ ArgArray DeepSpeedParallelArgs(const JobSpec& job) {
   // Without it --deepspeed builds GPTModelPipe on DeepSpeed's PipelineEngine even at pp 1, which
   // asserts ZeRO 0-1; the plan times the plain model.
   if (p.pp == 1) a.Flag("--no-pipeline-parallel");
-  a.Add("--zero-stage", ZeroStage(p));  // zero.Init for stage 3; must match the config's stage
+  a.Add("--zero-stage", p.ZeroStage());  // zero.Init for stage 3; must match the config's stage
   // ZeRO-Offload runs DeepSpeed's CPU Adam, which --cpu-optimizer makes Megatron build.
   if (p.cpu_offload) a.Flag("--cpu-optimizer");
   a.Flag("--deepspeed");
@@ -152,7 +138,7 @@ Status CheckDeepSpeedExpressible(const JobSpec& job) {
        "Megatron-DeepSpeed's --enable-zbh1-pipeline (not checked against the schedule the plan "
        "timed); plan with schedule 1f1b, or export 'megatron'"},
       {p.pp > 1 && uneven,
-       "pipeline split " + (uneven ? StageSplitText(job) : "") +
+       "pipeline split " + (uneven ? StageLayersText(job) : "") +
            ": DeepSpeed's PipelineModule balances the transformer layers over the stages itself "
            "(partition_method 'type:transformer'), with no flag for this split; plan with a "
            "layer count that pp divides, or export 'megatron'"},

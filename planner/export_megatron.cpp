@@ -216,7 +216,7 @@ Status CheckMegatronExpressible(const JobSpec& job) {
   }
   if (!p.stage_layers.empty()) {
     return Refuse(kMegatronFormat,
-                  "the plan places " + StageLayersText(p) +
+                  "the plan places " + StageLayersText(job) +
                       " layers on its pipeline stages (the training stack's own "
                       "split); Megatron-LM splits evenly or takes "
                       "--decoder-first/last-pipeline-num-layers; plan with framework "

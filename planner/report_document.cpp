@@ -287,7 +287,7 @@ std::string LayoutSummary(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   std::string out = "TP" + Str(p.tp) + " PP" + Str(p.pp);
   if (!p.stage_layers.empty()) {
-    out += "(" + StageLayersText(p) + ")";
+    out += "(" + StageLayersText(job) + ")";
   } else if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     // An uneven pipeline: layers of the first stage, the middle stages and the last stage.
     out += "(" + Str(StageLayers(job, 0)) + "+";

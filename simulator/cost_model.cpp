@@ -40,7 +40,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const StepCosts costs = ComputeStepCosts(job, gpu, net, rates);
   const LayerCosts& dense = costs.dense;
   const LayerCosts& moe = costs.moe;
-  const int zero = par.fsdp ? 3 : par.zero_stage;
+  const int zero = par.ZeroStage();
   const bool sharded_dp = par.dp * par.cp > 1;
   const bool split_backward = par.schedule == Schedule::kZeroBubbleH1;
 

@@ -54,7 +54,7 @@ class StepBuilder {
         m_(MicrobatchesPerStep(job)),
         v_(GetScheduleInfo(par_.schedule).uses_chunks ? par_.vpp : 1),
         split_(GetScheduleInfo(par_.schedule).splits_backward),
-        zero_(par_.fsdp ? 3 : par_.zero_stage),
+        zero_(par_.ZeroStage()),
         sharded_dp_(par_.dp * par_.cp > 1),
         gather_in_forward_(WeightGatherInForward(job)) {}
 

@@ -41,8 +41,7 @@ Status StackRunsLayout(const JobSpec& job) {
         "(frameworks.json cpu_offload false); set cpu_offload false, or use another framework",
         name));
   }
-  const int zero = p.fsdp ? 3 : p.zero_stage;
-  if (p.pp > 1 && zero > stack.max_zero_stage_with_pp) {
+  if (p.pp > 1 && p.ZeroStage() > stack.max_zero_stage_with_pp) {
     return Status::Invalid(StrFormat(
         "parallelism: field '%s': %s runs ZeRO stages up to %d with pipeline parallelism "
         "(frameworks.json max_zero_stage_with_pp), got %s with pp %lld; use zero_stage %d, pp 1, "

@@ -153,6 +153,8 @@ struct ParallelSpec {
 
   /// Whether data-parallel ranks shard the model state (FSDP, or ZeRO stage >= 1).
   bool ShardsModelState() const { return fsdp || zero_stage >= 1; }
+  /// The ZeRO stage the layout runs: 3 with FSDP (FULL_SHARD), else zero_stage.
+  int ZeroStage() const { return fsdp ? 3 : zero_stage; }
   /// Data-parallel ranks of one shard group (HSDP; dp without it).
   int64_t DpShard() const { return dp / dp_replicate; }
   /// Ranks that shard the model state (ZeRO >= 1): DpShard() x cp.

@@ -1046,7 +1046,8 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
     if (!job.training.framework.tp_overlap) {
       return Fail("parallelism", "tp_overlap",
                   "is Transformer Engine's userbuffer overlap (Megatron-Core --tp-comm-overlap); "
-                  "framework " + job.training.framework.id +
+                  "framework " +
+                      job.training.framework.id +
                       " has none (frameworks.json: tp_overlap false); set tp_overlap false");
     }
     if (!p.sequence_parallel) {

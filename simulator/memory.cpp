@@ -242,7 +242,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const double dp_shards = static_cast<double>(par.ShardRanks());  // HSDP: one shard group
   // Expert states shard over the expert-DP ranks of the shard group.
   const double expert_shards = static_cast<double>(par.ExpertShardRanks());
-  const int zero = par.fsdp ? 3 : par.zero_stage;
+  const int zero = par.ZeroStage();
   const ShardParams shard = ParamsPerGpu(job, stage);
   MemoryBreakdown mb;
   mb.peak_stage = stage;

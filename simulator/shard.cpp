@@ -125,11 +125,11 @@ std::vector<int64_t> CostBalancedStageLayers(const ModelSpec& m, int64_t pp) {
   return CostBalancedPlacement(m, pp).layers;
 }
 
-std::string StageLayersText(const ParallelSpec& p) {
+std::string StageLayersText(const JobSpec& job) {
   std::string out;
-  for (const int64_t layers : p.stage_layers) {
+  for (int64_t stage = 0; stage < job.parallel.pp; ++stage) {
     if (!out.empty()) out += '+';
-    out += std::to_string(layers);
+    out += std::to_string(StageLayers(job, stage));
   }
   return out;
 }

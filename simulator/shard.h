@@ -70,8 +70,9 @@ struct CostBalancedSplit {
 };
 CostBalancedSplit CostBalancedPlacement(const ModelSpec& m, int64_t pp);
 
-/// parallelism.stage_layers as "6+5+5+0" (empty when not set).
-std::string StageLayersText(const ParallelSpec& p);
+/// The layers of each pipeline stage (StageLayers), "6+5+5+0": parallelism.stage_layers where
+/// given, else the even, first/last or slot split.
+std::string StageLayersText(const JobSpec& job);
 
 /// Fills parallelism.stage_layers with the job's stack's own split (FrameworkTraits::
 /// pipeline_split) when the stack does not split evenly, pp > 1, vpp = 1 and no split is given

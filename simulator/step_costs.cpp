@@ -481,7 +481,7 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   // Buckets only where the stack overlaps the reduction with the backward (hooks fire per
   // bucket); otherwise one collective reduces the whole buffer (Megatron-LM: bucket_size None
   // without --overlap-grad-reduce).
-  const int zero = par.fsdp ? 3 : par.zero_stage;
+  const int zero = par.ZeroStage();
   if (par.dp_overlap && zero < 3 && !s.grads_all_reduced_after_backward) {
     s.grad_bucket_params = GradBucketParams(job);
   }

@@ -179,8 +179,8 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
   mr.RejectUnknownFields({"step_s", "peak_memory_bytes", "phases"});
   v.measured_peak_memory_bytes = mr.PositiveNumber("peak_memory_bytes");
   // The step time is derived from step_seconds (MeasuredStepSeconds, their median) when read
-  // back; a value that is there must be that median, not null, a string, a negative number or
-  // an edited figure that calibrate would silently ignore.
+  // back; a value that is there (null counts as absent) must be that median, not a string, a
+  // negative number or an edited figure that calibrate would silently ignore.
   const double step_s = mr.OptionalPositiveNumber("step_s", 0);
   const json* mp = mr.OptionalObject("phases");
   GPUPLAN_RETURN_IF_ERROR(mr.status());

@@ -261,8 +261,7 @@ TEST_F(PlannerTest, CompareFrameworksPlansUnderEveryStack) {
   for (const FrameworkComparisonRow& r : *rows) {
     const ParallelSpec& p = r.plan.job.parallel;
     EXPECT_TRUE(r.framework.tp_overlap || !p.tp_overlap) << r.framework.id;
-    EXPECT_TRUE(p.pp == 1 || (p.fsdp ? 3 : p.zero_stage) <= r.framework.max_zero_stage_with_pp)
-        << r.framework.id;
+    EXPECT_TRUE(p.pp == 1 || p.ZeroStage() <= r.framework.max_zero_stage_with_pp) << r.framework.id;
     EXPECT_TRUE(r.framework.interleaved_pipeline || p.vpp == 1) << r.framework.id;
     EXPECT_TRUE(r.framework.cpu_offload || !p.cpu_offload) << r.framework.id;
   }

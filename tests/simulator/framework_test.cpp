@@ -506,7 +506,7 @@ TEST(Framework, StackSplitFillsStageLayers) {
   EXPECT_EQ(nanotron.parallel.stage_layers, (std::vector<int64_t>{6, 5, 5, 0}));
   EXPECT_EQ(StageLayers(nanotron, 0), 6);
   EXPECT_EQ(ChunkFirstLayer(nanotron, 2, 0), 11);
-  EXPECT_EQ(StageLayersText(nanotron.parallel), "6+5+5+0");
+  EXPECT_EQ(StageLayersText(nanotron), "6+5+5+0");
   // Stage 0 keeps 6 layers x 4 micro-batches in flight, not 4 x 4.
   JobSpec even = nanotron;
   even.parallel.stage_layers.clear();
