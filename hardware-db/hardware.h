@@ -98,7 +98,14 @@ struct NetworkSpec {
   std::string id;  ///< e.g. "ib-ndr-400"
   std::string name;
   double bytes_per_s_per_gpu = 0;  ///< line rate available to one GPU, one direction
-  double latency_s = 0;            ///< one hop, end to end, small message
+  /// One network crossing, end to end, small message (launch and protocol included): a
+  /// send/recv between nodes, and half of the smallest all-reduce between two nodes.
+  double latency_s = 0;
+  /// Each network hop of a ring (or level of a tree) beyond what a collective pays once: a
+  /// collective over h network hops takes 2 x (latency_s - hop_latency_s) + h x hop_latency_s, so
+  /// the two-node all-reduce (h = 2) keeps 2 x latency_s. Equal to latency_s (no once-per-
+  /// collective part) when networks.json gives no hop_latency_us.
+  double hop_latency_s = 0;
   /// Achievable collective busbw / bytes_per_s_per_gpu for large messages (nccl-tests).
   double collective_efficiency = 0;
   /// Optional measured busbw by node count; empty `nodes` when the network has none.

@@ -332,12 +332,15 @@ Status ParseMeasuredBusbw(const json& object, const std::string& network_context
 
 Status ParseNetwork(const json& entry, const std::string& context, NetworkSpec* n) {
   JsonObjectReader r(entry, context);
-  r.RejectUnknownFields({"id", "name", "gbps_per_gpu", "latency_us", "collective_efficiency",
-                         "measured_busbw", "source", "notes", "verified", "unverified_fields"});
+  r.RejectUnknownFields({"id", "name", "gbps_per_gpu", "latency_us", "hop_latency_us",
+                         "collective_efficiency", "measured_busbw", "source", "notes", "verified",
+                         "unverified_fields"});
   n->id = r.String("id");
   n->name = r.String("name");
   n->bytes_per_s_per_gpu = r.ScaledNumber("gbps_per_gpu", kGiga, kMinBytesPerS, kMaxBytesPerS);
   n->latency_s = r.ScaledNumber("latency_us", kMicro, 0.0, kMaxLatencyS);
+  n->hop_latency_s =
+      r.OptionalScaledNumber("hop_latency_us", n->latency_s, kMicro, 0.0, n->latency_s);
   n->collective_efficiency = Fraction(r, "collective_efficiency");
   const json* measured = r.OptionalObject("measured_busbw");
   n->source = ReadProvenance(entry, r);

@@ -75,7 +75,9 @@ const CollectiveFit* MeasuredFit(Collective c, double ranks, const GroupLink& li
 }
 
 // Latency of a collective as NCCL's tuning model counts it (NVIDIA/nccl src/graph/tuning.cc,
-// ncclTopoTuneModel), over n ranks on `nodes` nodes with r = n / nodes per node.
+// ncclTopoTuneModel: baseLat + nIntraSteps x intraLat + nInterSteps x interLat), over n ranks on
+// `nodes` nodes with r = n / nodes per node. A collective that spans nodes pays the network's
+// once-per-collective part (NetworkBaseLatency) beside its hops.
 struct Latency {
   // Ring: n - 1 hops in sequence, nodes - 1 of them through the network, both ways for
   // all-reduce ((nsteps - nInterSteps) intraLat + nInterSteps interLat). It grows with the ring,
@@ -91,16 +93,26 @@ struct Latency {
   double pat = -1;
 };
 
-Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes, double intra_s,
-                          double inter_s) {
+// The part of a collective's network latency paid once, whatever the number of hops: what the
+// smallest two-node all-reduce (two network hops, 2 x inter_latency_s end to end) leaves beyond
+// its two hops. It stands for NCCL's baseLat and the launch that nccl-tests' timing includes.
+double NetworkBaseLatency(const GroupLink& link) {
+  return 2.0 * std::max(0.0, link.inter_latency_s - link.inter_hop_latency_s);
+}
+
+Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes,
+                          const GroupLink& link) {
   const double multiplier = info.latency_steps_multiplier;
+  const double intra_s = link.intra_latency_s;
+  const double hop_s = link.inter_hop_latency_s;
+  const double base = nodes > 1.0 ? NetworkBaseLatency(link) : 0.0;
   const double levels = nodes > 1.0 ? std::ceil(std::log2(nodes)) : 0.0;
   const bool pat =
       (info.kind == Collective::kReduceScatter || info.kind == Collective::kAllGather) &&
       nodes > 1.0 && n == nodes;
-  return {multiplier * ((n - nodes) * intra_s + (nodes - 1.0) * inter_s),
-          multiplier * ((n / nodes - 1.0) * intra_s + levels * inter_s),
-          pat ? kPatBaseLatencySeconds + std::floor(std::log2(nodes)) * inter_s / 3.5 +
+  return {base + multiplier * ((n - nodes) * intra_s + (nodes - 1.0) * hop_s),
+          base + multiplier * ((n / nodes - 1.0) * intra_s + levels * hop_s),
+          pat ? kPatBaseLatencySeconds + std::floor(std::log2(nodes)) * hop_s / 3.5 +
                     n * kPatLatencyPerRankSeconds
               : -1.0};
 }
@@ -156,7 +168,7 @@ double MeasuredNetworkTransferRate(Collective c, const MeasuredNetworkBusbw& tab
   if (busbw <= 0.0 || table.message_bytes <= 0.0) return busbw;
   const double n = table.gpus_per_node * nodes;
   const double volume = table.message_bytes * info.bus_factor(n);
-  const Latency lat = CollectiveLatency(info, n, nodes, link.intra_latency_s, link.inter_latency_s);
+  const Latency lat = CollectiveLatency(info, n, nodes, link);
   const double transfer = TransferSeconds(c, true, lat, volume / (busbw * table.gpus_per_node));
   // A measurement faster than the latency alone would imply an unbounded rate: keep the table's.
   return transfer > 0.0 ? volume / transfer / table.gpus_per_node : busbw;
@@ -182,7 +194,7 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
     if (across_nodes) return link.inter_latency_s + bytes / link.inter_bytes_per_s;
     return link.intra_latency_s + bytes / link.intra_bytes_per_s;
   }
-  const Latency lat = CollectiveLatency(info, n, nodes, link.intra_latency_s, link.inter_latency_s);
+  const Latency lat = CollectiveLatency(info, n, nodes, link);
   if (c == Collective::kAllToAll && across_nodes) {
     // Each rank sends bytes/n to every peer: (ranks_per_node - 1) shares over the intra-node
     // fabric and (n - ranks_per_node) shares through its own NIC; the two proceed concurrently.

@@ -92,7 +92,12 @@ struct GroupLink {
   /// NVLS all-reduce algbw when the node-local members share one NVSwitch domain; 0: no NVLS.
   double intra_nvls_bytes_per_s = 0;
   double inter_bytes_per_s = 0;  ///< achievable per-GPU network bandwidth (line rate x eff.)
-  double inter_latency_s = 0;    ///< per tree level across nodes
+  /// One network crossing, end to end (NetworkSpec::latency_s): a send/recv across nodes.
+  double inter_latency_s = 0;
+  /// Each network hop of a collective's ring or tree (NetworkSpec::hop_latency_s, at most
+  /// inter_latency_s); the rest of the two-crossing latency, 2 (inter_latency_s -
+  /// inter_hop_latency_s), is paid once per collective that spans nodes.
+  double inter_hop_latency_s = 0;
   /// Measured alpha-beta fits of this GPU type inside one node (a profile), or nullptr.
   const MeasuredRates* measured = nullptr;
   /// The network's measured busbw by node count (NetworkSpec::measured_busbw), or nullptr.

@@ -19,6 +19,37 @@ double Exposed(double comm, double window) {
   return std::max(comm - window, kOverlapInterference * std::min(comm, window));
 }
 
+// Exposed part of a gradient reduction issued in buckets behind a backward pass of `window`
+// seconds (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce): `params`
+// gradients become ready at a steady rate through the pass but for `late` of them (the
+// embedding's, the last ready on the first stage), ready at its end. Each bucket of `bucket`
+// parameters goes out once full, the rest at the end, and the late ones, one tensor, in a
+// bucket of their own after it (neither stack splits a tensor across buckets), one after another
+// on one stream; a bucket of p parameters takes seconds(p). The queue's end beyond the window is
+// exposed, or, if longer, the slow-down of the window by kOverlapInterference for every second
+// of communication beside it (as Exposed: the pair ends when the later of the two does). With
+// no buckets (`bucket` 0) all of them go out at the end.
+template <typename F>
+double BucketQueueExposed(double params, double late, double bucket, double window, F seconds) {
+  if (params <= 0) return 0.0;
+  late = std::min(late, params);
+  const double early = params - late;
+  const double full = bucket > 0 ? std::floor(early / bucket) : 0.0;
+  const double rest = early - full * bucket;
+  const double tiny = 1e-6 * std::max(bucket, 1.0);
+  const double at_end = (rest > tiny ? seconds(rest) : 0.0) + (late > tiny ? seconds(late) : 0.0);
+  if (full < 1.0) return at_end;
+  // Bucket k (1..full) is ready at window x k·bucket / early; the queue of full buckets ends at
+  // the latest of ready(k) + (full - k + 1)·full_s, a line in k: k = 1 or k = full.
+  const double full_s = seconds(bucket);
+  const double end_full =
+      std::max(window * bucket / early + full * full_s, window * full * bucket / early + full_s);
+  const double end = std::max(end_full, window) + at_end;
+  const double tail = std::max(0.0, end - window);
+  const double overlapped = std::max(0.0, full * full_s + at_end - tail);
+  return std::max(tail, kOverlapInterference * std::min(overlapped, window));
+}
+
 // One pipeline stage's time per micro-batch (forward + backward of all its layers and chunks).
 struct StageTime {
   double compute = 0, tp = 0, cp = 0, ep = 0, fsdp = 0, wgrad = 0;
@@ -46,11 +77,14 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
 
   // The last gradient bucket of a stage's backward cannot overlap: it is issued when backward
   // ends. On the first stage it also holds the embedding, whose gradient is the last to be ready.
-  auto edge_bucket = [&](int64_t stage, const ShardParams& p) {
+  auto late_params = [&](int64_t stage, const ShardParams& p) {
     const double embedding = stage == 0 && !tr.lora.enabled
                                  ? CountParameters(m).embedding / static_cast<double>(par.tp)
                                  : 0.0;
-    return std::min(p.trainable, costs.grad_bucket_params + embedding);
+    return std::min(p.trainable, embedding);
+  };
+  auto edge_bucket = [&](int64_t stage, const ShardParams& p) {
+    return std::min(p.trainable, costs.grad_bucket_params + late_params(stage, p));
   };
   // A collective issued in buckets behind computation `window`: all but the `edge` bucket (the
   // last issued, or the first needed) overlap it.
@@ -127,19 +161,20 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     if (zero == 2 && sharded_dp) {
       const ShardParams shard = ParamsPerGpu(job, stage);
       const double v = par.schedule == Schedule::kInterleaved ? static_cast<double>(par.vpp) : 1.0;
-      const double chunk_reduce =
-          GradReduceSeconds(costs, zero, shard.DenseTrainable() / v, shard.ExpertTrainable() / v);
       if (par.dp_overlap) {
-        const double chunk_params = shard.trainable / v;
-        auto chunk = [&](double edge) {
-          const double tail = GradReduceSeconds(costs, zero, std::min(chunk_params, edge), 0);
-          return bucketed(chunk_reduce, tail, backward_window(mix) / v);
+        auto chunk = [&](double late) {
+          return BucketQueueExposed(shard.trainable / v, late, costs.grad_bucket_params,
+                                    backward_window(mix) / v, [&](double p) {
+                                      return GradReduceSeconds(costs, zero, p * shard.DenseShare(),
+                                                               p * (1.0 - shard.DenseShare()));
+                                    });
         };
         // The embedding's gradient, the last ready, sits in the first chunk of the first stage.
-        st.fsdp = chunk(edge_bucket(stage, shard));
-        if (v > 1.0) st.fsdp += (v - 1.0) * chunk(costs.grad_bucket_params);
+        st.fsdp = chunk(late_params(stage, shard));
+        if (v > 1.0) st.fsdp += (v - 1.0) * chunk(0.0);
       } else {
-        st.fsdp = v * chunk_reduce;
+        st.fsdp = v * GradReduceSeconds(costs, zero, shard.DenseTrainable() / v,
+                                        shard.ExpertTrainable() / v);
       }
     }
     return st;
@@ -191,28 +226,39 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     const double dense_params = params.DenseTrainable();
     const double expert_params = params.ExpertTrainable();
     // ZeRO-2 reduced its gradients per micro-batch (stage_time): only the weights are left.
-    auto reduce_seconds = [&](double dense_part, double expert_part) {
-      return zero == 2 ? 0.0 : GradReduceSeconds(costs, zero, dense_part, expert_part);
-    };
-    const double reduce = reduce_seconds(dense_params, expert_params);
+    // Without overlap (no buckets) the reduction is one collective, exposed.
     const double gather = WeightGatherSeconds(costs, zero, dense_params, expert_params);
-    if (!par.dp_overlap || costs.grads_all_reduced_after_backward) return reduce + gather;
+    if (!par.dp_overlap || costs.grads_all_reduced_after_backward) {
+      const double reduce =
+          zero == 2 ? 0.0 : GradReduceSeconds(costs, zero, dense_params, expert_params);
+      return reduce + gather;
+    }
     const double edge = edge_bucket(stage, params);
-    const double reduce_tail = reduce_seconds(edge, 0);
-    const double backward = backward_window(mix);
+    const double trainable = dense_params + expert_params;
+    const double reduce_exposed =
+        zero == 2 ? 0.0
+                  : BucketQueueExposed(
+                        trainable, late_params(stage, params), costs.grad_bucket_params,
+                        backward_window(mix), [&](double p) {
+                          return GradReduceSeconds(costs, zero, p * dense_params / trainable,
+                                                   p * expert_params / trainable);
+                        });
     if (WeightGatherInForward(job)) {
       // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
       // backward as above; the weights' all-gather overlaps the next step's first forward,
       // bucket by bucket, and the first bucket (the embedding's, on the first stage) is waited
       // for before any layer runs.
-      const double gather_head = WeightGatherSeconds(costs, zero, edge, 0);
+      const double late = late_params(stage, params);
+      const double gather_head = WeightGatherSeconds(costs, zero, late, 0) +
+                                 WeightGatherSeconds(costs, zero, edge - late, 0);
       const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
-      return bucketed(reduce, reduce_tail, backward) + bucketed(gather, gather_head, forward);
+      const double gathers = BucketedWeightGatherSeconds(costs, zero, dense_params, expert_params);
+      return reduce_exposed + bucketed(gathers, gather_head, forward);
     }
     // Without it (nanotron's ZeroDistributedOptimizer.step, DeepSpeed's ZeRO-1/2
     // all_gather_dp_groups) the updated weights are all-gathered after the optimizer step has
     // updated them, with nothing left to overlap: exposed.
-    return bucketed(reduce, reduce_tail, backward) + gather;
+    return reduce_exposed + gather;
   };
   // Optimizer step over the rank's shard of the trainable parameters (OptimizerShardParams).
   auto optimizer = [&](const ShardParams& params) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "common/limits.h"
@@ -236,19 +237,26 @@ int32_t StepBuilder::Async(int32_t rank, SimStream stream, Category category, st
 }
 
 // Gradient reduction in buckets of costs.grad_bucket_params (the stack's), issued as soon as a
-// bucket is full (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce).
+// bucket is full (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce):
+// the full buckets the layers so far have filled go out as one op, timed as their collectives
+// (BucketedGradReduceSeconds, as the analytic model times them), and the rest waits for the next
+// layer; `force` (the backward's end) sends the rest too.
 void StepBuilder::FlushBucket(int32_t rank, bool force) {
   Rank& r = ranks_[static_cast<size_t>(rank)];
   const double params = r.bucket_dense + r.bucket_expert;
-  if (params <= 0 || (!force && params < costs_.grad_bucket_params)) return;
+  const double bucket = costs_.grad_bucket_params;
+  if (params <= 0 || (!force && params < bucket)) return;
+  const double issued = force || bucket <= 0 ? params : std::floor(params / bucket) * bucket;
+  const double dense = r.bucket_dense * issued / params;
+  const double expert = r.bucket_expert * issued / params;
   // The weights are gathered once, after the optimizer step (or in the next forward).
-  const double seconds = GradReduceSeconds(costs_, zero_, r.bucket_dense, r.bucket_expert);
+  const double seconds = BucketedGradReduceSeconds(costs_, zero_, dense, expert);
   const char* name =
       zero_ == 0 || costs_.grads_all_reduced_after_backward ? "all-reduce" : "reduce-scatter";
   Async(rank, SimStream::kDpReduce, Category::kDp, name, seconds,
-        costs_.grad_bytes_per_param * params);
-  r.bucket_dense = 0;
-  r.bucket_expert = 0;
+        costs_.grad_bytes_per_param * issued);
+  r.bucket_dense = issued == params ? 0.0 : r.bucket_dense - dense;
+  r.bucket_expert = issued == params ? 0.0 : r.bucket_expert - expert;
 }
 
 // ZeRO-2: a micro-batch's gradients are reduce-scattered by the end of its backward pass (the
@@ -286,7 +294,7 @@ void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
         std::min(r.weights_left, std::max(costs_.grad_bucket_params, need - r.weights_gathered));
     const double dense = params.DenseShare();
     const double seconds =
-        WeightGatherSeconds(costs_, zero_, bucket * dense, bucket * (1.0 - dense));
+        BucketedWeightGatherSeconds(costs_, zero_, bucket * dense, bucket * (1.0 - dense));
     r.waits.push_back(NewOp(rank, SimStream::kDpGather, Category::kDp, "all-gather weights",
                             seconds, -1, -1, -1, costs_.weight_gather_bytes_per_param * bucket));
     r.weights_gathered += bucket;

@@ -536,6 +536,38 @@ double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_
                          dense_params, expert_params);
 }
 
+namespace {
+
+// `one` (GradReduceSeconds or WeightGatherSeconds) of `dense_params` + `expert_params` issued in
+// buckets of costs.grad_bucket_params, each holding dense and expert parameters in that
+// proportion: each full bucket and the remainder (ignored below a millionth of a bucket:
+// rounding) as a collective of its own.
+double InBuckets(double (*one)(const StepCosts&, int, double, double), const StepCosts& costs,
+                 int zero_stage, double dense_params, double expert_params) {
+  const double params = dense_params + expert_params;
+  if (params <= 0) return 0.0;
+  auto seconds = [&](double p) {
+    return one(costs, zero_stage, p * dense_params / params, p * expert_params / params);
+  };
+  const double bucket = costs.grad_bucket_params;
+  if (bucket <= 0 || params <= bucket) return seconds(params);
+  const double full = std::floor(params / bucket);
+  const double rest = params - full * bucket;
+  return full * seconds(bucket) + (rest > 1e-6 * bucket ? seconds(rest) : 0.0);
+}
+
+}  // namespace
+
+double BucketedGradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                                 double expert_params) {
+  return InBuckets(&GradReduceSeconds, costs, zero_stage, dense_params, expert_params);
+}
+
+double BucketedWeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                                   double expert_params) {
+  return InBuckets(&WeightGatherSeconds, costs, zero_stage, dense_params, expert_params);
+}
+
 double FsdpGatherSeconds(const StepCosts& costs, const ShardParams& layer) {
   auto one = [&](double params, const GroupLink& shard) {
     if (params <= 0) return 0.0;
@@ -579,8 +611,11 @@ QuantizedCast QuantizedCastOf(Precision precision) {
 
 double GradBucketParams(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
-  return job.training.framework.grad_bucket.Params(MainGradBytesPerParam(job.training),
-                                                   static_cast<double>(p.dp * p.cp));
+  const FrameworkSpec& stack = job.training.framework;
+  const double bucket_bytes_per_param = stack.ddp_bucket_bytes_per_param > 0
+                                            ? stack.ddp_bucket_bytes_per_param
+                                            : MainGradBytesPerParam(job.training);
+  return stack.grad_bucket.Params(bucket_bytes_per_param, static_cast<double>(p.dp * p.cp));
 }
 
 bool WeightGatherInForward(const JobSpec& job) {

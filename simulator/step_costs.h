@@ -83,9 +83,9 @@ struct StepCosts {
   /// (Zero1GradReduction::kAllReduceAfterBackward, nanotron): GradReduceSeconds is that
   /// all-reduce, and nothing overlaps it.
   bool grads_all_reduced_after_backward = false;
-  /// Parameters per DP bucket (GradBucketParams): the analytic model exposes the last one, the
-  /// event simulator issues one collective per bucket; 0 when the stack issues one collective for
-  /// all of it (no overlap, or all-reduce after backward).
+  /// Parameters per DP bucket (GradBucketParams): the analytic model and the event simulator
+  /// issue one collective per bucket as the backward fills it; 0 when the stack issues one
+  /// collective for all of it (no overlap, or all-reduce after backward).
   double grad_bucket_params = 0;
   GroupLink tp_link, cp_link, ep_link, pp_link;  ///< where each group's ranks sit (topology.h)
   GroupLink dp_link;                             ///< gradient group of dense parameters (dp x cp)
@@ -116,6 +116,19 @@ double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_pa
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                            double expert_params);
 
+/// GradReduceSeconds as the stack issues it when it overlaps the reduction with the backward:
+/// in buckets of costs.grad_bucket_params, each full bucket and the remainder a reduction of its
+/// own that pays its own latency (PyTorch DDP, Megatron-LM --overlap-grad-reduce); a bucket holds
+/// dense and expert parameters in the proportion given, each part reduced over its own group.
+/// One reduction when grad_bucket_params is 0.
+double BucketedGradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                                 double expert_params);
+
+/// WeightGatherSeconds in the buckets of BucketedGradReduceSeconds (Megatron-Core's
+/// --overlap-param-gather gathers the distributed optimizer's buckets one by one).
+double BucketedWeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
+                                   double expert_params);
+
 /// ZeRO-3/FSDP: all-gathers of each wrap unit's weights per micro-batch: before its forward and
 /// again before its backward, and once more for full recomputation's second forward.
 inline int FsdpGathersPerMicroBatch(const TrainingSpec& tr) {
@@ -137,7 +150,10 @@ double FsdpGatherSeconds(const StepCosts& costs, const ShardParams& layer);
 double FsdpReduceSeconds(const StepCosts& costs, const ShardParams& layer);
 
 /// Parameters per bucket of `job`'s stack when it overlaps its DP communication with the
-/// backward (FrameworkSpec::grad_bucket at the job's gradient size and dp x cp).
+/// backward (FrameworkSpec::grad_bucket at dp x cp). A bucket given in bytes counts the bytes of
+/// the gradients the stack's DDP buckets hold: FrameworkSpec::ddp_bucket_bytes_per_param where
+/// it keeps DDP bucket views (PyTorch DDP's bucket_cap_mb counts the .grad tensors' bytes:
+/// 16-bit on nanotron), else the job's main-gradient bytes.
 double GradBucketParams(const JobSpec& job);
 
 /// Whether `job`'s ZeRO-1/2 weight all-gather runs during the next step's first forward pass

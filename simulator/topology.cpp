@@ -20,6 +20,7 @@ ClusterLinks ResolveLinks(const GpuSpec& gpu, const NetworkSpec& net, int64_t gp
                                                                      : kNvlinkStepLatencySeconds;
   l.network_bytes_per_s = net.bytes_per_s_per_gpu * net.collective_efficiency;
   l.network_latency_s = net.latency_s;
+  l.network_hop_latency_s = net.hop_latency_s;
   if (!net.measured_busbw.nodes.empty()) l.network_measured = &net.measured_busbw;
   return l;
 }
@@ -89,6 +90,7 @@ GroupLink PlaceGroup(const ClusterLinks& links, int64_t size, int64_t stride) {
   g.intra_latency_s = links.intra_latency_s;
   g.inter_bytes_per_s = std::max(links.network_bytes_per_s, 1.0);
   g.inter_latency_s = links.network_latency_s;
+  g.inter_hop_latency_s = links.network_hop_latency_s;
   g.measured = links.measured;
   g.network_measured = links.network_measured;
   return g;

@@ -17,12 +17,13 @@ struct ClusterLinks {
   double gpus_per_node = 1;
   std::string_view scaleup_kind;  ///< GpuSpec::scaleup_kind
   double scaleup_domain_gpus = 1;
-  double scaleup_busbw = 0;             ///< achievable ring busbw of a full scale-up domain
-  double scaleup_nvls_bytes_per_s = 0;  ///< NVLS all-reduce algbw in the domain; 0: no NVLS
-  double pcie_busbw = 0;                ///< achievable busbw when collectives cross PCIe
-  double intra_latency_s = 0;           ///< per ring step inside a node
-  double network_bytes_per_s = 0;       ///< per GPU, line rate x collective efficiency
-  double network_latency_s = 0;
+  double scaleup_busbw = 0;                 ///< achievable ring busbw of a full scale-up domain
+  double scaleup_nvls_bytes_per_s = 0;      ///< NVLS all-reduce algbw in the domain; 0: no NVLS
+  double pcie_busbw = 0;                    ///< achievable busbw when collectives cross PCIe
+  double intra_latency_s = 0;               ///< per ring step inside a node
+  double network_bytes_per_s = 0;           ///< per GPU, line rate x collective efficiency
+  double network_latency_s = 0;             ///< NetworkSpec::latency_s
+  double network_hop_latency_s = 0;         ///< NetworkSpec::hop_latency_s
   const MeasuredRates* measured = nullptr;  ///< copied into every GroupLink (CollectiveSeconds)
   /// The network's measured busbw table, or nullptr; copied into every GroupLink.
   const MeasuredNetworkBusbw* network_measured = nullptr;

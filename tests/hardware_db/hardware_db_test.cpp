@@ -319,6 +319,27 @@ TEST_F(HardwareDbFilesTest, NegativeMemoryNamesFileEntryAndField) {
   EXPECT_TRUE(Contains(err, "-1"));
 }
 
+// hop_latency_us is optional (absent: the crossing latency, paid per hop) and at most
+// latency_us: the once-per-collective part 2 x (latency - hop) cannot be negative.
+TEST_F(HardwareDbFilesTest, NetworkHopLatency) {
+  json net = ValidNetwork("hop-net");
+  const std::string plain = Write("networks.json", json{{"networks", {net}}});
+  HardwareDb db;
+  ASSERT_TRUE(db.LoadFile(plain).ok());
+  EXPECT_DOUBLE_EQ(db.FindNetwork("hop-net")->hop_latency_s, 5e-6);
+  net["hop_latency_us"] = 2;
+  HardwareDb with_hop;
+  ASSERT_TRUE(with_hop.LoadFile(Write("networks.json", json{{"networks", {net}}})).ok());
+  EXPECT_DOUBLE_EQ(with_hop.FindNetwork("hop-net")->hop_latency_s, 2e-6);
+  net["hop_latency_us"] = 6;
+  const std::string path = Write("networks.json", json{{"networks", {net}}});
+  const std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "network 'hop-net'"));
+  EXPECT_TRUE(Contains(err, "field 'hop_latency_us'"));
+  EXPECT_TRUE(Contains(err, "[0, 5]"));
+}
+
 TEST_F(HardwareDbFilesTest, MissingRequiredField) {
   json gpu = ValidGpu("bad-gpu");
   gpu.erase("sm_count");

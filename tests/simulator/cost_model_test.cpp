@@ -58,6 +58,33 @@ class CostModelTest : public ::testing::Test {
 };
 HardwareDb* CostModelTest::db_ = nullptr;
 
+// Reference for a gradient reduction in buckets behind a backward pass of `window` seconds,
+// played out bucket by bucket: `params` gradients become ready at a steady rate but `late` of
+// them (one tensor) at the end; each full bucket of the early ones goes out when filled, their
+// rest and then the late tensor at the end, one after another on one stream. Exposed: the
+// queue's end beyond the window, or the window's slow-down by kOverlapInterference for the
+// communication beside it if larger.
+double BucketQueueReference(const StepCosts& c, int zero, double params, double late,
+                            double window) {
+  const double bucket = c.grad_bucket_params;
+  const double early = params - late;
+  double clock = 0, comm = 0;
+  auto issue = [&](double ready, double p) {
+    const double seconds = GradReduceSeconds(c, zero, p, 0);
+    clock = std::max(clock, ready) + seconds;
+    comm += seconds;
+  };
+  double filled = 0;
+  while (filled + bucket <= early) {
+    filled += bucket;
+    issue(window * filled / early, bucket);
+  }
+  if (early - filled > 0) issue(window, early - filled);
+  if (late > 0) issue(window, late);
+  const double tail = std::max(0.0, clock - window);
+  return std::max(tail, kOverlapInterference * std::min(comm - tail, window));
+}
+
 // The overlap charge as docs/COST_MODEL.md ("Overlap") states it.
 // Dense parameters only, all trainable: the unit the FSDP collectives take.
 ShardParams DenseParams(double params) { return ShardParams{params, 0, params}; }
@@ -211,12 +238,16 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   const double edge =
       std::min(params, c.grad_bucket_params + CountParameters(job.model).embedding);  // tp 1
   const double layers = static_cast<double>(job.model.num_layers);
-  const double reduce = GradReduceSeconds(c, 1, params, 0);
-  const double reduce_tail = GradReduceSeconds(c, 1, edge, 0);
-  const double gather = WeightGatherSeconds(c, 1, params, 0);
-  const double gather_head = WeightGatherSeconds(c, 1, edge, 0);
-  const double expected = Exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail +
-                          Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  // Each bucket is a collective of its own: the reduce-scatter's buckets queue behind the
+  // backward as they fill, the embedding's (one tensor, the last ready) after them; the
+  // all-gather's buckets run beside the forward, which waits for the embedding's and one more.
+  const double embedding = CountParameters(job.model).embedding;
+  const double reduce = BucketQueueReference(c, 1, params, embedding, layers * c.dense.bwd);
+  const double gather = BucketedWeightGatherSeconds(c, 1, params, 0);
+  const double gather_head =
+      WeightGatherSeconds(c, 1, embedding, 0) + WeightGatherSeconds(c, 1, edge - embedding, 0);
+  const double expected =
+      reduce + Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
   EXPECT_NEAR(megatron.breakdown_s.dp_comm, expected, 1e-9 * expected);
 
   spec["training"]["framework"] = "nanotron";
@@ -229,16 +260,19 @@ TEST_F(CostModelTest, MegatronGathersWeightsDuringTheFirstForward) {
   const StepCosts nc = Costs(nanotron_job);
   EXPECT_TRUE(nc.grads_all_reduced_after_backward);
   const double all_reduce = CollectiveSeconds(Collective::kAllReduce, 4.0 * params, nc.dp_link);
-  EXPECT_NEAR(nanotron.breakdown_s.dp_comm, all_reduce + gather, 1e-9 * (all_reduce + gather));
-  EXPECT_GT(all_reduce, reduce);  // twice the reduce-scatter's traffic
+  const double nanotron_gather = WeightGatherSeconds(nc, 1, params, 0);  // one collective
+  EXPECT_NEAR(nanotron.breakdown_s.dp_comm, all_reduce + nanotron_gather,
+              1e-9 * (all_reduce + nanotron_gather));
+  EXPECT_GT(all_reduce, GradReduceSeconds(c, 1, params, 0));  // twice the reduce-scatter's traffic
   EXPECT_LT(megatron.breakdown_s.dp_comm, nanotron.breakdown_s.dp_comm);
 }
 
 // Golden: the buckets a stack reduces gradients in. Megatron-LM (training.py, the DDP config's
 // default): max(40M, 1M x dp x cp) parameters, 'so that chunks used in NCCL ring-reduce
 // implementations are large enough to remain bandwidth-bound'; one bucket without
-// --overlap-grad-reduce. PyTorch DDP (nanotron ZeRO-0): 25 MiB of gradients, 4-byte main
-// gradients under bf16. DeepSpeed: reduce_bucket_size 5e8 elements. No buckets where nothing
+// --overlap-grad-reduce. PyTorch DDP (nanotron ZeRO-0): bucket_cap_mb = 25 MiB of the 16-bit .grad
+// tensors the DDP wrapper holds (ddp_bucket_bytes_per_param 2), not of the 4-byte main gradients
+// it reduces. DeepSpeed: reduce_bucket_size 5e8 elements. No buckets where nothing
 // overlaps: nanotron's ZeRO-1 all-reduces its whole buffer, FSDP reduces per layer.
 TEST_F(CostModelTest, GradientBucketsAreTheStacks) {
   nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 16);
@@ -254,7 +288,7 @@ TEST_F(CostModelTest, GradientBucketsAreTheStacks) {
   nlohmann::json ddp = Spec("llama3-8b", "h100-sxm5-80gb", 16);
   ddp["training"]["framework"] = "nanotron";
   ddp["parallelism"] = {{"zero_stage", 0}};
-  EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 25.0 * 1024 * 1024 / 4.0);
+  EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 25.0 * 1024 * 1024 / 2.0);
   ddp["parallelism"]["zero_stage"] = 1;
   EXPECT_DOUBLE_EQ(Costs(Parse(ddp)).grad_bucket_params, 0.0);
   ddp["training"]["framework"] = "deepspeed";
@@ -279,23 +313,20 @@ TEST_F(CostModelTest, InterleavedZeroTwoExposesEveryChunksLastBucket) {
   auto stage_exposed = [&](int64_t stage) {
     const ShardParams shard = ParamsPerGpu(job, stage);
     const double chunk_params = shard.trainable / 4.0;
-    const double reduce = GradReduceSeconds(c, 2, chunk_params, 0);
     const double window = 16.0 * c.dense.bwd / 4.0;
-    auto chunk = [&](double edge) {
-      const double tail = GradReduceSeconds(c, 2, std::min(chunk_params, edge), 0);
-      return Exposed(reduce - tail, window) + tail;
-    };
     const double embedding = stage == 0 ? CountParameters(job.model).embedding : 0.0;
-    return 3.0 * chunk(c.grad_bucket_params) + chunk(c.grad_bucket_params + embedding);
+    return 3.0 * BucketQueueReference(c, 2, chunk_params, 0, window) +
+           BucketQueueReference(c, 2, chunk_params, embedding, window);
   };
   // The step is timed on its slowest stage (the last: the LM head): 2 micro-batches of its
   // reductions, then the weights' all-gather once, behind the first stage's first forward with
   // its first bucket (the embedding's) exposed (Megatron-Core --overlap-param-gather).
   const ShardParams first = ParamsPerGpu(job, 0);
   ASSERT_GE(first.Total(), ParamsPerGpu(job, 1).Total());
-  const double edge = c.grad_bucket_params + CountParameters(job.model).embedding;
-  const double gather = WeightGatherSeconds(c, 2, first.trainable, 0);
-  const double head = WeightGatherSeconds(c, 2, edge, 0);
+  const double embedding = CountParameters(job.model).embedding;
+  const double gather = BucketedWeightGatherSeconds(c, 2, first.trainable, 0);
+  const double head =
+      WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
   const double expected =
       2.0 * stage_exposed(1) + Exposed(gather - head, 16.0 * c.dense.Forward()) + head;
   EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
@@ -319,13 +350,12 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
 
   const StepCosts c = Costs(job);
   const double params = ParamsPerGpu(job, 0).trainable;
-  const double edge = std::min(params, c.grad_bucket_params + CountParameters(job.model).embedding);
+  const double embedding = CountParameters(job.model).embedding;
   const double layers = static_cast<double>(job.model.num_layers);
-  const double reduce = GradReduceSeconds(c, 2, params, 0);
-  const double reduce_tail = GradReduceSeconds(c, 2, edge, 0);
-  const double gather = WeightGatherSeconds(c, 2, params, 0);
-  const double gather_head = WeightGatherSeconds(c, 2, edge, 0);
-  const double per_microbatch = Exposed(reduce - reduce_tail, layers * c.dense.bwd) + reduce_tail;
+  const double gather = BucketedWeightGatherSeconds(c, 2, params, 0);
+  const double gather_head =
+      WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
+  const double per_microbatch = BucketQueueReference(c, 2, params, embedding, layers * c.dense.bwd);
   const double expected = 4.0 * per_microbatch +
                           Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
   EXPECT_NEAR(zero2.breakdown_s.dp_comm, expected, 1e-9 * expected);
@@ -336,10 +366,16 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   EXPECT_LT(zero1.breakdown_s.dp_comm, zero2.breakdown_s.dp_comm);
   EXPECT_GT(zero1.memory.grads_bytes, zero2.memory.grads_bytes);
 
-  // Without overlap every reduction is exposed: m reduce-scatters and one all-gather.
+  // Without overlap every reduction is exposed: m reduce-scatters and one all-gather, each one
+  // collective (no buckets).
   spec["parallelism"] = {{"zero_stage", 2}, {"dp_overlap", false}};
-  const StepResult serial = Eval(Parse(spec));
-  EXPECT_NEAR(serial.breakdown_s.dp_comm, 4.0 * reduce + gather, 1e-9 * (4.0 * reduce + gather));
+  const JobSpec serial_job = Parse(spec);
+  const StepResult serial = Eval(serial_job);
+  const StepCosts sc = Costs(serial_job);
+  ASSERT_EQ(sc.grad_bucket_params, 0.0);
+  const double serial_expected =
+      4.0 * GradReduceSeconds(sc, 2, params, 0) + WeightGatherSeconds(sc, 2, params, 0);
+  EXPECT_NEAR(serial.breakdown_s.dp_comm, serial_expected, 1e-9 * serial_expected);
 }
 
 TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {
