@@ -75,14 +75,16 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const bool sharded_dp = par.dp * par.cp > 1;
   const bool split_backward = par.schedule == Schedule::kZeroBubbleH1;
 
-  // The last gradient bucket of a stage's backward cannot overlap: it is issued when backward
-  // ends. On the first stage it also holds the embedding, whose gradient is the last to be ready.
+  // The embedding's parameters on the first stage (one tensor): the last gradient the backward
+  // produces and the first weight the forward needs.
   auto late_params = [&](int64_t stage, const ShardParams& p) {
     const double embedding = stage == 0 && !tr.lora.enabled
                                  ? CountParameters(m).embedding / static_cast<double>(par.tp)
                                  : 0.0;
     return std::min(p.trainable, embedding);
   };
+  // What the first forward waits for before any layer runs when the weights are gathered in
+  // forward: the embedding's tensor and one bucket.
   auto edge_bucket = [&](int64_t stage, const ShardParams& p) {
     return std::min(p.trainable, costs.grad_bucket_params + late_params(stage, p));
   };
