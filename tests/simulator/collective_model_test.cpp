@@ -42,10 +42,23 @@ bool RanRingWithoutNvls(const nlohmann::json& e) {
   return e["nccl_algo"].is_string() && e["nccl_algo"].get<std::string>() == "Ring";
 }
 
+// How the row's benchmark ran its ranks, from its tool line: one process driving several GPUs
+// (nccl-tests -g N with N > 1: one thread launches every GPU's kernel, which adds time to small
+// messages), one process per GPU (nccl-tests -g 1 under MPI, as training runs), torch.distributed
+// (all_reduce_bench.py: one process per GPU, timed from Python), or not stated.
+const char* LaunchStyle(const std::string& tool) {
+  if (tool.find("all_reduce_bench") != std::string::npos) return "torch.distributed script";
+  if (tool.find("-g 1") != std::string::npos) return "nccl-tests, a process per GPU";
+  if (tool.find("-g ") != std::string::npos) return "nccl-tests, one process for all GPUs";
+  return "not stated";
+}
+
 struct Row {
   std::string id;
   double bytes = 0;
-  double error = 0;  // |predicted / measured - 1|
+  double ratio = 0;  // predicted / measured
+  const char* style = "";
+  double error() const { return std::abs(ratio - 1.0); }
 };
 
 double Median(std::vector<double> v) {
@@ -108,14 +121,15 @@ TEST(CollectiveModel, PublishedMeasurements) {
     const double predicted = CollectiveSeconds(c, bytes, g);
     std::printf("  %s: predicted / measured %.3f (measured %.1f us)\n", id.c_str(),
                 predicted / measured, measured * 1e6);
-    rows.push_back({id, bytes, std::abs(predicted / measured - 1.0)});
+    rows.push_back({id, bytes, predicted / measured,
+                    LaunchStyle(e["tool"].is_string() ? e["tool"].get<std::string>() : "")});
   }
 
   // Size classes: < 64 KiB (latency), 64 KiB - 16 MiB (mixed), >= 16 MiB (bandwidth).
   std::vector<double> small, medium, large, all;
   for (const Row& r : rows) {
-    all.push_back(r.error);
-    (r.bytes < 65536.0 ? small : r.bytes < 16777216.0 ? medium : large).push_back(r.error);
+    all.push_back(r.error());
+    (r.bytes < 65536.0 ? small : r.bytes < 16777216.0 ? medium : large).push_back(r.error());
   }
   std::printf("collective rows used: %zu, skipped: %zu\n", rows.size(), skipped.size());
   for (const std::string& s : skipped) std::printf("  skipped %s\n", s.c_str());
@@ -124,12 +138,22 @@ TEST(CollectiveModel, PublishedMeasurements) {
   std::printf("| 64 KiB - 16 MiB | %zu | %.1f%% |\n", medium.size(), 100 * Median(medium));
   std::printf("| >= 16 MiB | %zu | %.1f%% |\n", large.size(), 100 * Median(large));
   std::printf("| all | %zu | %.1f%% |\n", all.size(), 100 * Median(all));
+  // Below 16 MiB, where latency counts, by how the benchmark ran its ranks: the median of
+  // predicted / measured (below 1: predicted too fast).
+  std::printf("| launch style (< 16 MiB) | rows | median predicted / measured |\n");
+  for (const char* style : {"nccl-tests, a process per GPU", "nccl-tests, one process for all GPUs",
+                            "torch.distributed script", "not stated"}) {
+    std::vector<double> ratios;
+    for (const Row& r : rows) {
+      if (r.bytes < 16777216.0 && std::string(r.style) == style) ratios.push_back(r.ratio);
+    }
+    std::printf("| %s | %zu | %.2f |\n", style, ratios.size(), Median(ratios));
+  }
   ASSERT_GE(rows.size(), 60u);
   // What holds today (docs/COST_MODEL.md): large messages are bandwidth-bound and within 10%,
-  // the overall median within issue 16's 15%. Medium messages (64 KiB - 16 MiB, 22.3%) are the
-  // weak class: one busbw plus a ring/tree alpha has no protocol switch (NCCL's LL/LL128).
-  // A model with NCCL's tuning.cc latency table was tried and fitted these rows worse (24.1%
-  // overall, 58% on medium messages): its latencies rank algorithms, they are not absolute.
+  // the overall median within issue 16's 15%. Small and medium messages are the weak classes:
+  // the intra-node step latency was measured on one-process-for-all-GPUs runs, and small
+  // all-reduces across nodes on a process per GPU are predicted too slow.
   EXPECT_LE(Median(large), 0.10);
   EXPECT_LE(Median(all), 0.15);
 }
