@@ -24,6 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::Require(std::isfinite(net.bytes_per_s_per_gpu) && net.bytes_per_s_per_gpu > 0,
                   "network bandwidth > 0");
     fuzz::Require(fuzz::IsAmount(net.latency_s), "network latency >= 0");
+    fuzz::Require(net.hop_latency_s >= 0 && net.hop_latency_s <= net.latency_s,
+                  "network hop latency in [0, latency]");
   }
   for (const PriceEntry& price : db.prices()) {
     fuzz::Require(std::isfinite(price.usd_per_gpu_hour) && price.usd_per_gpu_hour > 0, "price > 0");

@@ -88,6 +88,17 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   auto edge_bucket = [&](int64_t stage, const ShardParams& p) {
     return std::min(p.trainable, costs.grad_bucket_params + late_params(stage, p));
   };
+  // The exposed gradient reduction of `fraction` of `shard`'s trainable parameters in the
+  // stack's buckets behind a backward of `window` seconds, `late` of them (the embedding's)
+  // ready at its end (BucketQueueExposed); dense and expert parts of a bucket each reduce over
+  // their own group.
+  auto gradient_queue = [&](const ShardParams& shard, double fraction, double late, double window) {
+    return BucketQueueExposed(shard.trainable * fraction, late, costs.grad_bucket_params, window,
+                              [&](double p) {
+                                return GradReduceSeconds(costs, zero, p * shard.DenseShare(),
+                                                         p * (1.0 - shard.DenseShare()));
+                              });
+  };
   // A collective issued in buckets behind computation `window`: all but the `edge` bucket (the
   // last issued, or the first needed) overlap it.
   auto bucketed = [](double comm, double edge, double window) {
@@ -165,11 +176,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double v = par.schedule == Schedule::kInterleaved ? static_cast<double>(par.vpp) : 1.0;
       if (par.dp_overlap) {
         auto chunk = [&](double late) {
-          return BucketQueueExposed(shard.trainable / v, late, costs.grad_bucket_params,
-                                    backward_window(mix) / v, [&](double p) {
-                                      return GradReduceSeconds(costs, zero, p * shard.DenseShare(),
-                                                               p * (1.0 - shard.DenseShare()));
-                                    });
+          return gradient_queue(shard, 1.0 / v, late, backward_window(mix) / v);
         };
         // The embedding's gradient, the last ready, sits in the first chunk of the first stage.
         st.fsdp = chunk(late_params(stage, shard));
@@ -236,15 +243,9 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       return reduce + gather;
     }
     const double edge = edge_bucket(stage, params);
-    const double trainable = dense_params + expert_params;
     const double reduce_exposed =
         zero == 2 ? 0.0
-                  : BucketQueueExposed(
-                        trainable, late_params(stage, params), costs.grad_bucket_params,
-                        backward_window(mix), [&](double p) {
-                          return GradReduceSeconds(costs, zero, p * dense_params / trainable,
-                                                   p * expert_params / trainable);
-                        });
+                  : gradient_queue(params, 1.0, late_params(stage, params), backward_window(mix));
     if (WeightGatherInForward(job)) {
       // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
       // backward as above; the weights' all-gather overlaps the next step's first forward,
