@@ -91,6 +91,14 @@ struct Latency {
   // (ncclPatEnable: nNodes == nRanks): 8 us + log2i(nNodes) x interLat / 3.5 + 2.8 us per rank
   // (tuning.cc, NCCL_ALGO_PAT). Negative where NCCL does not enable it.
   double pat = -1;
+  // The once-per-collective part that ring and tree include: kCollectiveBaseLatencySeconds or,
+  // across nodes, the network's (NetworkBaseLatency), whichever is larger. Protocols scale the
+  // rest (the steps), not this.
+  double base = 0;
+  // ring or tree latency (either includes `base`) with its steps run at `step_factor`.
+  double WithSteps(double latency, double step_factor) const {
+    return base + step_factor * (latency - base);
+  }
 };
 
 // The part of a collective's network latency paid once, whatever the number of hops: what the
@@ -105,7 +113,8 @@ Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes,
   const double multiplier = info.latency_steps_multiplier;
   const double intra_s = link.intra_latency_s;
   const double hop_s = link.inter_hop_latency_s;
-  const double base = nodes > 1.0 ? NetworkBaseLatency(link) : 0.0;
+  const double base =
+      std::max(kCollectiveBaseLatencySeconds, nodes > 1.0 ? NetworkBaseLatency(link) : 0.0);
   const double levels = nodes > 1.0 ? std::ceil(std::log2(nodes)) : 0.0;
   const bool pat =
       (info.kind == Collective::kReduceScatter || info.kind == Collective::kAllGather) &&
@@ -114,21 +123,24 @@ Latency CollectiveLatency(const CollectiveInfo& info, double n, double nodes,
           base + multiplier * ((n / nodes - 1.0) * intra_s + levels * hop_s),
           pat ? kPatBaseLatencySeconds + std::floor(std::log2(nodes)) * hop_s / 3.5 +
                     n * kPatLatencyPerRankSeconds
-              : -1.0};
+              : -1.0,
+          base};
 }
 
 // Calls f(latency, busbw_fraction) for each way NCCL can run `c`: every protocol of
-// kCollectiveProtocols on the ring (latency x latency_factor, at busbw_fraction of the ring's bus
-// bandwidth), and across nodes for all-reduce also on a double binary tree at kTreeBusbwFraction
-// of that bandwidth; reduce-scatter and all-gather over one rank per node also with PAT (Simple
-// only, at kPatBusbwFraction). Each way takes latency + transfer / busbw_fraction, a line in the
-// transfer time.
+// kCollectiveProtocols on the ring (its steps' latency x step_latency_factor, at busbw_fraction of
+// the ring's bus bandwidth), and across nodes for all-reduce also on a double binary tree at
+// kTreeBusbwFraction of that bandwidth; reduce-scatter and all-gather over one rank per node also
+// with PAT (Simple only, at kPatBusbwFraction). Each way takes latency + transfer / busbw_fraction,
+// a line in the transfer time.
 template <typename F>
 void ForEachAlgorithmAndProtocol(Collective c, bool across_nodes, const Latency& lat, F f) {
   const bool tree = c == Collective::kAllReduce && across_nodes;
   for (const CollectiveProtocol& p : kCollectiveProtocols) {
-    f(p.latency_factor * lat.ring, p.busbw_fraction);
-    if (tree) f(p.latency_factor * lat.tree, kTreeBusbwFraction * p.busbw_fraction);
+    f(lat.WithSteps(lat.ring, p.step_latency_factor), p.busbw_fraction);
+    if (tree) {
+      f(lat.WithSteps(lat.tree, p.step_latency_factor), kTreeBusbwFraction * p.busbw_fraction);
+    }
   }
   if (lat.pat >= 0.0) f(lat.pat, kPatBusbwFraction);
 }
@@ -191,8 +203,8 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
     if (measured_network > 0.0) link.inter_bytes_per_s = measured_network;
   }
   if (c == Collective::kSendRecv) {
-    if (across_nodes) return link.inter_latency_s + bytes / link.inter_bytes_per_s;
-    return link.intra_latency_s + bytes / link.intra_bytes_per_s;
+    return PointToPointLatencySeconds(link) +
+           bytes / (across_nodes ? link.inter_bytes_per_s : link.intra_bytes_per_s);
   }
   const Latency lat = CollectiveLatency(info, n, nodes, link);
   if (c == Collective::kAllToAll && across_nodes) {
@@ -210,12 +222,18 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
     // NVLS: the NVSwitch reduces in the switch, so every GPU sends its buffer once and receives
     // the sum once; the measured algbw (GpuSpec::scaleup_nvls_efficiency) is nearly independent
     // of the GPU count. It runs the Simple protocol. NCCL picks it over the ring when it is faster.
-    return std::min(seconds, kSimpleLatencyFactor * lat.ring + bytes / link.intra_nvls_bytes_per_s);
+    return std::min(seconds, lat.WithSteps(lat.ring, kSimpleLatencyFactor) +
+                                 bytes / link.intra_nvls_bytes_per_s);
   }
   return seconds;
 }
 
 }  // namespace
+
+double PointToPointLatencySeconds(const GroupLink& link) {
+  if (link.nodes() > 1.0) return std::max(kCollectiveBaseLatencySeconds, link.inter_latency_s);
+  return kCollectiveBaseLatencySeconds + link.intra_latency_s;
+}
 
 double CollectiveSeconds(Collective c, double bytes, const GroupLink& link) {
   const double t = ModelSeconds(c, bytes, link);

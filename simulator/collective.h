@@ -64,15 +64,24 @@ inline constexpr double kPatBusbwFraction = 0.75;
 /// and Simple for large ones; between them neither is efficient.
 struct CollectiveProtocol {
   std::string_view name;
-  double latency_factor;  ///< × the group's latency (the LL latency: the small-message time)
+  /// × the latency of the collective's steps (ring or tree hops); the once-per-collective part
+  /// (kCollectiveBaseLatencySeconds, the network's) is the same for every protocol, as NCCL's
+  /// baseLat nearly is (6.6 us LL, 8.4 us Simple for the ring).
+  double step_latency_factor;
   double busbw_fraction;  ///< × the group's bus bandwidth (Simple's)
 };
 
-/// Simple's latency / LL's. CALIBRATED on the 8-GPU all-reduce series of collectives.json (A100,
-/// B200, H200; 32 KiB - 16 GiB): the medium messages' median error (docs/COST_MODEL.md,
-/// "Collectives"). NCCL's own table gives 56 us for Simple against 15 us for LL on 8 NVLink GPUs
-/// (8.4 + 14 x 3.4 and 6.6 + 14 x 0.6), before the ~27 us nccl-tests adds to both.
-inline constexpr double kSimpleLatencyFactor = 2.0;
+/// The part of every collective's latency paid once, whatever its ranks: the kernel launch and
+/// NCCL's base latency (tuning.cc baseLat, 6.6 us for ring LL) as a training framework issues
+/// the call. CALIBRATED with kNvlinkStepLatencySeconds, kSimpleLatencyFactor and
+/// kLlBusbwFraction on collectives.json (docs/METRICS.md); it lies between NCCL's baseLat and
+/// the smallest all-reduce measured with a process per GPU (13.7 us for 8 B on 8 H100 SXM,
+/// dgxc_h100_np8_allreduce_8B). A collective is never cheaper than this: a ring of two GPUs
+/// takes it plus two steps, not two steps alone.
+inline constexpr double kCollectiveBaseLatencySeconds = 10e-6;
+/// Simple's step latency / LL's. CALIBRATED (docs/METRICS.md). NCCL's own table gives 3.4 us
+/// against 0.6 us per NVLink ring step and 14 against 2.7 per network ring step.
+inline constexpr double kSimpleLatencyFactor = 2.5;
 /// LL's bus bandwidth / Simple's. CALIBRATED with kSimpleLatencyFactor (same rows). NCCL caps
 /// LL at half the line (its flags) and at a per-channel rate (llMaxBws).
 inline constexpr double kLlBusbwFraction = 0.2;
@@ -88,7 +97,7 @@ struct GroupLink {
   double ranks = 1;              ///< group size n
   double ranks_per_node = 1;     ///< members of this group inside one node
   double intra_bytes_per_s = 0;  ///< achievable busbw between members inside a node
-  double intra_latency_s = 0;    ///< per ring step inside a node
+  double intra_latency_s = 0;    ///< per ring step inside a node (LL)
   /// NVLS all-reduce algbw when the node-local members share one NVSwitch domain; 0: no NVLS.
   double intra_nvls_bytes_per_s = 0;
   double inter_bytes_per_s = 0;  ///< achievable per-GPU network bandwidth (line rate x eff.)
@@ -136,10 +145,17 @@ double GroupBusBandwidth(const GroupLink& link);
 /// takes n - 1 hops (2(n - 1) for all-reduce), nodes - 1 (2(nodes - 1)) of them at
 /// link.inter_latency_s and the rest at link.intra_latency_s; across nodes an all-reduce takes the
 /// faster of that ring and a tree of 2((ranks_per_node - 1) intra + ceil(log2(nodes)) inter)
-/// latency at kTreeBusbwFraction of the bus bandwidth. Each algorithm runs with the faster of the
-/// protocols (kCollectiveProtocols: LL at that latency and kLlBusbwFraction of the bandwidth,
-/// Simple at kSimpleLatencyFactor times the latency and the full bandwidth; NVLS runs Simple).
-/// All-to-all takes the tree's latency.
+/// latency at kTreeBusbwFraction of the bus bandwidth. Every collective pays, once, the larger of
+/// kCollectiveBaseLatencySeconds and (across nodes) the network's once-per-collective part.
+/// Each algorithm runs with the faster of the protocols (kCollectiveProtocols: LL at the steps'
+/// latency and kLlBusbwFraction of the bandwidth, Simple at kSimpleLatencyFactor times the
+/// steps' latency and the full bandwidth; NVLS runs Simple). All-to-all takes the tree's latency;
+/// a send/recv PointToPointLatencySeconds.
 double CollectiveSeconds(Collective c, double bytes, const GroupLink& link);
+
+/// Latency of one message between two members of the group: inside a node,
+/// kCollectiveBaseLatencySeconds plus one step (link.intra_latency_s); across nodes, one network
+/// crossing (link.inter_latency_s, an end-to-end figure), at least kCollectiveBaseLatencySeconds.
+double PointToPointLatencySeconds(const GroupLink& link);
 
 }  // namespace gpuplan

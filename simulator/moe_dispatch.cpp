@@ -142,14 +142,15 @@ double DeepEpSeconds(const ExpertRouting& routing, double tokens, double bytes_p
   const double rank_copies = ExpectedUnitsReached(routing, rank_experts);
   const double nodes = ep.nodes();
   if (nodes <= 1.0) {
-    return ep.intra_latency_s + bytes * rank_copies * (ranks - 1.0) / ranks / nvlink_bytes_per_s;
+    return PointToPointLatencySeconds(ep) +
+           bytes * rank_copies * (ranks - 1.0) / ranks / nvlink_bytes_per_s;
   }
   const double rpn = ep.ranks_per_node;
   const double node_copies = ExpectedUnitsReached(routing, rank_experts * rpn);
   const double network = bytes * node_copies * (nodes - 1.0) / nodes / ep.inter_bytes_per_s;
   // Each node's receiving GPU forwards the copies to the node's ranks; 1/rpn are its own.
   const double forward = bytes * rank_copies * (rpn - 1.0) / rpn / nvlink_bytes_per_s;
-  return ep.inter_latency_s + std::max(network, forward);
+  return PointToPointLatencySeconds(ep) + std::max(network, forward);
 }
 
 }  // namespace gpuplan

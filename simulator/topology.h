@@ -29,10 +29,13 @@ struct ClusterLinks {
   const MeasuredNetworkBusbw* network_measured = nullptr;
 };
 
-/// Per ring step inside an NVLink/NVSwitch node: an 8-GPU A100 all-reduce of 32 KiB takes
-/// ~44 us over 14 ring steps (nccl-tests output in ml-engineering network/README.md,
-/// calibration/collectives.json mle_a100_8gpu_allreduce_32768) -> ~3 us.
-inline constexpr double kNvlinkStepLatencySeconds = 3.0e-6;
+/// Per ring step (LL) inside an NVLink/NVSwitch node, as a training framework's collectives pay
+/// it. CALIBRATED with kCollectiveBaseLatencySeconds (collective.h; docs/METRICS.md): an 8-GPU
+/// all-reduce issued from torch.distributed or by one process for all GPUs takes ~40 us for
+/// small messages (10 + 14 x 2 us; collectives.json mle_a100_8gpu_allreduce_32768, the H200 and
+/// B200 all_reduce_bench rows). NCCL's own figure is 0.6 us (tuning.cc hwLat, NVLink ring LL);
+/// nccl-tests with a process per GPU measures 13.7 us for 8 H100 (dgxc_h100_np8_allreduce_8B).
+inline constexpr double kNvlinkStepLatencySeconds = 2.0e-6;
 /// PCIe peer transfers go through switches or the host bridge: a stated 5 us per step.
 inline constexpr double kPcieStepLatencySeconds = 5.0e-6;
 /// Fraction of PCIe x16 one-direction bandwidth collectives reach (stated default: nccl-tests on

@@ -44,11 +44,15 @@ bool RanRingWithoutNvls(const nlohmann::json& e) {
 
 // How the row's benchmark ran its ranks, from its tool line: one process driving several GPUs
 // (nccl-tests -g N with N > 1: one thread launches every GPU's kernel, which adds time to small
-// messages), one process per GPU (nccl-tests -g 1 under MPI, as training runs), torch.distributed
-// (all_reduce_bench.py: one process per GPU, timed from Python), or not stated.
-const char* LaunchStyle(const std::string& tool) {
+// messages), one process per GPU (nccl-tests -g 1 under MPI: NCCL's kernels alone, inside one
+// node or across nodes), torch.distributed (all_reduce_bench.py: one process per GPU, each call
+// issued and timed from Python, as a training framework issues it), or not stated.
+const char* LaunchStyle(const std::string& tool, double nodes) {
   if (tool.find("all_reduce_bench") != std::string::npos) return "torch.distributed script";
-  if (tool.find("-g 1") != std::string::npos) return "nccl-tests, a process per GPU";
+  if (tool.find("-g 1") != std::string::npos) {
+    return nodes > 1 ? "nccl-tests, a process per GPU, across nodes"
+                     : "nccl-tests, a process per GPU, one node";
+  }
   if (tool.find("-g ") != std::string::npos) return "nccl-tests, one process for all GPUs";
   return "not stated";
 }
@@ -122,7 +126,7 @@ TEST(CollectiveModel, PublishedMeasurements) {
     std::printf("  %s: predicted / measured %.3f (measured %.1f us)\n", id.c_str(),
                 predicted / measured, measured * 1e6);
     rows.push_back({id, bytes, predicted / measured,
-                    LaunchStyle(e["tool"].is_string() ? e["tool"].get<std::string>() : "")});
+                    LaunchStyle(e["tool"].is_string() ? e["tool"].get<std::string>() : "", nodes)});
   }
 
   // Size classes: < 64 KiB (latency), 64 KiB - 16 MiB (mixed), >= 16 MiB (bandwidth).
@@ -141,8 +145,9 @@ TEST(CollectiveModel, PublishedMeasurements) {
   // Below 16 MiB, where latency counts, by how the benchmark ran its ranks: the median of
   // predicted / measured (below 1: predicted too fast).
   std::printf("| launch style (< 16 MiB) | rows | median predicted / measured |\n");
-  for (const char* style : {"nccl-tests, a process per GPU", "nccl-tests, one process for all GPUs",
-                            "torch.distributed script", "not stated"}) {
+  for (const char* style :
+       {"nccl-tests, a process per GPU, one node", "nccl-tests, a process per GPU, across nodes",
+        "nccl-tests, one process for all GPUs", "torch.distributed script", "not stated"}) {
     std::vector<double> ratios;
     for (const Row& r : rows) {
       if (r.bytes < 16777216.0 && std::string(r.style) == style) ratios.push_back(r.ratio);
@@ -152,8 +157,8 @@ TEST(CollectiveModel, PublishedMeasurements) {
   ASSERT_GE(rows.size(), 60u);
   // What holds today (docs/COST_MODEL.md): large messages are bandwidth-bound and within 10%,
   // the overall median within issue 16's 15%. Small and medium messages are the weak classes:
-  // the intra-node step latency was measured on one-process-for-all-GPUs runs, and small
-  // all-reduces across nodes on a process per GPU are predicted too slow.
+  // the latency is a framework's call (torch.distributed, or one process launching all GPUs),
+  // which inside one node is about twice what nccl-tests measures with a process per GPU.
   EXPECT_LE(Median(large), 0.10);
   EXPECT_LE(Median(all), 0.15);
 }

@@ -330,9 +330,6 @@ TEST_F(CostModelTest, InterleavedZeroTwoExposesEveryChunksLastBucket) {
   const double expected =
       2.0 * stage_exposed(1) + Exposed(gather - head, 16.0 * c.dense.Forward()) + head;
   EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
-  // The same layout without interleaving hides a stage's reductions behind its whole backward.
-  spec["parallelism"] = {{"zero_stage", 2}, {"pp", 2}};
-  EXPECT_LT(Eval(Parse(spec)).breakdown_s.dp_comm, r.breakdown_s.dp_comm);
 }
 
 // Golden: ZeRO-2 shards the gradients, so each micro-batch's backward reduce-scatters its own

@@ -227,9 +227,11 @@ TEST(Golden, InterNodeAllReduceMatchesMeasurement) {
 // shard of an all-gather is latency-bound; an all-reduce across nodes takes the faster of that
 // ring (both ways) and a tree of 2(7 intra + 6 inter) steps at 0.9 of the ring's bus bandwidth.
 // Each network hop costs the network's hop latency, and a collective that spans nodes pays the
-// rest of the two-hop latency once (2 x (latency - hop), NCCL's baseLat). Each runs with the
-// faster protocol: LL at the hops' latency and kLlBusbwFraction of the bus bandwidth, or Simple
-// at kSimpleLatencyFactor times the latency and the full bandwidth.
+// rest of the two-hop latency once (2 x (latency - hop), NCCL's baseLat), or
+// kCollectiveBaseLatencySeconds where that is larger (inside a node, always). Each runs with the
+// faster protocol: LL at the steps' latency and kLlBusbwFraction of the bus bandwidth, or Simple
+// at kSimpleLatencyFactor times the steps' latency and the full bandwidth; the once-per-collective
+// part is the same for both.
 TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
@@ -240,23 +242,25 @@ TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
   const double intra = g.intra_latency_s;
   const double hop = g.inter_hop_latency_s;
   const double base = 2 * (g.inter_latency_s - hop);
+  ASSERT_GT(base, kCollectiveBaseLatencySeconds);  // InfiniBand's base is the larger
   const double bw = GroupBusBandwidth(g);
-  auto faster_protocol = [](double latency, double transfer) {
-    return std::min(latency + transfer / kLlBusbwFraction,
-                    kSimpleLatencyFactor * latency + transfer);
+  auto faster_protocol = [](double once, double steps, double transfer) {
+    return std::min(once + steps + transfer / kLlBusbwFraction,
+                    once + kSimpleLatencyFactor * steps + transfer);
   };
-  const double ring_hops = base + 448 * intra + 63 * hop;
+  const double ring_steps = 448 * intra + 63 * hop;
+  const double ring_hops = base + ring_steps;
   const double small = 1.7e6;
   const double gather = CollectiveSeconds(Collective::kAllGather, small, g);
-  EXPECT_NEAR(gather, faster_protocol(ring_hops, small * 511 / 512 / bw), 1e-12);
+  EXPECT_NEAR(gather, faster_protocol(base, ring_steps, small * 511 / 512 / bw), 1e-12);
   EXPECT_NEAR(gather, ring_hops + small * 511 / 512 / bw / kLlBusbwFraction, 1e-12);  // LL
   EXPECT_GT(ring_hops, small * 511 / 512 / bw / kLlBusbwFraction);  // latency-bound
-  const double tree = base + 2 * (7 * intra + 6 * hop);
-  const double ring_both_ways = base + 2 * (448 * intra + 63 * hop);
+  const double tree_steps = 2 * (7 * intra + 6 * hop);
+  const double tree = base + tree_steps;
   auto all_reduce = [&](double bytes) {
     const double transfer = bytes * 2 * 511 / 512 / bw;
-    return std::min(faster_protocol(ring_both_ways, transfer),
-                    faster_protocol(tree, transfer / kTreeBusbwFraction));
+    return std::min(faster_protocol(base, 2 * ring_steps, transfer),
+                    faster_protocol(base, tree_steps, transfer / kTreeBusbwFraction));
   };
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, small, g), all_reduce(small), 1e-12);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, small, g),
@@ -265,13 +269,20 @@ TEST(Golden, RingLatencyGrowsWithTheRingAndAllReduceTakesTheFasterAlgorithm) {
   const double large = 16.0 * 1024 * 1024 * 1024;
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, large, g), all_reduce(large), 1e-9);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, large, g),
-              kSimpleLatencyFactor * ring_both_ways + large * 2 * 511 / 512 / bw,
+              base + kSimpleLatencyFactor * 2 * ring_steps + large * 2 * 511 / 512 / bw,
               1e-9);  // the ring, with Simple
-  // Inside one node the ring is the whole story: 7 hops.
+  // Inside one node the ring is the whole story: 7 hops after the once-per-collective base.
   const GroupLink node = PlaceGroup(links, 8, 1);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllGather, small, node),
-              faster_protocol(7 * node.intra_latency_s, small * 7 / 8 / GroupBusBandwidth(node)),
+              faster_protocol(kCollectiveBaseLatencySeconds, 7 * node.intra_latency_s,
+                              small * 7 / 8 / GroupBusBandwidth(node)),
               1e-12);
+  // A group of two pays the base too: a collective is never cheaper than one call.
+  const GroupLink pair = PlaceGroup(links, 2, 1);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, 8, pair),
+              kCollectiveBaseLatencySeconds + 2 * pair.intra_latency_s, 1e-9);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kSendRecv, 8, pair),
+              kCollectiveBaseLatencySeconds + pair.intra_latency_s, 1e-9);
 }
 
 // Golden: PAT (NVIDIA/nccl src/graph/tuning.cc, NCCL 2.23+). A data-parallel group of TP8 on
@@ -292,7 +303,8 @@ TEST(Golden, PatServesSmallShardsOverOneRankPerNode) {
   const double pat = 8e-6 + 5 * hop / 3.5 + 48 * 2.8e-6;  // log2i(48) = 5
   const double ring = base + 47 * hop;
   auto ring_seconds = [&](double transfer) {
-    return std::min(ring + transfer / kLlBusbwFraction, kSimpleLatencyFactor * ring + transfer);
+    return std::min(ring + transfer / kLlBusbwFraction,
+                    base + kSimpleLatencyFactor * 47 * hop + transfer);
   };
   const double small = 1.0e6;
   const double small_transfer = small * 47 / 48 / bw;
@@ -308,11 +320,11 @@ TEST(Golden, PatServesSmallShardsOverOneRankPerNode) {
   // Two ranks per node: no PAT, the ring's 94 hops (47 through the network).
   const GroupLink two = PlaceGroup(links, 96, 4);
   ASSERT_EQ(two.ranks_per_node, 2);
-  const double two_ring = base + 48 * two.intra_latency_s + 47 * hop;
+  const double two_steps = 48 * two.intra_latency_s + 47 * hop;
   const double two_transfer = small * 95 / 96 / GroupBusBandwidth(two);
   EXPECT_NEAR(CollectiveSeconds(Collective::kReduceScatter, small, two),
-              std::min(two_ring + two_transfer / kLlBusbwFraction,
-                       kSimpleLatencyFactor * two_ring + two_transfer),
+              std::min(base + two_steps + two_transfer / kLlBusbwFraction,
+                       base + kSimpleLatencyFactor * two_steps + two_transfer),
               1e-12);
 }
 
@@ -322,7 +334,8 @@ TEST(Golden, PatServesSmallShardsOverOneRankPerNode) {
 // two-node all-reduce keeps 2 x 9.5 us, and each further hop adds 2.7 us, as going from 2 to 4
 // nodes of 8 H100 on NDR adds ~10 us to a 16 B all-reduce (24.96 -> 34.82 us, nccl-tests issue
 // #309) where 9.5 us per hop would add 19 us (tree) to 38 us (ring). A send/recv pays one
-// crossing. EFA, which gives no hop latency, pays its latency per hop.
+// crossing, and no call less than kCollectiveBaseLatencySeconds. EFA, which gives no hop
+// latency, pays its latency per hop after that base.
 TEST(Golden, NetworkLatencyIsPaidOncePlusPerHop) {
   Expected<HardwareDb> db = LoadHardwareDb({});
   ASSERT_TRUE(db.ok()) << db.status().message();
@@ -341,13 +354,13 @@ TEST(Golden, NetworkLatencyIsPaidOncePlusPerHop) {
   EXPECT_NEAR(small_all_reduce(4, 8), 2 * (9.5e-6 - 2.7e-6) + 4 * 2.7e-6, 1e-8);
   // 8 GPUs a node, 2 -> 4 nodes: one more tree level both ways, 2 x 2.7 us.
   EXPECT_NEAR(small_all_reduce(32, 1) - small_all_reduce(16, 1), 2 * 2.7e-6, 1e-8);
-  EXPECT_NEAR(CollectiveSeconds(Collective::kSendRecv, tiny, PlaceGroup(links, 2, 8)), 9.5e-6,
-              1e-8);
+  EXPECT_NEAR(CollectiveSeconds(Collective::kSendRecv, tiny, PlaceGroup(links, 2, 8)),
+              std::max(9.5e-6, kCollectiveBaseLatencySeconds), 1e-8);
   const NetworkSpec& efa = *db->FindNetwork("efa-p5");
   EXPECT_DOUBLE_EQ(efa.hop_latency_s, efa.latency_s);
   const ClusterLinks efa_links = ResolveLinks(h100, efa, 8);
   EXPECT_NEAR(CollectiveSeconds(Collective::kAllReduce, tiny, PlaceGroup(efa_links, 4, 8)),
-              4 * efa.latency_s, 1e-8);
+              kCollectiveBaseLatencySeconds + 4 * efa.latency_s, 1e-8);
 }
 
 // A network with measured busbw by node count (the Ultra-Scale Playbook's cluster, figure
@@ -387,15 +400,17 @@ TEST(Golden, MeasuredNetworkBusbwByNodeCount) {
   auto expected = [&](const GroupLink& g, double measured_nodes, double measured_gbps) {
     const double n = 8 * measured_nodes;
     const double volume = bytes * (n - 1) / n;
-    // 256 MB runs the Simple protocol: kSimpleLatencyFactor times the hops' latency.
-    const double base = 2 * (g.inter_latency_s - g.inter_hop_latency_s);
+    // 256 MB runs the Simple protocol: the once-per-collective base, then kSimpleLatencyFactor
+    // times the hops' latency.
+    const double base =
+        std::max(kCollectiveBaseLatencySeconds, 2 * (g.inter_latency_s - g.inter_hop_latency_s));
     const double measured_latency =
-        kSimpleLatencyFactor * (base + (n - measured_nodes) * g.intra_latency_s +
-                                (measured_nodes - 1) * g.inter_hop_latency_s);
+        base + kSimpleLatencyFactor * ((n - measured_nodes) * g.intra_latency_s +
+                                       (measured_nodes - 1) * g.inter_hop_latency_s);
     const double per_gpu = volume / (volume / (measured_gbps * 1e9) - measured_latency) / 8;
     const double latency =
-        kSimpleLatencyFactor * (base + (g.ranks - g.nodes()) * g.intra_latency_s +
-                                (g.nodes() - 1) * g.inter_hop_latency_s);
+        base + kSimpleLatencyFactor * ((g.ranks - g.nodes()) * g.intra_latency_s +
+                                       (g.nodes() - 1) * g.inter_hop_latency_s);
     return latency + bytes * (g.ranks - 1) / g.ranks / (g.ranks_per_node * per_gpu);
   };
   // DP across TP8 groups over 32 nodes: a 32-rank ring, one member per node, at the 4-node
@@ -496,9 +511,11 @@ TEST(Golden, TransformerEngineTpOverlap) {
   const TpOverlapGemms g{T, h, 1536, 1024, 4096, 2048};
   const double full = 100e12, narrow = 50e12;  // 16 of 32 SMs left to the GEMM
   auto gemm = [](double m, double n, double k, double rate) { return 2 * m * n * k / rate; };
-  const double copy = T / 4 * h * e / 100e9;                // one ring-exchange step
-  const double rs_chunk = T / 4 * h * e * 3.0 / 4 / 100e9;  // reduce-scatter of a quarter
-  const double collective = T * h * e * 3.0 / 4 / 100e9;    // all-gather or reduce-scatter
+  // Each transfer is a call of its own: kCollectiveBaseLatencySeconds (tp.intra_latency_s is 0).
+  const double call = kCollectiveBaseLatencySeconds;
+  const double copy = call + T / 4 * h * e / 100e9;                // one ring-exchange step
+  const double rs_chunk = call + T / 4 * h * e * 3.0 / 4 / 100e9;  // reduce-scatter of a quarter
+  const double collective = call + T * h * e * 3.0 / 4 / 100e9;    // all-gather or reduce-scatter
 
   auto ring = [&](double n, double k) {
     const double chunk = gemm(T / 4, n, k, full);
