@@ -15,6 +15,7 @@
 #include "cli/progress_bar.h"
 #include "cli/run_info.h"
 #include "common/file_write.h"
+#include "common/host_memory.h"
 #include "common/str_format.h"
 #include "profiler/cpu_backends.h"
 #include "profiler/profile_report.h"
@@ -105,6 +106,7 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
       options.gemm_shapes.push_back(s);
   }
   GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(o.out));  // before minutes of measuring
+  if (cpu) KeepFreedHostMemory();  // as the validator's ranks run (validate --backend cpu)
   Expected<ProfileBackends> backends =
       cpu ? Expected<ProfileBackends>(MakeCpuBackends()) : MakeSystemBackends(o.device);
   if (!backends.ok()) return Status::Unavailable("cannot profile: " + backends.status().message());

@@ -11,6 +11,7 @@
 #include "cli/profile_option.h"
 #include "cli/run_info.h"
 #include "common/file_write.h"
+#include "common/host_memory.h"
 #include "common/str_format.h"
 #include "profiler/cpu_backends.h"
 #include "profiler/gpu_probe.h"
@@ -98,6 +99,7 @@ Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ran
 // MPI started for the ranks of `layout`; this process's rank, or Invalid (after MPI_Finalize)
 // when mpirun started another number of ranks: the same on every rank, so no abort is needed.
 Expected<int> StartRanks(const RankLayout& layout) {
+  KeepFreedHostMemory();  // before MPI_Init maps its buffers
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) MPI_Init(nullptr, nullptr);
@@ -268,6 +270,7 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
 // the report, in mode rank_replay, is printed and written as a full run's.
 Status RunReplay(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
                  const HardwareDb& db, const MeasuredRates* rates) {
+  KeepFreedHostMemory();  // as the ranks of a full run keep it (StartRanks)
   const int64_t rank = o.ranks.front();
   const std::vector<ProgramStep> program = RankProgram(job, layout, rank);
   const RankCoord& me = layout.ranks[static_cast<size_t>(rank)];
