@@ -32,6 +32,34 @@ double AttentionRate(const Profile& p, KernelKind kind, double half_rate_tokens,
   return 0.0;
 }
 
+// Seconds per element (rows x cols; AdamW: per parameter) of the profile's fp32 samples of
+// `kind` together, or 0 when it has none.
+double SecondsPerElement(const Profile& p, KernelKind kind) {
+  double elements = 0, seconds = 0;
+  for (const KernelSample& k : p.kernels) {
+    if (k.kernel.kind != kind || k.kernel.dtype != Precision::kFp32) continue;
+    elements += static_cast<double>(kind == KernelKind::kAdam ? k.kernel.cols
+                                                              : k.kernel.rows * k.kernel.cols);
+    seconds += k.seconds;
+  }
+  return elements > 0 ? seconds / elements : 0.0;
+}
+
+// The host device's element-wise kernel times (HostKernelTimes) from a CPU profile's samples.
+HostKernelTimes HostKernels(const Profile& p) {
+  auto pair = [&p](KernelKind forward, KernelKind backward) {
+    return ElementwiseTimes{SecondsPerElement(p, forward), SecondsPerElement(p, backward)};
+  };
+  HostKernelTimes t;
+  t.rmsnorm = pair(KernelKind::kRmsNormForward, KernelKind::kRmsNormBackward);
+  t.layernorm = pair(KernelKind::kLayerNormForward, KernelKind::kLayerNormBackward);
+  t.gelu = pair(KernelKind::kGeluForward, KernelKind::kGeluBackward);
+  t.swiglu = pair(KernelKind::kSwiGluForward, KernelKind::kSwiGluBackward);
+  t.cross_entropy_s = SecondsPerElement(p, KernelKind::kCrossEntropy);
+  t.adam_s = SecondsPerElement(p, KernelKind::kAdam);
+  return t;
+}
+
 // The device-copy sample with the most bytes, or nullptr.
 const BandwidthSample* LargestCopy(const Profile& p) {
   const BandwidthSample* best = nullptr;
@@ -170,6 +198,20 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
                    kFusedAttentionRelativeEfficiency)});
   }
 
+  if (gpu->HostDevice()) {
+    m.host_kernels = HostKernels(profile);
+    const HostKernelTimes& k = m.host_kernels;
+    cal.sources.push_back(
+        {"element-wise", true,
+         StrFormat("the profile's kernels (kernels/), ns per element forward/backward: RMSNorm "
+                   "%.2f/%.2f, LayerNorm %.2f/%.2f, GELU %.2f/%.2f, SwiGLU %.2f/%.2f; "
+                   "cross-entropy %.2f per logit, AdamW %.2f per parameter (0: not measured, "
+                   "priced by its bytes)",
+                   k.rmsnorm.forward_s * 1e9, k.rmsnorm.backward_s * 1e9,
+                   k.layernorm.forward_s * 1e9, k.layernorm.backward_s * 1e9,
+                   k.gelu.forward_s * 1e9, k.gelu.backward_s * 1e9, k.swiglu.forward_s * 1e9,
+                   k.swiglu.backward_s * 1e9, k.cross_entropy_s * 1e9, k.adam_s * 1e9)});
+  }
   m.compute_time_factor = profile.corrections.compute_time_factor;
   m.communication_time_factor = profile.corrections.communication_time_factor;
   if (profile.corrections.Any()) {

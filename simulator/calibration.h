@@ -22,6 +22,28 @@ struct CollectiveFit {
   int samples = 0;
 };
 
+/// Seconds per element of one element-wise kernel, forward and backward; 0 = not measured.
+struct ElementwiseTimes {
+  double forward_s = 0;
+  double backward_s = 0;
+  bool Measured() const { return forward_s > 0 && backward_s > 0; }
+};
+
+/// The host device's element-wise kernels as a CPU profile times them: the float32 reference
+/// kernels of kernels/ on one thread, which the validator's CPU ranks run. On a CPU they are
+/// bound by their arithmetic (exp, tanh, rsqrt), not by memory: on the 2-core CI host
+/// (2026-11-29) the cross-entropy of 256 x 8,192 logits took 16.8 ms against 1.4 ms for its
+/// bytes at the measured copy bandwidth. Seconds per element of the tensor the kernel runs over
+/// (rows x cols in the profile's samples): the normalised tensor, the activation's output, the
+/// logits, the parameters. All 0 for GPUs, whose frameworks run fused kernels other than ours.
+struct HostKernelTimes {
+  ElementwiseTimes rmsnorm, layernorm, gelu, swiglu;
+  double cross_entropy_s = 0;  ///< per logit: the loss and the logits' gradient, one kernel
+  double adam_s = 0;           ///< per parameter: one AdamW step
+  /// The same times x `factor` (a validation correction).
+  HostKernelTimes Scaled(double factor) const;
+};
+
 /// Measured replacements for one GPU type (hardware-db id `gpu_id`). A zero or empty field means
 /// "not measured": the datasheet-derived figure stays.
 struct MeasuredRates {
@@ -41,6 +63,7 @@ struct MeasuredRates {
   double attention_backward_flops_per_s = 0;
   Precision attention_precision = Precision::kBf16;
   double memory_bytes_per_s = 0;  ///< streaming-copy bandwidth (bytes read + written per second)
+  HostKernelTimes host_kernels;   ///< the host device's element-wise kernels (CPU profiles only)
   std::vector<CollectiveFit> collectives;
   /// Corrections fitted from validation reports (`gpuplan calibrate`): measured / predicted time
   /// of the compute and of the communication phases. Kernel times are multiplied by the first

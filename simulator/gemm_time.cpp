@@ -52,6 +52,7 @@ DeviceRates CalibratedRates(const GpuSpec& gpu, Precision precision,
   }
   if (measured->memory_bytes_per_s > 0) r.memory_bytes_per_s = measured->memory_bytes_per_s;
   const double c = measured->compute_time_factor;
+  if (gpu.HostDevice()) r.host_kernels = measured->host_kernels.Scaled(c);
   r.matmul_flops_per_s /= c;
   r.attention_flops_per_s /= c;
   r.attention_backward_flops_per_s /= c;

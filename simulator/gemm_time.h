@@ -38,6 +38,9 @@ struct DeviceRates {
   double attention_half_rate_tokens = kAttentionHalfRateTokens;
   /// Measured collective fits for groups inside one node (CollectiveSeconds), or nullptr.
   const MeasuredRates* measured = nullptr;
+  /// The host device's measured element-wise kernel times (all 0: priced by their bytes at
+  /// memory_bytes_per_s, as on GPUs).
+  HostKernelTimes host_kernels;
 };
 
 /// Fixed per-kernel cost. Back-to-back kernels on one stream leave a gap of a few microseconds
@@ -119,6 +122,7 @@ DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
 ///    kFusedAttentionRelativeEfficiency, when they ran in the job's precision family (16-bit
 ///    kernels for bf16/fp16/fp8 training, fp32 kernels for fp32);
 ///  - memory: the measured copy bandwidth instead of peak x memory_efficiency;
+///  - on the host device only, its element-wise kernels' measured times (HostKernelTimes);
 ///  - collectives: `measured` is kept in the rates for CollectiveSeconds;
 ///  - validation corrections: compute rates divided by measured->compute_time_factor and the
 ///    kernel overhead multiplied by it, so every kernel's time scales by that factor.

@@ -198,12 +198,34 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       std::ceil(((swiglu ? u.swiglu + u.rotary : 0.0) + u.qkv + u.kv + u.attention_output) / 2.0);
   const double activation_all = activation + unfused_mlp;
   const double elements = replicated + activation_all + rope + unfused_attention;
-  lt.fwd_other = MemoryBoundSeconds(r, c.act_bytes * elements, (dropout ? 8 : 6) + unfused_kernels);
+  const double kernels = (dropout ? 8 : 6) + unfused_kernels;
+  lt.fwd_other = MemoryBoundSeconds(r, c.act_bytes * elements, kernels);
+  // Backward moves each element twice (the gradient in, the gradient out, beside the input).
+  double bwd_other = 2.0 * lt.fwd_other;
   // The MLP's share: its GEMMs and its activation's bytes of the memory-bound kernels.
-  const double mlp_other = lt.fwd_other * activation_all / elements;
+  double mlp_other = lt.fwd_other * activation_all / elements;
+  double mlp_bwd_other = 2.0 * mlp_other;
+  const ElementwiseTimes& norm_times = swiglu ? r.host_kernels.rmsnorm : r.host_kernels.layernorm;
+  const ElementwiseTimes& act_times = swiglu ? r.host_kernels.swiglu : r.host_kernels.gelu;
+  if (norm_times.Measured() && act_times.Measured()) {
+    // The host device's norms and activation at their measured times per element (the two norms
+    // over h per token, the activation over its f/t outputs per MLP visit); the residual adds,
+    // rotary and unfused passes stay priced by their bytes. HostKernelTimes says why.
+    const double norm_elements = 2.0 * h * local_tokens;
+    const double act_outputs = mlp_visits * f / t * T;
+    const double rest = elements - 2.0 * norm_elements - activation;
+    const double rest_s = MemoryBoundSeconds(r, c.act_bytes * rest, kernels - 3.0);
+    const double mlp_rest_s = rest > 0 ? rest_s * unfused_mlp / rest : 0.0;
+    lt.fwd_other =
+        norm_times.forward_s * norm_elements + act_times.forward_s * act_outputs + rest_s;
+    bwd_other =
+        norm_times.backward_s * norm_elements + act_times.backward_s * act_outputs + 2.0 * rest_s;
+    mlp_other = act_times.forward_s * act_outputs + mlp_rest_s;
+    mlp_bwd_other = act_times.backward_s * act_outputs + 2.0 * mlp_rest_s;
+  }
   lt.mlp_fwd = mlp_gemm + mlp_other;
   lt.mlp_wgrad = lora ? 0.0 : mlp_gemm;
-  lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + 2.0 * mlp_other;
+  lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + mlp_bwd_other;
 
   // Quantized GEMMs (Transformer Engine). fp8 (delayed scaling): each GEMM operand is cast from
   // 16 bits to fp8 together with its transpose, which the other pass's GEMM reads (TE's fused
@@ -237,7 +259,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
 
   // Backward: data gradients and weight gradients, each a GEMM as large as the forward one
   // (2x forward). Frozen (LoRA) weights need data gradients only.
-  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + 2.0 * lt.fwd_other + quant_bwd;
+  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + bwd_other + quant_bwd;
   lt.fwd_other += quant_fwd;
   lt.wgrad = lora ? 0.0 : lt.fwd_gemm;
   if (lora) {
@@ -456,8 +478,11 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
   // Last stage: LM head GEMM forward, data + weight gradients backward (frozen under LoRA), and
   // the vocabulary-parallel cross-entropy.
   const double head_gemm = GemmSeconds(rates, c.tokens, V / t, h);
+  const double logits = c.tokens * V / t;
   const double cross_entropy =
-      MemoryBoundSeconds(rates, kCrossEntropyBytesPerLogit * c.tokens * V / t, 4);
+      rates.host_kernels.cross_entropy_s > 0
+          ? rates.host_kernels.cross_entropy_s * logits  // the host device's, measured
+          : MemoryBoundSeconds(rates, kCrossEntropyBytesPerLogit * logits, 4);
   s.head_fwd = head_gemm + 0.5 * cross_entropy;
   s.head_bwd = (tr.lora.enabled ? 1.0 : 2.0) * head_gemm + 0.5 * cross_entropy;
   // PP: activations (and their gradients) cross each stage boundary once per micro-batch per
@@ -639,6 +664,7 @@ double OptimizerSeconds(const StepCosts& costs, const JobSpec& job, const GpuSpe
     return params / kCpuAdamParamsPerSecond +
            (costs.grad_bytes_per_param + 2.0) * params / gpu.HostLinkBytesPerS();
   }
+  if (rates.host_kernels.adam_s > 0) return rates.host_kernels.adam_s * params;  // measured
   return MemoryBoundSeconds(rates, kAdamBytesPerParam * params, 10);
 }
 

@@ -12,8 +12,10 @@
 #include "simulator/memory.h"
 #include "simulator/pipeline.h"
 #include "simulator/presets.h"
+#include "simulator/step_costs.h"
 #include "simulator/topology.h"
 #include "simulator/tp_overlap.h"
+#include "tests/parse_job.h"
 
 namespace gpuplan {
 namespace {
@@ -607,6 +609,70 @@ TEST(Golden, HostDeviceRatesAreTheProfiles) {
                    7.5e9 * kSustainedGemmFraction);
   EXPECT_DOUBLE_EQ(CalibratedRates(h100, Precision::kFp32, &measured).attention_flops_per_s,
                    DatasheetRates(h100, Precision::kFp32).attention_flops_per_s);
+}
+// The host device's norms, activation, cross-entropy and AdamW run the reference kernels of
+// kernels/, bound by their arithmetic: a CPU profile's times per element price them (the
+// per-element costs of HostKernelTimes) instead of their bytes at the copy bandwidth; the residual
+// adds stay priced by their bytes (tiny-llama of examples/cpu: hidden 256, SwiGLU 688, vocabulary
+// 8,192, 256 tokens per micro-batch, no dropout, no rotary bytes beyond q and k). A GPU keeps the
+// bandwidth model whatever the profile holds.
+TEST(Golden, HostElementwiseKernelsAreTheProfilesPerElement) {
+  const JobSpec job = ParseTestJob(nlohmann::json::parse(R"({
+    "model": {"name": "tiny-llama", "num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 688,
+              "num_attention_heads": 8, "num_kv_heads": 4, "vocab_size": 8192, "mlp": "swiglu"},
+    "cluster": {"gpu": "cpu", "num_gpus": 2},
+    "training": {"seq_len": 256, "micro_batch_size": 1, "global_batch_size": 4,
+                 "precision": "fp32"},
+    "parallelism": {"dp": 2}})"));
+  const GpuSpec& cpu = GpuOf(job);
+  const NetworkSpec& net = *BuiltinDb().FindNetwork(job.cluster.inter_node);
+  MeasuredRates measured;
+  measured.gpu_id = "cpu";
+  measured.memory_bytes_per_s = 24e9;
+  measured.host_kernels.rmsnorm = {0.85e-9, 1.0e-9};
+  measured.host_kernels.swiglu = {4.6e-9, 4.4e-9};
+  measured.host_kernels.cross_entropy_s = 8.0e-9;
+  measured.host_kernels.adam_s = 3.9e-9;
+  const DeviceRates r = CalibratedRates(cpu, Precision::kFp32, &measured);
+  const StepCosts costs = ComputeStepCosts(job, cpu, net, r);
+  measured.host_kernels = {};
+  const DeviceRates bytes_only = CalibratedRates(cpu, Precision::kFp32, &measured);
+  const StepCosts bytes_costs = ComputeStepCosts(job, cpu, net, bytes_only);
+
+  const double T = 256, h = 256, f = 688, V = 8192;
+  const double norm_elements = 2 * h * T;  // two RMSNorms over h per token
+  const double act_outputs = f * T;        // SwiGLU's outputs
+  // Residual adds (6h per token) and rotary on q and k (2 x (256 + 128)), 4 bytes each, in
+  // 6 - 3 kernels.
+  const double rest_s = MemoryBoundSeconds(r, 4.0 * (6 * h * T + 2 * (256 + 128) * T), 3);
+  EXPECT_NEAR(costs.dense.fwd_other, 0.85e-9 * norm_elements + 4.6e-9 * act_outputs + rest_s,
+              1e-12);
+  EXPECT_NEAR(
+      costs.dense.bwd - bytes_costs.dense.bwd,
+      1.0e-9 * norm_elements + 4.4e-9 * act_outputs + 2 * rest_s - 2 * bytes_costs.dense.fwd_other,
+      1e-12);
+  EXPECT_NEAR(costs.dense.mlp_fwd - bytes_costs.dense.mlp_fwd,
+              4.6e-9 * act_outputs -
+                  bytes_costs.dense.fwd_other * 3 * f / (10 * h + 3 * f + 2 * (256 + 128)),
+              1e-12);
+  // Cross-entropy: the loss and the logits' gradient in one kernel, half in each pass.
+  const double ce = 8.0e-9 * T * V;
+  const double ce_bytes = MemoryBoundSeconds(r, 16.0 * T * V, 4);
+  EXPECT_NEAR(costs.head_fwd - bytes_costs.head_fwd, 0.5 * (ce - ce_bytes), 1e-12);
+  EXPECT_NEAR(costs.head_bwd - bytes_costs.head_bwd, 0.5 * (ce - ce_bytes), 1e-12);
+  EXPECT_DOUBLE_EQ(OptimizerSeconds(costs, job, cpu, r, 1e6), 3.9e-3);
+  EXPECT_DOUBLE_EQ(OptimizerSeconds(bytes_costs, job, cpu, bytes_only, 1e6),
+                   MemoryBoundSeconds(bytes_only, kAdamBytesPerParam * 1e6, 10));
+
+  // A validation correction scales them with the other kernels.
+  measured.host_kernels.cross_entropy_s = 8.0e-9;
+  measured.compute_time_factor = 1.5;
+  EXPECT_DOUBLE_EQ(CalibratedRates(cpu, Precision::kFp32, &measured).host_kernels.cross_entropy_s,
+                   12.0e-9);
+  // GPUs: not used.
+  const GpuSpec& h100 = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  measured.gpu_id = h100.id;
+  EXPECT_EQ(CalibratedRates(h100, Precision::kBf16, &measured).host_kernels.cross_entropy_s, 0.0);
 }
 }  // namespace
 }  // namespace gpuplan
