@@ -126,10 +126,13 @@ Status RunHardware(bool sources, const GlobalOptions& g) {
         domain.c_str(), HostLink(gpu).c_str(), gpu.name.c_str());
     PrintSource(sources, gpu.source);
   }
-  std::printf("\nNetworks\n  %-14s %10s %12s  %s\n", "id", "GB/s/GPU", "latency us", "name");
+  // latency: one crossing of the fabric; hop: what each further hop of a ring or tree adds
+  // (NetworkSpec::hop_latency_s).
+  std::printf("\nNetworks\n  %-16s %10s %12s %8s  %s\n", "id", "GB/s/GPU", "latency us", "hop us",
+              "name");
   for (const auto& [id, net] : db->networks()) {
-    std::printf("  %-14s %10.2f %12.2f  %s\n", id.c_str(), net.bytes_per_s_per_gpu / 1e9,
-                net.latency_s * 1e6, net.name.c_str());
+    std::printf("  %-16s %10.2f %12.2f %8.2f  %s\n", id.c_str(), net.bytes_per_s_per_gpu / 1e9,
+                net.latency_s * 1e6, net.hop_latency_s * 1e6, net.name.c_str());
     PrintSource(sources, net.source);
   }
   std::printf(
