@@ -214,7 +214,8 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     const double norm_elements = 2.0 * h * local_tokens;
     const double act_outputs = mlp_visits * f / t * T;
     const double rest = elements - 2.0 * norm_elements - activation;
-    const double rest_s = MemoryBoundSeconds(r, c.act_bytes * rest, kernels - 3.0);
+    constexpr double kMeasuredKernels = 3;  // the two norms and the activation
+    const double rest_s = MemoryBoundSeconds(r, c.act_bytes * rest, kernels - kMeasuredKernels);
     const double mlp_rest_s = rest > 0 ? rest_s * unfused_mlp / rest : 0.0;
     lt.fwd_other =
         norm_times.forward_s * norm_elements + act_times.forward_s * act_outputs + rest_s;
