@@ -425,6 +425,11 @@ dim3 AttentionGrid(const AttentionShape& shape) {
 
 Status AttentionSupported(const AttentionShape& shape, DType dtype) {
   GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
+  if (!shape.causal) {
+    return Status::Invalid(
+        "attention: the CUDA kernel is causal only (the CPU reference runs "
+        "non-causal shapes)");
+  }
   if (shape.head_dim != 64 && shape.head_dim != 128) {
     return Status::Invalid("attention: head_dim must be 64 or 128, got " +
                            std::to_string(shape.head_dim));

@@ -41,8 +41,9 @@ struct AttentionBackwardArgs {
   size_t workspace_bytes = 0;
 };
 
-/// Ok when the kernels support `shape` and `dtype` (the limits of AttentionForward below), else
-/// Invalid naming the dimension. Launchers check it first; callers may check before allocating.
+/// Ok when the kernels support `shape` and `dtype` (the limits of AttentionForward below; a
+/// causal shape only), else Invalid naming the dimension. Launchers check it first; callers may
+/// check before allocating.
 Status AttentionSupported(const AttentionShape& shape, DType dtype);
 
 /// Bytes of the workspace AttentionBackward needs: 4 x (batch heads seq, rounded up to 64) for D

@@ -19,8 +19,8 @@ Status CheckInputs(const AttentionShape& shape, std::span<const T> q, std::span<
                    std::span<const T> v) {
   GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
   GPUPLAN_RETURN_IF_ERROR(CheckSize("q", q.size(), shape.Elements()));
-  GPUPLAN_RETURN_IF_ERROR(CheckSize("k", k.size(), shape.Elements()));
-  return CheckSize("v", v.size(), shape.Elements());
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("k", k.size(), shape.KvElements()));
+  return CheckSize("v", v.size(), shape.KvElements());
 }
 
 }  // namespace
@@ -43,12 +43,13 @@ Status ReferenceAttentionForwardInto(const AttentionShape& shape, std::span<cons
         T m = -std::numeric_limits<T>::infinity();
         T l = 0;
         std::fill(acc.begin(), acc.end(), T(0));
-        for (int64_t j = 0; j <= i; ++j) {
-          const T s = scale * Dot(qi, k.data() + shape.Offset(b, j, h), d);
+        const int64_t keys = shape.causal ? i + 1 : shape.KvSeq();
+        for (int64_t j = 0; j < keys; ++j) {
+          const T s = scale * Dot(qi, k.data() + shape.KvOffset(b, j, h), d);
           const T m_new = std::max(m, s);
           const T alpha = std::exp(m - m_new);
           const T p = std::exp(s - m_new);
-          const T* vj = v.data() + shape.Offset(b, j, h);
+          const T* vj = v.data() + shape.KvOffset(b, j, h);
           for (int64_t c = 0; c < d; ++c) acc[c] = alpha * acc[c] + p * vj[c];
           l = alpha * l + p;
           m = m_new;
@@ -73,8 +74,8 @@ Status ReferenceAttentionBackwardInto(const AttentionShape& shape, std::span<con
   GPUPLAN_RETURN_IF_ERROR(CheckSize("d_o", d_o.size(), shape.Elements()));
   GPUPLAN_RETURN_IF_ERROR(CheckSize("lse", lse.size(), shape.StatRows()));
   GPUPLAN_RETURN_IF_ERROR(CheckSize("dq", dq.size(), shape.Elements()));
-  GPUPLAN_RETURN_IF_ERROR(CheckSize("dk", dk.size(), shape.Elements()));
-  GPUPLAN_RETURN_IF_ERROR(CheckSize("dv", dv.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("dk", dk.size(), shape.KvElements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("dv", dv.size(), shape.KvElements()));
   const int64_t d = shape.head_dim;
   const T scale = T(1) / std::sqrt(static_cast<T>(d));
   std::fill(dq.begin(), dq.end(), T(0));
@@ -86,8 +87,9 @@ Status ReferenceAttentionBackwardInto(const AttentionShape& shape, std::span<con
         const int64_t oi = shape.Offset(b, i, h);
         const T di = Dot(d_o.data() + oi, o.data() + oi, d);
         const T lse_i = lse[shape.StatOffset(b, h, i)];
-        for (int64_t j = 0; j <= i; ++j) {
-          const int64_t oj = shape.Offset(b, j, h);
+        const int64_t keys = shape.causal ? i + 1 : shape.KvSeq();
+        for (int64_t j = 0; j < keys; ++j) {
+          const int64_t oj = shape.KvOffset(b, j, h);
           const T p = std::exp(scale * Dot(q.data() + oi, k.data() + oj, d) - lse_i);
           const T dp = Dot(d_o.data() + oi, v.data() + oj, d);
           const T ds = p * (dp - di);
@@ -97,6 +99,35 @@ Status ReferenceAttentionBackwardInto(const AttentionShape& shape, std::span<con
             dk[oj + c] += scale * ds * q[oi + c];
           }
         }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status ReferenceAttentionMergeInto(const AttentionShape& shape, std::span<const T> o_part,
+                                   std::span<const T> lse_part, std::span<T> o, std::span<T> lse) {
+  GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("o_part", o_part.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("lse_part", lse_part.size(), shape.StatRows()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("o", o.size(), shape.Elements()));
+  GPUPLAN_RETURN_IF_ERROR(CheckSize("lse", lse.size(), shape.StatRows()));
+  const int64_t d = shape.head_dim;
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    for (int64_t h = 0; h < shape.heads; ++h) {
+      for (int64_t i = 0; i < shape.seq; ++i) {
+        T& l = lse[shape.StatOffset(b, h, i)];
+        const T l_part = lse_part[shape.StatOffset(b, h, i)];
+        // lse' = log(e^lse + e^lse_part), computed from the larger one so neither overflows.
+        const T m = std::max(l, l_part);
+        const T merged = m + std::log(std::exp(l - m) + std::exp(l_part - m));
+        const T keep = std::exp(l - merged);
+        const T add = std::exp(l_part - merged);
+        T* oi = o.data() + shape.Offset(b, i, h);
+        const T* pi = o_part.data() + shape.Offset(b, i, h);
+        for (int64_t c = 0; c < d; ++c) oi[c] = keep * oi[c] + add * pi[c];
+        l = merged;
       }
     }
   }
@@ -122,8 +153,8 @@ Expected<AttentionGradients> ReferenceAttentionBackward(
   GPUPLAN_RETURN_IF_ERROR(CheckShape(shape));
   AttentionGradients g;
   g.dq.resize(static_cast<size_t>(shape.Elements()));
-  g.dk.resize(g.dq.size());
-  g.dv.resize(g.dq.size());
+  g.dk.resize(static_cast<size_t>(shape.KvElements()));
+  g.dv.resize(g.dk.size());
   GPUPLAN_RETURN_IF_ERROR(
       ReferenceAttentionBackwardInto<double>(shape, q, k, v, o, d_o, lse, g.dq, g.dk, g.dv));
   return g;
@@ -136,5 +167,11 @@ template Status ReferenceAttentionBackwardInto<float>(
     const AttentionShape&, std::span<const float>, std::span<const float>, std::span<const float>,
     std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>,
     std::span<float>, std::span<float>);
+template Status ReferenceAttentionMergeInto<float>(const AttentionShape&, std::span<const float>,
+                                                   std::span<const float>, std::span<float>,
+                                                   std::span<float>);
+template Status ReferenceAttentionMergeInto<double>(const AttentionShape&, std::span<const double>,
+                                                    std::span<const double>, std::span<double>,
+                                                    std::span<double>);
 
 }  // namespace gpuplan::kernels

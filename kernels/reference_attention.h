@@ -1,6 +1,7 @@
-// CPU reference of causal scaled dot-product attention, forward and backward, in the layout of
-// the CUDA kernels (kernels/attention.h): float64 for the tests' ground truth, float32 (the
-// ...Into forms) for the validator's CPU ranks.
+// CPU reference of scaled dot-product attention, causal or not, forward and backward, and the
+// merge of partial outputs that ring attention runs, in the layout of the CUDA kernels
+// (kernels/attention.h): float64 for the tests' ground truth, float32 (the ...Into forms) for
+// the validator's CPU ranks.
 #pragma once
 
 #include <span>
@@ -17,18 +18,19 @@ struct AttentionForwardResult {
   std::vector<double> lse;  ///< [batch, heads, seq]
 };
 
-/// dq, dk, dv, each [batch, seq, heads, head_dim].
+/// dq [batch, seq, heads, head_dim]; dk, dv [batch, KvSeq(), heads, head_dim].
 struct AttentionGradients {
   std::vector<double> dq;
   std::vector<double> dk;
   std::vector<double> dv;
 };
 
-/// Causal attention O = softmax(scale * Q K^T + mask) V with scale = 1/sqrt(head_dim) and key j
-/// visible to query i iff j <= i (Vaswani et al. 2017, Eq. 1). Computed one key at a time with
-/// the online softmax (Milakov & Gimelshein 2018), as FlashAttention-2 does per tile (Dao 2023,
-/// Algorithm 1); lse = m + log(l). q, k, v: [batch, seq, heads, head_dim]. Any head_dim > 0.
-/// Invalid when the shape or a buffer size is wrong.
+/// Attention O = softmax(scale * Q K^T + mask) V with scale = 1/sqrt(head_dim) and, when
+/// shape.causal, key j visible to query i iff j <= i (Vaswani et al. 2017, Eq. 1); else every
+/// key visible. Computed one key at a time with the online softmax (Milakov & Gimelshein 2018),
+/// as FlashAttention-2 does per tile (Dao 2023, Algorithm 1); lse = m + log(l). q: [batch, seq,
+/// heads, head_dim]; k, v: [batch, KvSeq(), heads, head_dim]. Any head_dim > 0. Invalid when
+/// the shape or a buffer size is wrong.
 Expected<AttentionForwardResult> ReferenceAttentionForward(const AttentionShape& shape,
                                                            std::span<const double> q,
                                                            std::span<const double> k,
@@ -51,7 +53,19 @@ Status ReferenceAttentionForwardInto(const AttentionShape& shape, std::span<cons
                                      std::span<const T> k, std::span<const T> v, std::span<T> o,
                                      std::span<T> lse);
 
-/// The backward in `T` into dq, dk, dv (overwritten).
+/// Merges a partial attention result (o_part, lse_part: the same queries over other keys) into
+/// the running one (o, lse), in place: lse' = log(e^lse + e^lse_part),
+/// o' = e^(lse - lse') o + e^(lse_part - lse') o_part. The online softmax across key blocks
+/// (Milakov & Gimelshein 2018), as ring attention corrects its output after each step against
+/// another rank's K/V chunk (Liu et al. 2023; Transformer Engine's AttnFuncWithCPAndKVP2P).
+/// Attention over keys K1 then merged with attention over K2 equals attention over K1 and K2.
+/// o, o_part: [batch, seq, heads, head_dim]; lse, lse_part: [batch, heads, seq].
+template <typename T>
+Status ReferenceAttentionMergeInto(const AttentionShape& shape, std::span<const T> o_part,
+                                   std::span<const T> lse_part, std::span<T> o, std::span<T> lse);
+
+/// The backward in `T` into dq [batch, seq, heads, head_dim] and dk, dv [batch, KvSeq(), heads,
+/// head_dim] (overwritten).
 template <typename T>
 Status ReferenceAttentionBackwardInto(const AttentionShape& shape, std::span<const T> q,
                                       std::span<const T> k, std::span<const T> v,

@@ -28,7 +28,18 @@ Status CheckShape(const AttentionShape& shape) {
   GPUPLAN_RETURN_IF_ERROR(CheckDim("attention shape", "batch", shape.batch, &n));
   GPUPLAN_RETURN_IF_ERROR(CheckDim("attention shape", "seq", shape.seq, &n));
   GPUPLAN_RETURN_IF_ERROR(CheckDim("attention shape", "heads", shape.heads, &n));
-  return CheckDim("attention shape", "head_dim", shape.head_dim, &n);
+  GPUPLAN_RETURN_IF_ERROR(CheckDim("attention shape", "head_dim", shape.head_dim, &n));
+  if (shape.kv_seq < 0) {
+    return Status::Invalid("attention shape: kv_seq must be 0 (= seq) or positive, got " +
+                           std::to_string(shape.kv_seq));
+  }
+  int64_t kv = shape.batch * shape.heads * shape.head_dim;
+  GPUPLAN_RETURN_IF_ERROR(CheckDim("attention shape", "kv_seq", shape.KvSeq(), &kv));
+  if (shape.causal && shape.KvSeq() != shape.seq) {
+    return Status::Invalid("attention shape: a causal shape needs kv_seq = seq (" +
+                           std::to_string(shape.seq) + "), got " + std::to_string(shape.kv_seq));
+  }
+  return Status::Ok();
 }
 
 Status CheckShape(const MatrixShape& shape) {

@@ -70,6 +70,56 @@ std::span<float> CpuCompute::Out(size_t n) {
   return {static_cast<float*>(*out), n};
 }
 
+std::span<float> CpuCompute::Temp(size_t n) {
+  Expected<void*> out = Temporary(4 * n);
+  if (!out.ok()) return {};
+  return {static_cast<float*>(*out), n};
+}
+
+Status CpuCompute::RunAttention(const ComputeOpArgs& a) {
+  using namespace kernels;
+  const AttentionShape& own = a.attention;
+  const size_t e = static_cast<size_t>(own.Elements());
+  const size_t stats = static_cast<size_t>(own.StatRows());
+  // A ring step against another rank's K/V under Megatron's causal load balancing: the rank's
+  // queries against the earlier half of that rank's chunk, all of it visible (or, against a later
+  // rank, the later half of the queries against its whole chunk: the same pairs).
+  AttentionShape step = own;
+  step.kv_seq = std::max<int64_t>(1, own.seq / 2);
+  step.causal = false;
+  const size_t kv = static_cast<size_t>(step.KvElements());
+  const F x = Scratch(e);
+  if (!a.backward) {
+    const std::span<float> o = Out(e), lse = Out(stats);
+    GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionForwardInto<float>(own, x, x, x, o, lse));
+    if (a.ring == 1) return Status::Ok();
+    const std::span<float> o_part = Temp(e), lse_part = Temp(stats);
+    for (int64_t i = 1; i < a.ring; ++i) {
+      GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionForwardInto<float>(step, x, x.first(kv),
+                                                                   x.first(kv), o_part, lse_part));
+      GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionMergeInto<float>(own, o_part, lse_part, o, lse));
+    }
+    return Status::Ok();
+  }
+  const std::span<float> dq = Out(e), dk = Out(e), dv = Out(e);
+  GPUPLAN_RETURN_IF_ERROR(
+      ReferenceAttentionBackwardInto<float>(own, x, x, x, x, x, x.first(stats), dq, dk, dv));
+  if (a.ring == 1) return Status::Ok();
+  const std::span<float> dq_part = Temp(e), dk_part = Temp(kv), dv_part = Temp(kv);
+  for (int64_t i = 1; i < a.ring; ++i) {
+    GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionBackwardInto<float>(
+        step, x, x.first(kv), x.first(kv), x, x, x.first(stats), dq_part, dk_part, dv_part));
+    // dQ accumulates on the rank; dK and dV join the accumulator that travels with the chunk.
+    Eigen::Map<Eigen::VectorXf>(dq.data(), dq.size()) +=
+        Eigen::Map<const Eigen::VectorXf>(dq_part.data(), dq_part.size());
+    Eigen::Map<Eigen::VectorXf>(dk.data(), kv) +=
+        Eigen::Map<const Eigen::VectorXf>(dk_part.data(), kv);
+    Eigen::Map<Eigen::VectorXf>(dv.data(), kv) +=
+        Eigen::Map<const Eigen::VectorXf>(dv_part.data(), kv);
+  }
+  return Status::Ok();
+}
+
 Status CpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
   using namespace kernels;
   Expected<ComputeOpArgs> parsed = Parse(op, site.layer);
@@ -127,16 +177,8 @@ Status CpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
       return a.backward ? ReferenceSwiGluBackwardInto<float>(x, x, x, Out(n), Out(n))
                         : ReferenceSwiGluForwardInto<float>(x, x, Out(n));
     }
-    case ComputeOpKind::kAttention: {
-      const size_t e = static_cast<size_t>(a.attention.Elements());
-      const size_t stats = static_cast<size_t>(a.attention.StatRows());
-      const F x = Scratch(e);
-      if (!a.backward) {
-        return ReferenceAttentionForwardInto<float>(a.attention, x, x, x, Out(e), Out(stats));
-      }
-      return ReferenceAttentionBackwardInto<float>(a.attention, x, x, x, x, x, x.first(stats),
-                                                   Out(e), Out(e), Out(e));
-    }
+    case ComputeOpKind::kAttention:
+      return RunAttention(a);
     case ComputeOpKind::kCrossEntropy:
       labels_.resize(r);
       for (size_t i = 0; i < r; ++i) labels_[i] = static_cast<int64_t>((i * 7919) % c);

@@ -5,6 +5,14 @@
 // pattern in [-1, 1)); what is real is the work and the memory: the rank's parameters, gradients
 // and optimizer state, and every forward output kept until its backward, are buffers counted by a
 // MemoryArena.
+//
+// Ring attention ("attention_fwd/_bwd" with "ring<n>", context parallelism): the causal kernel
+// over the rank's own tokens, then n - 1 steps of the non-causal kernel, the rank's s queries
+// against s/2 keys (each step's share under Megatron's causal load balancing), as Transformer
+// Engine's AttnFuncWithCPAndKVP2P runs them. Forward, each step's output and log-sum-exp are
+// merged into the running ones (ReferenceAttentionMergeInto); backward, each step's dQ is added
+// to the rank's and its dK, dV to the chunk's accumulators. The partial results are Temporary
+// buffers. The K/V chunks themselves travel in the program's "ring send/recv" collectives.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +53,10 @@ class CpuCompute : public RankCompute {
   /// Output(4 n) as n floats; empty when the arena has no memory left (the kernels then refuse
   /// the size, naming the op).
   std::span<float> Out(size_t n);
+  /// Temporary(4 n) as n floats; empty when the arena has no memory left.
+  std::span<float> Temp(size_t n);
+  /// An attention op, with its ring steps (the file comment).
+  Status RunAttention(const ComputeOpArgs& a);
 
   MemoryArena::Buffer exp_avg_, exp_avg_sq_;
   /// Synthetic inputs (Scratch): outside the arena, see the class comment.

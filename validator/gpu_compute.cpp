@@ -276,17 +276,19 @@ Status GpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
   const char* param = static_cast<const char*>(params().data());
   float* grad = grads().span<float>().data();
   const size_t r = static_cast<size_t>(a.rows), n = r * static_cast<size_t>(a.cols);
-  // Outputs as arena buffers; a failed allocation returns its Status from RunOnce.
+  // Outputs (or the op's Temporary buffers) as arena buffers; a failed allocation returns its
+  // Status from RunOnce.
   std::vector<void*> out;
-  auto outputs = [&](std::initializer_list<size_t> sizes) -> Status {
+  auto buffers = [&](bool temporary, std::initializer_list<size_t> sizes) -> Status {
     out.clear();
     for (size_t s : sizes) {
-      Expected<void*> o = Output(s);
+      Expected<void*> o = temporary ? Temporary(s) : Output(s);
       if (!o.ok()) return o.status();
       out.push_back(*o);
     }
     return Status::Ok();
   };
+  auto outputs = [&](std::initializer_list<size_t> sizes) { return buffers(false, sizes); };
   switch (a.kind) {
     case ComputeOpKind::kNorm: {
       const bool layer_norm = a.norm == NormKind::kLayerNorm;
@@ -341,24 +343,35 @@ Status GpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
       GPUPLAN_RETURN_IF_ERROR(AttentionSupported(a.attention, dtype_));
       Expected<void*> x = Scratch(e);
       if (!x.ok()) return x.status();
+      // Ring attention's other steps run into Temporary buffers (file comment).
+      auto temporaries = [&](std::initializer_list<size_t> sizes) { return buffers(true, sizes); };
       if (!a.backward) {
         GPUPLAN_RETURN_IF_ERROR(outputs({e * bytes, 4 * rows}));
-        AttentionForwardArgs f{*x, *x, *x, out[0], static_cast<float*>(out[1])};
-        return AttentionForward(a.attention, dtype_, f, stream());
+        for (int64_t i = 0; i < a.ring; ++i) {
+          if (i == 1) GPUPLAN_RETURN_IF_ERROR(temporaries({e * bytes, 4 * rows}));
+          AttentionForwardArgs f{*x, *x, *x, out[0], static_cast<float*>(out[1])};
+          GPUPLAN_RETURN_IF_ERROR(AttentionForward(a.attention, dtype_, f, stream()));
+        }
+        return Status::Ok();
       }
       Expected<void*> lse = Scratch(rows, true);
       if (!lse.ok()) return lse.status();
       const size_t workspace = AttentionBackwardWorkspaceBytes(a.attention);
       GPUPLAN_RETURN_IF_ERROR(outputs({e * bytes, e * bytes, e * bytes, workspace}));
-      AttentionBackwardArgs b;
-      b.q = b.k = b.v = b.o = b.d_o = *x;
-      b.lse = static_cast<const float*>(*lse);
-      b.dq = out[0];
-      b.dk = out[1];
-      b.dv = out[2];
-      b.workspace = out[3];
-      b.workspace_bytes = workspace;
-      return AttentionBackward(a.attention, dtype_, b, stream());
+      for (int64_t i = 0; i < a.ring; ++i) {
+        if (i == 1)
+          GPUPLAN_RETURN_IF_ERROR(temporaries({e * bytes, e * bytes, e * bytes, workspace}));
+        AttentionBackwardArgs b;
+        b.q = b.k = b.v = b.o = b.d_o = *x;
+        b.lse = static_cast<const float*>(*lse);
+        b.dq = out[0];
+        b.dk = out[1];
+        b.dv = out[2];
+        b.workspace = out[3];
+        b.workspace_bytes = workspace;
+        GPUPLAN_RETURN_IF_ERROR(AttentionBackward(a.attention, dtype_, b, stream()));
+      }
+      return Status::Ok();
     }
     case ComputeOpKind::kCrossEntropy: {
       Expected<void*> logits = Scratch(n);

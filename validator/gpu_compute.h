@@ -7,6 +7,13 @@
 // MemoryArena. Mixed precision as Megatron-LM's distributed optimizer keeps it: parameters in
 // the plan's 16-bit precision, gradients in fp32 (main_grad), and for the shard the rank updates
 // fp32 master weights and AdamW's two moments.
+//
+// Ring attention ("ring<n>", context parallelism) runs n attention kernels: the first into the
+// op's outputs, the other n - 1 into Temporary buffers. The CUDA kernel is causal only, so those
+// steps run it over the rank's own chunk, as many query-key pairs as a step of Megatron's load-
+// balanced ring (s(s+1)/2 against s·s/2); the merge of each step's output (forward) and the
+// additions of its gradients (backward), memory-bound element-wise work, are not run here yet
+// (the CPU backend runs them).
 #pragma once
 
 #include <cuda_runtime_api.h>

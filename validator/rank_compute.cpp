@@ -188,6 +188,14 @@ Status RankCompute::RegisterWeights(const RankOp& op, int64_t layer) {
   return Status::Ok();
 }
 
+Expected<void*> RankCompute::Temporary(size_t bytes) {
+  Expected<MemoryArena::Buffer> b = arena_.Allocate(
+      bytes, running_ == nullptr ? "an op's scratch" : "scratch of op '" + running_->name + "'");
+  if (!b.ok()) return b.status();
+  temporaries_.push_back(std::move(b).value());
+  return temporaries_.back().data();
+}
+
 Expected<void*> RankCompute::Output(size_t bytes) {
   Expected<MemoryArena::Buffer> b = arena_.Allocate(
       bytes, running_ == nullptr ? "an op's output" : "an output of op '" + running_->name + "'");
@@ -261,12 +269,19 @@ Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
     return args;
   }
   if (base == "attention") {
-    long long b = 0, s = 0, h = 0, d = 0;
-    if (std::sscanf(op.shape.c_str(), "b%lld s%lld h%lld d%lld", &b, &s, &h, &d) != 4) {
-      return BadShape(op, "'b<batch> s<seq> h<heads> d<head_dim>'");
+    long long b = 0, s = 0, h = 0, d = 0, ring = 1;
+    int used = 0;
+    const std::string& shape = op.shape;
+    bool ok = std::sscanf(shape.c_str(), "b%lld s%lld h%lld d%lld%n", &b, &s, &h, &d, &used) == 4;
+    if (ok && static_cast<size_t>(used) < shape.size()) {
+      int more = 0;
+      ok = std::sscanf(shape.c_str() + used, " ring%lld%n", &ring, &more) == 1 && ring >= 2 &&
+           static_cast<size_t>(used + more) == shape.size();
     }
+    if (!ok) return BadShape(op, "'b<batch> s<seq> h<heads> d<head_dim>[ ring<n>]'");
     args.kind = ComputeOpKind::kAttention;
     args.attention = kernels::AttentionShape{b, s, h, d};
+    args.ring = ring;
     GPUPLAN_RETURN_IF_ERROR(kernels::CheckShape(args.attention));
     return args;
   }
@@ -318,7 +333,9 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
     transient_.clear();
   }
   running_ = nullptr;
-  return st.ok() ? Synchronize() : st;
+  if (st.ok()) st = Synchronize();
+  temporaries_.clear();
+  return st;
 }
 
 void RankCompute::EndPass(const PipelinePass& pass) {

@@ -115,7 +115,8 @@ struct ComputeOpArgs {
   } gemm;
   kernels::NormKind norm = kernels::NormKind::kRmsNorm;
   int64_t rows = 0, cols = 0;         ///< norm, activation, cross-entropy, embedding
-  kernels::AttentionShape attention;  ///< attention
+  kernels::AttentionShape attention;  ///< attention: the rank's queries and their own keys
+  int64_t ring = 1;   ///< attention: steps of ring attention ("ring<n>", the CP degree), else 1
   size_t weight = 0;  ///< offset in elements of the weight (GEMM, norm, embedding) or the shard
   size_t bias = 0;    ///< LayerNorm's bias offset
   size_t shard = 0;   ///< adam: elements of the rank's optimizer shard, starting at `weight`
@@ -133,7 +134,8 @@ struct ComputeOpArgs {
 ///
 /// Ops by name (RankProgram, LayerProgram): "gemm <w>" C[m x n] = A[m x k] W[k x n]; "gemm <w>
 /// dgrad" dX = dY W^T; "gemm <w> wgrad" dW[m x n] += dY^T X into the gradient slice of <w>;
-/// rmsnorm/layernorm _fwd/_bwd; gelu/swiglu _fwd/_bwd; attention_fwd/_bwd; cross_entropy (the
+/// rmsnorm/layernorm _fwd/_bwd; gelu/swiglu _fwd/_bwd; attention_fwd/_bwd (with "ring<n>": ring
+/// attention's n steps, the backend's comment says how it runs them); cross_entropy (the
 /// logit gradient is kept for the LM head's backward); embedding_fwd (a row gather from the
 /// embedding slice) and _bwd (a row scatter-add into its gradient); adam over the rank's shard.
 /// The backend's RunOnce says Invalid for any other name.
@@ -186,11 +188,15 @@ class RankCompute : public ComputeBackend {
   Expected<size_t> WeightOffset(int64_t layer, const std::string& key, size_t n);
   /// Parses kCompute `op` of `layer` (names and shapes in the class comment) and finds the
   /// slices of its weights; Invalid naming the op for another name or a shape that does not
-  /// parse ("rows x cols", "m x n x k", "b<batch> s<seq> h<heads> d<head_dim>", "<n> params").
+  /// parse ("rows x cols", "m x n x k", "b<batch> s<seq> h<heads> d<head_dim>[ ring<n>]",
+  /// "<n> params").
   Expected<ComputeOpArgs> Parse(const RankOp& op, int64_t layer);
   /// An output of `bytes` for the op running now: kept with the pass's saved buffers or freed
   /// after the next op (see the class comment). Unavailable when the arena has no memory left.
   Expected<void*> Output(size_t bytes);
+  /// A buffer of `bytes` the op running now combines before it ends (ring attention's partial
+  /// results), counted in the arena and freed once the op has finished (after Synchronize).
+  Expected<void*> Temporary(size_t bytes);
   /// Rows of the rank's embedding (vocabulary-parallel: vocab / tp).
   size_t EmbeddingRows() const {
     return static_cast<size_t>(job_.model.vocab_size / job_.parallel.tp);
@@ -216,9 +222,10 @@ class RankCompute : public ComputeBackend {
   bool registering_ = false;  // WeightOffset assigns new slices only while true
   /// Buffers kept for the backward of (micro-batch, chunk).
   std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_;
-  std::vector<MemoryArena::Buffer> transient_;  // outputs of the op running now
-  std::vector<MemoryArena::Buffer> previous_;   // those of the op before it: this op's input
-  bool keep_outputs_ = false;                   // set per op by Run
+  std::vector<MemoryArena::Buffer> transient_;    // outputs of the op running now
+  std::vector<MemoryArena::Buffer> previous_;     // those of the op before it: this op's input
+  std::vector<MemoryArena::Buffer> temporaries_;  // the running op's own scratch (Temporary)
+  bool keep_outputs_ = false;                     // set per op by Run
   std::pair<int64_t, int64_t> saving_for_{0, 0};
   int64_t checkpointed_layer_ = -1;
   const RankOp* running_ = nullptr;  // the op Run is running, named when memory runs out

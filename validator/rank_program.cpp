@@ -103,6 +103,14 @@ void ExpertTpCollective(const Dims& d, const char* name, std::vector<RankOp>* op
   if (d.sp) ops->push_back(Coll(name, GroupKind::kTp, d.t * d.routed_rows * d.h * d.act_bytes));
 }
 
+// The rank's attention: its micro-batch, its s/cp tokens, its heads; with CP, the ring's cp
+// steps (ring attention, Liu et al. 2023, as Transformer Engine runs it for Megatron-LM).
+std::string AttentionShapeText(const JobSpec& job, const Dims& d) {
+  std::string shape = StrFormat("b%.0f s%.0f h%.0f d%.0f", d.b, d.s_local, d.a / d.t, d.d);
+  if (job.parallel.cp > 1) shape += StrFormat(" ring%lld", static_cast<long long>(job.parallel.cp));
+  return shape;
+}
+
 void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
   const double cp = static_cast<double>(job.parallel.cp);
@@ -116,7 +124,7 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   }
   ops->push_back(Compute(
       job.training.attention == AttentionImpl::kFlash ? "attention_fwd" : "attention_fwd (unfused)",
-      StrFormat("b%.0f s%.0f h%.0f d%.0f", d.b, d.s_local, d.a / d.t, d.d)));
+      AttentionShapeText(job, d)));
   ops->push_back(Compute("gemm o", Gemm(d.T, d.h, d.q / d.t)));
   TpReduce(d, ops);
   ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
@@ -186,7 +194,7 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   if (wgrad) ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
   ops->push_back(Compute(
       job.training.attention == AttentionImpl::kFlash ? "attention_bwd" : "attention_bwd (unfused)",
-      StrFormat("b%.0f s%.0f h%.0f d%.0f", d.b, d.s_local, d.a / d.t, d.d)));
+      AttentionShapeText(job, d)));
   if (job.parallel.cp > 1) {
     ops->push_back(Coll("ring send/recv kv, dkv", GroupKind::kCp,
                         4 * d.T * d.kv / d.t * d.act_bytes, job.parallel.cp - 1));

@@ -67,6 +67,43 @@ TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
   EXPECT_GE((*c)->Arena().PeakBytes(), after_forward);
 }
 
+// Ring attention's steps: the forward keeps one output and log-sum-exp however many steps it
+// merges; the steps' partial results count while the op runs and are freed when it ends.
+TEST(CpuCompute, RingAttentionKeepsOneOutputAndFreesItsSteps) {
+  const JobSpec job = TwoLayerJob();
+  const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
+  Expected<std::unique_ptr<CpuCompute>> c = CpuCompute::Create(job, program, 0, 0);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  MemoryArena& arena = (*c)->Arena();
+  RankOp op;
+  op.name = "attention_fwd";
+  const double o = 4.0 * 64 * 4 * 16, lse = 4.0 * 64 * 4;  // b1 s64 h4 d16, in bytes
+  double before = arena.LiveBytes();
+  op.shape = "b1 s64 h4 d16";
+  ASSERT_TRUE((*c)->Run(op, OpSite{}).ok());
+  EXPECT_EQ(arena.LiveBytes() - before, o + lse);
+  before = arena.LiveBytes();
+  arena.ResetPeak();
+  op.shape = "b1 s64 h4 d16 ring3";
+  const Status fwd = (*c)->Run(op, OpSite{});
+  ASSERT_TRUE(fwd.ok()) << fwd.message();
+  EXPECT_EQ(arena.LiveBytes() - before, o + lse);
+  EXPECT_EQ(arena.PeakBytes() - before, 2 * (o + lse));  // + one step's partial o and lse
+  op.name = "attention_bwd";
+  before = arena.LiveBytes();
+  arena.ResetPeak();
+  const Status bwd = (*c)->Run(op, OpSite{});
+  ASSERT_TRUE(bwd.ok()) << bwd.message();
+  EXPECT_EQ(arena.LiveBytes() - before, 3 * o);                  // dq, dk, dv
+  EXPECT_EQ(arena.PeakBytes() - before, 3 * o + o + 2 * o / 2);  // + a step's dq, dk, dv (s/2)
+  for (const char* bad : {"b1 s64 h4 d16 ring1", "b1 s64 h4 d16 ring2x", "b1 s64 h4 d16 cp2"}) {
+    op.shape = bad;
+    EXPECT_EQ((*c)->Run(op, OpSite{}).message(),
+              "compute op 'attention_bwd': shape '" + std::string(bad) +
+                  "' is not 'b<batch> s<seq> h<heads> d<head_dim>[ ring<n>]'");
+  }
+}
+
 TEST(CpuCompute, UnknownOpIsInvalid) {
   const JobSpec job = TwoLayerJob();
   const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);

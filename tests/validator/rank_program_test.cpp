@@ -94,6 +94,30 @@ TEST(RankProgram, TensorParallelCollectivesPerLayer) {
   }
 }
 
+// Context parallelism runs ring attention: each rank's s/cp tokens, its attention over cp steps
+// (the cost model's "Context parallelism"), the K/V chunks passed cp - 1 times.
+TEST(RankProgram, ContextParallelRunsRingAttention) {
+  const JobSpec job = TestJob({.cp = 4, .dp = 2});
+  for (PassKind pass : {PassKind::kForward, PassKind::kBackward}) {
+    int attention = 0;
+    for (const RankOp& op : LayerProgram(job, pass, false)) {
+      if (op.name.rfind("attention_", 0) == 0) {
+        ++attention;
+        EXPECT_EQ(op.shape, "b1 s512 h32 d128 ring4");
+      }
+      if (op.group == GroupKind::kCp) {
+        EXPECT_EQ(op.count, 3);
+      }
+    }
+    EXPECT_EQ(attention, 1);
+  }
+  for (const RankOp& op : LayerProgram(TestJob({.dp = 2}), PassKind::kForward, false)) {
+    if (op.name == "attention_fwd") {
+      EXPECT_EQ(op.shape, "b1 s2048 h32 d128");
+    }
+  }
+}
+
 // A MoE layer runs Megatron-Core's all-to-all dispatcher as the cost model prices it: the top_k
 // copies of the rank's T/t local tokens over EP, gathered over the expert TP group (= TP), and
 // the reverse for the combine (token_dispatcher.py).
