@@ -13,12 +13,16 @@
 #include "common/file_write.h"
 #include "common/host_memory.h"
 #include "common/str_format.h"
+#include "planner/report_document.h"
 #include "profiler/cpu_backends.h"
 #include "profiler/gpu_probe.h"
+#include "simulator/event_sim.h"
+#include "simulator/trace_json.h"
 #include "validator/calibrate.h"
 #include "validator/cpu_compute.h"
 #include "validator/dry_run.h"
 #include "validator/launcher.h"
+#include "validator/measured_trace.h"
 #include "validator/rank_layout.h"
 #include "validator/rank_program.h"
 #include "validator/rank_replay.h"
@@ -49,6 +53,7 @@ struct ValidateOptions {
   double watchdog_s = 300;
   std::string launch;
   std::string report;
+  std::string trace;  // Chrome-trace / Perfetto JSON: the measured step beside the simulated one
   std::string profile;
   int64_t steps = 5;
   int64_t warmup = 2;
@@ -79,6 +84,7 @@ Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ran
     args.insert(args.end(),
                 {"--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup)});
     if (!o.report.empty()) args.insert(args.end(), {"--report", o.report});
+    if (!o.trace.empty()) args.insert(args.end(), {"--trace", o.trace});
     if (!o.profile.empty()) args.insert(args.end(), {"--profile", o.profile});
     if (o.require_targets) args.push_back("--require-targets");
   }
@@ -183,23 +189,56 @@ std::string DeviceName(const std::string& backend) {
   return devices.ok() && !devices->empty() ? devices->front().name : backend;
 }
 
+#if GPUPLAN_BUILT_WITH_MPI
+// --trace: the last measured step of every rank (`measured`) beside the event simulation of
+// `job` with `rates`, as the text of a Chrome trace for `path`.
+Expected<std::string> ComparisonTrace(const std::string& path, const JobSpec& job,
+                                      const RankLayout& layout, const GpuSpec& gpu,
+                                      const NetworkSpec& net, const MeasuredRates* rates,
+                                      const RunMeasurement& measured) {
+  EventSimOptions options;
+  options.record_timeline = true;
+  Expected<EventSimResult> sim = SimulateStepEvents(job, gpu, net, options, rates);
+  if (!sim.ok()) return sim.status().WithPrefix("--trace: the event simulation");
+  const Timeline timeline = ComparisonTimeline(layout, measured.rank_ops, sim->timeline);
+  TraceInfo info;
+  info.title = "measured and simulated: " + job.model.name + " on " +
+               std::to_string(job.cluster.num_gpus) + " x " + job.cluster.gpu + ", " +
+               LayoutSummary(job);
+  info.facts = {{"tool", "gpuplan validate"},
+                {"measured_step_s", StrFormat("%.6f", measured.step_seconds.back())},
+                {"measured_ranks", std::to_string(measured.rank_ops.size())},
+                {"simulated_step_s", StrFormat("%.6f", sim->step_time_s)},
+                {"simulated_gpus", std::to_string(sim->simulated_gpus)},
+                {"clocks",
+                 "each measured rank from the start of its last measured step (after a "
+                 "barrier); simulated from the step's start"}};
+  return ChromeTraceFile(path, timeline, info);
+}
+#endif
+
 // Says where and when `report` was made (`device`: what ran it), prints it as Markdown and
-// writes it (--report, JSON, atomically); then fails the run when `wrong` elements arrived wrong
-// or, with --require-targets, when the prediction misses its targets.
+// writes it (--report, JSON) with the trace (--trace, `trace_text`) as one set, atomically; then
+// fails the run when `wrong` elements arrived wrong or, with --require-targets, when the
+// prediction misses its targets.
 Status FinishReport(ValidationReport report, const ValidateOptions& o, const std::string& device,
-                    int64_t wrong) {
+                    int64_t wrong, const std::string& trace_text = "") {
   report.created_utc = UtcNow();
   report.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
   report.host = HostName();
   report.profile = o.profile;
   report.device = device;
   std::printf("%s", ValidationReportMarkdown(report).c_str());
-  if (!o.report.empty()) {
-    GPUPLAN_RETURN_IF_ERROR(
-        WriteFileAtomically(o.report, ValidationReportToJson(report).dump(
-                                          2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                          "\n"));
-    std::printf("\nreport written to %s\n", o.report.c_str());
+  const std::string json =
+      ValidationReportToJson(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "\n";
+  std::vector<FileContents> files;
+  if (!o.report.empty()) files.push_back({o.report, json});
+  if (!o.trace.empty()) files.push_back({o.trace, trace_text});
+  GPUPLAN_RETURN_IF_ERROR(WriteFilesAtomically(files));
+  if (!o.report.empty()) std::printf("\nreport written to %s\n", o.report.c_str());
+  if (!o.trace.empty()) {
+    std::printf("trace written to %s (open in https://ui.perfetto.dev)\n", o.trace.c_str());
   }
   if (wrong > 0) {
     return Status::Internal(
@@ -231,6 +270,7 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
   options.steps = o.steps;
   options.warmup_steps = o.warmup;
   options.watchdog_s = o.watchdog_s;
+  options.record_trace = !o.trace.empty();
   const bool cpu = o.backend == "cpu";
   Expected<RunMeasurement> run = Status::Unavailable(
       "--backend gpu: this build has no GPU backend (it needs CUDA, NCCL and OpenMPI)");
@@ -249,10 +289,17 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
 #if GPUPLAN_BUILT_WITH_NCCL
   if (!cpu) backend_note = GpuBackendNote(job, device);
 #endif
-  ValidationReport report = MeasuredValidationReport(job, *db.FindGpu(job.cluster.gpu),
-                                                     *db.FindNetwork(job.cluster.inter_node), rates,
-                                                     *run, options, backend_note);
-  return FinishReport(std::move(report), o, device, run->wrong);
+  const GpuSpec& gpu = *db.FindGpu(job.cluster.gpu);
+  const NetworkSpec& net = *db.FindNetwork(job.cluster.inter_node);
+  std::string trace;
+  if (!o.trace.empty()) {
+    Expected<std::string> text = ComparisonTrace(o.trace, job, layout, gpu, net, rates, *run);
+    if (!text.ok()) return text.status();
+    trace = std::move(text).value();
+  }
+  ValidationReport report =
+      MeasuredValidationReport(job, gpu, net, rates, *run, options, backend_note);
+  return FinishReport(std::move(report), o, device, run->wrong, trace);
 #else
   (void)job;
   (void)layout;
@@ -404,16 +451,29 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
     return Status::Invalid(
         StrFormat("--warmup: must be in [0, 1000], got %lld", static_cast<long long>(o.warmup)));
   }
-  if (o.comm_only && (!o.report.empty() || !o.profile.empty() || o.require_targets)) {
+  if (o.comm_only &&
+      (!o.report.empty() || !o.profile.empty() || o.require_targets || !o.trace.empty())) {
     return Status::Invalid(
-        "--report, --profile and --require-targets: not with --comm-only (it measures nothing)");
+        "--report, --trace, --profile and --require-targets: not with --comm-only (it measures "
+        "nothing)");
   }
-  if (o.dry_run && (o.require_targets || !o.report.empty() || !o.profile.empty())) {
+  if (o.dry_run &&
+      (o.require_targets || !o.report.empty() || !o.profile.empty() || !o.trace.empty())) {
     return Status::Invalid(
-        "--require-targets, --report and --profile: not with --dry-run (it measures nothing)");
+        "--require-targets, --report, --trace and --profile: not with --dry-run (it measures "
+        "nothing)");
   }
-  // Before the run: a report path that cannot be written costs no measurement.
-  if (!o.report.empty()) GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(o.report));
+  if (o.replay && !o.trace.empty()) {
+    return Status::Invalid(
+        "--trace: not with --replay (a replayed rank exchanges nothing, so its communication "
+        "takes no time to draw); run the plan's ranks (--launch local)");
+  }
+  // Before the run: paths that cannot be written cost no measurement.
+  const OutputPath outputs[] = {{"--report", o.report}, {"--trace", o.trace}};
+  GPUPLAN_RETURN_IF_ERROR(CheckDistinctOutputs(outputs));
+  for (const OutputPath& p : outputs) {
+    if (!p.path.empty()) GPUPLAN_RETURN_IF_ERROR(CheckOutputPath(p.path));
+  }
   if (!o.dry_run) {
     const bool cpu = o.backend == "cpu";
     std::optional<ProfileCalibration> cal;
@@ -507,6 +567,9 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--report", o->report,
                   "With --backend cpu: write the validation report (JSON) here as well as "
                   "printing it");
+  sub->add_option("--trace", o->trace,
+                  "Write the last measured step of every rank beside the event simulation of "
+                  "the plan as one Chrome-trace/Perfetto JSON file (docs/VALIDATION.md)");
   sub->add_option("--profile", o->profile,
                   "With --backend cpu: predict with this CPU profile (gpuplan profile --backend "
                   "cpu), as simulate --profile does; default: the cpu device's default rates");

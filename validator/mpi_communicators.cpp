@@ -1,5 +1,7 @@
 #include "validator/mpi_communicators.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -249,6 +251,44 @@ Status MpiTransport::FinishSends(const Watchdog& watchdog) {
   sends_.clear();
   send_buffers_.clear();
   return Status::Ok();
+}
+
+Expected<std::vector<std::string>> GatherText(const std::string& mine, MPI_Comm world) {
+  int rank = 0;
+  int size = 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_rank(world, &rank));
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Comm_size(world, &size));
+  constexpr int64_t kMaxBytes = std::numeric_limits<int>::max();
+  const int64_t bytes = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> sizes(rank == 0 ? static_cast<size_t>(size) : 0);
+  GPUPLAN_MPI_RETURN_IF_ERROR(
+      MPI_Gather(&bytes, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, 0, world));
+  std::vector<int> counts, displacements;
+  int64_t total = 0;
+  for (int64_t n : sizes) {
+    displacements.push_back(static_cast<int>(std::min(total, kMaxBytes)));
+    counts.push_back(static_cast<int>(std::min(n, kMaxBytes)));
+    total += n;
+  }
+  // Every rank learns whether rank 0 can take the texts, so that all skip the Gatherv together.
+  int fits = total <= kMaxBytes ? 1 : 0;
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Bcast(&fits, 1, MPI_INT, 0, world));
+  if (fits == 0) {
+    return Status::Invalid(
+        StrFormat("the ranks' texts hold %lld bytes, more than MPI gathers "
+                  "at once (%lld)",
+                  static_cast<long long>(total), static_cast<long long>(kMaxBytes)));
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Gatherv(mine.data(), static_cast<int>(bytes), MPI_CHAR,
+                                          all.data(), counts.data(), displacements.data(), MPI_CHAR,
+                                          0, world));
+  std::vector<std::string> out;
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    out.push_back(
+        all.substr(static_cast<size_t>(displacements[r]), static_cast<size_t>(counts[r])));
+  }
+  return out;
 }
 
 Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world) {

@@ -118,4 +118,9 @@ class MpiTransport : public StepTransport {
 /// empty on the other ranks.
 Expected<std::vector<StepRunResult>> GatherStepResults(const StepRunResult& mine, MPI_Comm world);
 
+/// Every rank's `mine` gathered on rank 0 of `world`, indexed by rank (MPI_Gather of the sizes,
+/// then MPI_Gatherv, collective); empty on the other ranks. Invalid when the texts together
+/// exceed 2^31 - 1 bytes (MPI's int counts).
+Expected<std::vector<std::string>> GatherText(const std::string& mine, MPI_Comm world);
+
 }  // namespace gpuplan

@@ -30,9 +30,12 @@ Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, M
   RunMeasurement out;
   StepRunResult total;  // this rank over the measured steps
   std::vector<double> mine;
-  for (int64_t i = 0; i < options.warmup_steps + options.steps; ++i) {
+  std::vector<MeasuredOp> ops;  // of the last measured step, with options.record_trace
+  const int64_t last = options.warmup_steps + options.steps - 1;
+  for (int64_t i = 0; i <= last; ++i) {
     const bool measured = i >= options.warmup_steps;
     if (i == options.warmup_steps) GPUPLAN_RETURN_IF_ERROR(compute.ResetPeaks());
+    if (options.record_trace && i == last) step_options.record = &ops;
     GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Barrier(world));
     Expected<StepRunResult> step = RunStep(job, program, *backends->transport, step_options);
     if (!step.ok()) return step.status();
@@ -62,6 +65,15 @@ Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, M
   std::vector<double> peaks(rank == 0 ? kPeakFields * all->size() : 0);
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Gather(peak_row, kPeakFields, MPI_DOUBLE, peaks.data(),
                                          kPeakFields, MPI_DOUBLE, 0, world));
+  if (options.record_trace) {
+    Expected<std::vector<std::string>> texts = GatherText(SerializeMeasuredOps(ops), world);
+    if (!texts.ok()) return texts.status();
+    for (size_t r = 0; r < texts->size(); ++r) {
+      Expected<std::vector<MeasuredOp>> parsed = ParseMeasuredOps((*texts)[r]);
+      if (!parsed.ok()) return parsed.status().WithPrefix(StrFormat("rank %zu: ", r));
+      out.rank_ops.push_back(std::move(parsed).value());
+    }
+  }
   if (rank != 0) return out;
   out.elements = sums[0];
   out.wrong = sums[1];

@@ -11,6 +11,7 @@
 #include "simulator/calibration.h"
 #include "simulator/cost_model.h"
 #include "simulator/job.h"
+#include "validator/measured_trace.h"
 #include "validator/rank_compute.h"
 #include "validator/step_transport.h"
 #include "validator/validation_report.h"
@@ -21,6 +22,8 @@ struct RunOptions {
   int64_t warmup_steps = 2;  ///< run first, not measured (allocation, first touch, caches)
   int64_t steps = 5;         ///< measured
   double watchdog_s = kDefaultWatchdogSeconds;
+  /// Record every op of the last measured step on every rank (RunMeasurement::rank_ops).
+  bool record_trace = false;
 };
 
 /// What the ranks measured; complete on rank 0 of the world (the other ranks' copy holds only
@@ -39,6 +42,9 @@ struct RunMeasurement {
   int64_t elements = 0;    ///< elements received and checked by all ranks in all steps
   int64_t wrong = 0;       ///< of them, wrong (nccl-tests #wrong): non-zero fails the run
   int64_t parameters = 0;  ///< parameters of the rank with the peak memory
+  /// With RunOptions::record_trace, on rank 0: every rank's ops of the last measured step, in
+  /// rank order, each timed on its own rank's clock from its step's start.
+  std::vector<std::vector<MeasuredOp>> rank_ops;
 };
 
 /// The report of a run: the cost model's prediction for `job` on `gpu`/`net` with `rates` (a

@@ -74,6 +74,23 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
   StepRunResult result;
   TimeBreakdown& phases = result.phases;
   const double start = Now();
+  // Appends `op` of program step `step` (of `layer`, or -1), run from t0 until now, to the
+  // record (StepOptions::record).
+  auto record = [&](const RankOp& op, const ProgramStep& step, int64_t layer, double t0) {
+    if (options.record == nullptr) return;
+    MeasuredOp m;
+    m.name = op.name;
+    m.stream = MeasuredStream(op);
+    m.start_s = t0 - start;
+    m.end_s = Now() - start;
+    if (step.is_pass) {
+      m.microbatch = step.pass.microbatch;
+      m.chunk = step.pass.chunk;
+    }
+    m.layer = static_cast<int32_t>(layer);
+    m.bytes = op.kind == RankOpKind::kCompute ? 0 : op.bytes * static_cast<double>(op.count);
+    options.record->push_back(std::move(m));
+  };
 
   auto collective = [&](const RankOp& op) -> Status {
     Expected<CollectiveKind> kind = CollectiveKindOf(op.name);
@@ -116,6 +133,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     const bool backward = step.pass.kind == PassKind::kBackward;
     double* compute_phase = step.is_pass ? &phases.compute : &phases.optimizer;
     for (const RankOp& op : step.ops) {
+      const double op_start = Now();
       switch (op.kind) {
         case RankOpKind::kCompute:
           GPUPLAN_RETURN_IF_ERROR(compute(op, OpSite{step.pass}, compute_phase));
@@ -125,12 +143,14 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
           break;
         case RankOpKind::kLayers:
           for (const LayerOp& inner : ExpandLayers(job, stage, step, op)) {
+            const double t0 = Now();
             if (inner.op.kind == RankOpKind::kCollective) {
               GPUPLAN_RETURN_IF_ERROR(collective(inner.op));
             } else if (inner.op.kind == RankOpKind::kCompute) {
               const OpSite site{step.pass, inner.layer, op.layers_pass};
               GPUPLAN_RETURN_IF_ERROR(compute(inner.op, site, compute_phase));
             }
+            record(inner.op, step, inner.layer, t0);
           }
           break;
         case RankOpKind::kSend: {
@@ -157,12 +177,19 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
           break;
         }
       }
+      if (op.kind != RankOpKind::kLayers) record(op, step, -1, op_start);
     }
     if (step.is_pass && options.compute != nullptr) options.compute->EndPass(step.pass);
   }
   const double t0 = Now();
   GPUPLAN_RETURN_IF_ERROR(transport.FinishSends({watchdog_s, "the step's pipeline sends"}));
   phases.pp_comm += Now() - t0;
+  if (result.sends > 0) {
+    RankOp finish;
+    finish.kind = RankOpKind::kSend;
+    finish.name = "finish sends";
+    record(finish, ProgramStep{}, -1, t0);
+  }
   result.seconds = Now() - start;
   return result;
 }

@@ -15,6 +15,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/job.h"
 #include "validator/compute_backend.h"
+#include "validator/measured_trace.h"
 #include "validator/rank_program.h"
 #include "validator/step_transport.h"
 
@@ -40,6 +41,10 @@ struct StepOptions {
   double max_bytes_per_op = std::numeric_limits<double>::infinity();
   double watchdog_s = kDefaultWatchdogSeconds;
   ComputeBackend* compute = nullptr;  ///< runs the compute ops; nullptr: they are skipped
+  /// When set, every op the step runs is appended to it, timed from the step's start
+  /// (`validate --trace`; validator/measured_trace.h). The final wait for the step's sends is
+  /// one op, "finish sends".
+  std::vector<MeasuredOp>* record = nullptr;
 };
 
 /// The phase a collective over `group` is timed into: tp, cp, ep and pp to theirs, dp and

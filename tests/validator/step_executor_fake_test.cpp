@@ -125,5 +125,48 @@ TEST(StepExecutor, PipelineMessagesAreCheckedAndFailuresReturn) {
       << run.status().message();
 }
 
+// With StepOptions::record every op of the step is timed, in program order, on its stream: the
+// pipeline's sends and receives, the layers' compute with their layer and micro-batch, the
+// gradients' collectives after the last backward.
+TEST(StepExecutor, RecordsEveryOpOfTheStep) {
+  const JobSpec job = TestJob({.dp = 2, .pp = 2, .seq_len = 1024});
+  const RankLayout layout = MakeRankLayout(job);
+  const std::vector<ProgramStep> program = RankProgram(job, layout, 0);
+  FakeTransport transport(layout, 0);
+  std::vector<MeasuredOp> ops;
+  StepOptions options;
+  options.record = &ops;
+  Expected<StepRunResult> run = RunStep(job, program, transport, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  size_t expected = 1;  // "finish sends"
+  for (const ProgramStep& step : program) {
+    for (const RankOp& op : step.ops) {
+      expected += op.kind == RankOpKind::kLayers ? ExpandLayers(job, 0, step, op).size() : 1;
+    }
+  }
+  ASSERT_EQ(ops.size(), expected);
+  int sends = 0, receives = 0, layer_ops = 0, dp = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const MeasuredOp& op = ops[i];
+    EXPECT_LE(op.start_s, op.end_s) << op.name;
+    if (i > 0) {
+      EXPECT_GE(op.start_s, ops[i - 1].end_s) << op.name;  // one after another
+    }
+    sends += op.stream == SimStream::kPpSend ? 1 : 0;
+    receives += op.stream == SimStream::kPpRecv ? 1 : 0;
+    dp += op.stream == SimStream::kDpReduce ? 1 : 0;
+    if (op.layer >= 0) {
+      ++layer_ops;
+      EXPECT_GE(op.microbatch, 0) << op.name;
+    }
+  }
+  EXPECT_EQ(sends, 9);  // 8 activations and the final wait
+  EXPECT_EQ(receives, 8);
+  EXPECT_GT(layer_ops, 8 * 2 * 16);  // forward and backward of 16 layers, 8 micro-batches
+  EXPECT_GE(dp, 1);
+  EXPECT_EQ(ops.back().name, "finish sends");
+  EXPECT_EQ(ops.back().microbatch, -1);
+}
+
 }  // namespace
 }  // namespace gpuplan
