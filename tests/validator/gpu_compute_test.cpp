@@ -54,6 +54,31 @@ TEST(GpuCompute, RunsEveryOpOfAStepAndCountsItsMemory) {
   EXPECT_GE(use->device_used_bytes, use->peak_bytes);
 }
 
+// Ring attention (validator/gpu_compute.h): the forward keeps one output and log-sum-exp
+// however many steps it runs; the other steps' outputs count while the op runs and are freed
+// when it ends.
+TEST(GpuCompute, RingAttentionKeepsOneOutputAndFreesItsSteps) {
+  GPUPLAN_SKIP_WITHOUT_GPU();
+  const JobSpec job = SmallBf16Job();
+  const std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
+  Expected<std::unique_ptr<GpuCompute>> c = GpuCompute::Create(job, program, 0, 0, 0);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  MemoryArena& arena = (*c)->Arena();
+  RankOp op;
+  op.name = "attention_fwd";
+  op.shape = "b1 s256 h4 d64 ring3";
+  const double o = 2.0 * 256 * 4 * 64, lse = 4.0 * 4 * 256;  // bf16 output, fp32 lse
+  const double before = arena.LiveBytes();
+  arena.ResetPeak();
+  const Status st = (*c)->Run(op, OpSite{});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(arena.LiveBytes() - before, o + lse);
+  EXPECT_GE(arena.PeakBytes() - before, 2 * (o + lse));
+  op.name = "attention_bwd";
+  const Status bwd = (*c)->Run(op, OpSite{});
+  ASSERT_TRUE(bwd.ok()) << bwd.message();
+}
+
 TEST(GpuCompute, AHeadDimensionTheKernelsLackIsInvalid) {
   GPUPLAN_SKIP_WITHOUT_GPU();
   JobSpec job = SmallBf16Job();
