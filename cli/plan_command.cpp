@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -70,11 +71,20 @@ struct PlanOptions {
   std::optional<double> confidence;
   int threads = 0;
   bool json = false, quiet = false, compare_frameworks = false;
-  std::string report_dir, export_format, export_out;
+  std::string report_dir, export_format, export_out, export_launcher;
 };
 
 Status Invalid(const std::string& option, const std::string& message) {
   return Status::Invalid(option + ": " + message);
+}
+
+// "--option: 'value' (allowed: a, b)", the names of a table of specs with a `name`.
+template <typename Spec>
+Status NotInTable(const std::string& option, const std::string& value,
+                  std::span<const Spec> table) {
+  std::string names;
+  for (const Spec& spec : table) names += (names.empty() ? "" : ", ") + std::string(spec.name);
+  return Invalid(option, "'" + value + "' (allowed: " + names + ")");
 }
 
 // "60d", "12h", "90min", "3600s", "2w" -> seconds.
@@ -392,12 +402,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   }
   if (!o.export_format.empty()) {
     const ExporterSpec* exporter = FindExporter(o.export_format);
-    if (exporter == nullptr) {
-      std::string names;
-      for (const ExporterSpec& e : Exporters())
-        names += (names.empty() ? "" : ", ") + std::string(e.name);
-      return Invalid("--export", "'" + o.export_format + "' (allowed: " + names + ")");
-    }
+    if (exporter == nullptr) return NotInTable("--export", o.export_format, Exporters());
     // An export implies its stack: the plan is timed for what the configuration launches.
     const std::string launches(exporter->framework);
     if (!o.framework.empty() && o.framework != launches) {
@@ -413,6 +418,14 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
     }
     req->framework = *stack;
     req->export_format = o.export_format;  // the search keeps to what the format expresses
+  }
+  Launcher launcher = Launcher::kPerNode;
+  if (!o.export_launcher.empty()) {
+    const LauncherSpec* spec = FindLauncher(o.export_launcher);
+    if (spec == nullptr) return NotInTable("--export-launcher", o.export_launcher, Launchers());
+    launcher = spec->launcher;
+    GPUPLAN_RETURN_IF_ERROR(
+        CheckLauncher(o.export_format, launcher).WithPrefix("--export-launcher"));
   }
   // Output paths are checked before the search, so a typo costs no search and two outputs
   // cannot overwrite each other.
@@ -441,7 +454,7 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
 
   std::string exported;
   if (!o.export_format.empty() && r.found) {
-    Expected<std::string> e = ExportPlan(r.recommendation, o.export_format);
+    Expected<std::string> e = ExportPlan(r.recommendation, o.export_format, launcher);
     if (!e.ok()) return e.status().WithPrefix("--export " + o.export_format);
     exported = std::move(e).value();
   }
@@ -462,7 +475,11 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   std::FILE* report = export_to_stdout ? stderr : stdout;
   if (o.json) {
     nlohmann::json out = PlanResultToJson(r);
-    if (!exported.empty()) out["export"] = {{"format", o.export_format}, {"content", exported}};
+    if (!exported.empty()) {
+      out["export"] = {{"format", o.export_format},
+                       {"launcher", std::string(LauncherName(launcher))},
+                       {"content", exported}};
+    }
     if (o.compare_frameworks) out["framework_comparison"] = FrameworkComparisonToJson(stacks);
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
@@ -575,6 +592,14 @@ void AttachPlan(CLI::App* sub, const GlobalOptions* global, std::function<Status
   sub->add_option("--export-out", o->export_out,
                   "Write the --export output to this file (without it, the launch configuration "
                   "alone goes to standard output and the report to standard error)")
+      ->needs(format);
+  std::string launchers;
+  for (const LauncherSpec& l : Launchers()) {
+    launchers +=
+        (launchers.empty() ? "" : "; ") + std::string(l.name) + ": " + std::string(l.description);
+  }
+  sub->add_option("--export-launcher", o->export_launcher,
+                  "How the exported script starts the job (default per-node). " + launchers)
       ->needs(format);
   sub->callback([o, global, run] { *run = [o, global] { return RunPlan(*o, *global); }; });
 }

@@ -154,14 +154,25 @@ void MainWindow::BuildMenus() {
                   [this](const QString& path) { return ExportReport(path); });
   });
   QMenu* launch = file->addMenu(tr("Export &launch configuration"));
-  for (const ExporterSpec& exporter : Exporters()) {
-    QAction* action = launch->addAction(ToQ(std::string(exporter.name)), this, [this, &exporter] {
-      RunFileAction(
-          tr("Export %1").arg(ToQ(std::string(exporter.name))), tr("All files (*)"),
-          ToQ(std::string(exporter.file_name)), true,
-          [this, &exporter](const QString& p) { return ExportLaunchConfig(p, exporter.name); });
-    });
-    action->setToolTip(ToQ(std::string(exporter.description)));
+  // Per node first, then each other launcher's scripts (planner/export.h: Launchers()).
+  for (const LauncherSpec& launcher : Launchers()) {
+    if (launcher.launcher != Launcher::kPerNode) launch->addSeparator();
+    for (const ExporterSpec& exporter : Exporters()) {
+      if (!CheckLauncher(exporter.name, launcher.launcher).ok()) continue;
+      QString label = ToQ(std::string(exporter.name));
+      if (launcher.launcher != Launcher::kPerNode) {
+        label += QStringLiteral(" (%1)").arg(ToQ(std::string(launcher.name)));
+      }
+      QAction* action = launch->addAction(label, this, [this, &exporter, &launcher, label] {
+        RunFileAction(tr("Export %1").arg(label), tr("All files (*)"),
+                      ToQ(std::string(exporter.file_name)), true,
+                      [this, &exporter, &launcher](const QString& p) {
+                        return ExportLaunchConfig(p, exporter.name, launcher.launcher);
+                      });
+      });
+      action->setToolTip(
+          ToQ(std::string(exporter.description) + "; " + std::string(launcher.description)));
+    }
   }
   file->addAction(tr("Export plan &JSON…"), this, [this] {
     RunFileAction(tr("Export plan JSON"), tr("JSON (*.json)"), QStringLiteral("plan.json"), true,
@@ -317,9 +328,10 @@ Status MainWindow::ExportReport(const QString& path) {
   return WriteFileAtomically(path.toStdString(), text);
 }
 
-Status MainWindow::ExportLaunchConfig(const QString& path, std::string_view format) {
+Status MainWindow::ExportLaunchConfig(const QString& path, std::string_view format,
+                                      Launcher launcher) {
   if (!plan_) return Status::Invalid("no plan: the inputs are invalid");
-  Expected<std::string> text = ExportPlan(*plan_, format);
+  Expected<std::string> text = ExportPlan(*plan_, format, launcher);
   if (!text.ok()) return text.status();
   return WriteFileAtomically(path.toStdString(), *text);
 }

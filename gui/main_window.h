@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "gui/session.h"
 #include "hardware-db/hardware_db.h"
+#include "planner/export.h"
 #include "planner/plan.h"
 #include "simulator/calibration.h"
 
@@ -57,8 +58,9 @@ class MainWindow : public QMainWindow {
   Status SaveSession(const QString& path);
   /// HTML when `path` ends in .html or .htm, Markdown otherwise (planner/report.h).
   Status ExportReport(const QString& path);
-  /// `format`: a name of the Exporters() table (planner/export.h).
-  Status ExportLaunchConfig(const QString& path, std::string_view format);
+  /// `format`: a name of the Exporters() table, started by `launcher` (planner/export.h).
+  Status ExportLaunchConfig(const QString& path, std::string_view format,
+                            Launcher launcher = Launcher::kPerNode);
   Status ExportPlanJson(const QString& path);
 
   /// Uses the measured rates of a profile (`gpuplan profile`, docs/PROFILE.md) for jobs on its

@@ -1,6 +1,7 @@
 #include "planner/export.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "common/str_format.h"
@@ -12,20 +13,43 @@ namespace gpuplan {
 namespace {
 constexpr ExporterSpec kExporters[] = {
     {"megatron", "Megatron-LM launch script: torchrun + pretrain_gpt.py with the plan's flags",
-     "train_megatron.sh", "megatron-core", WriteMegatron, CheckMegatronExpressible},
+     "train_megatron.sh", "megatron-core", true, WriteMegatron, CheckMegatronExpressible},
     {"deepspeed",
      "Megatron-DeepSpeed launch script: torchrun + pretrain_gpt.py with the plan's flags and "
      "its DeepSpeed config JSON",
-     "train_megatron_deepspeed.sh", "deepspeed", WriteDeepSpeed, CheckDeepSpeedExpressible},
+     "train_megatron_deepspeed.sh", "deepspeed", true, WriteDeepSpeed, CheckDeepSpeedExpressible},
     {"torchrun-fsdp",
      "torchrun command for torchtitan (FSDP2/TP/PP/CP) with --section.option overrides",
-     "train_torchtitan.sh", "torchtitan", WriteTorchrunFsdp, CheckTorchrunExpressible},
+     "train_torchtitan.sh", "torchtitan", true, WriteTorchrunFsdp, CheckTorchrunExpressible},
     {"accelerate", "Hugging Face Accelerate config YAML (FSDP2, DDP, parallelism_config)",
-     "accelerate_config.yaml", "hf-trainer", WriteAccelerate, CheckAccelerateExpressible},
+     "accelerate_config.yaml", "hf-trainer", false, WriteAccelerate, CheckAccelerateExpressible},
+};
+
+constexpr LauncherSpec kLaunchers[] = {
+    {"per-node", "run the script with bash on every node, NODE_RANK and MASTER_ADDR set",
+     Launcher::kPerNode},
+    {"slurm", "submit the script with sbatch: srun starts one torchrun on each of its nodes",
+     Launcher::kSlurm},
 };
 }  // namespace
 
 std::span<const ExporterSpec> Exporters() { return kExporters; }
+
+std::span<const LauncherSpec> Launchers() { return kLaunchers; }
+
+std::string_view LauncherName(Launcher launcher) {
+  for (const LauncherSpec& l : kLaunchers) {
+    if (l.launcher == launcher) return l.name;
+  }
+  return "?";
+}
+
+const LauncherSpec* FindLauncher(std::string_view name) {
+  for (const LauncherSpec& l : kLaunchers) {
+    if (l.name == name) return &l;
+  }
+  return nullptr;
+}
 
 const ExporterSpec* FindExporter(std::string_view format) {
   for (const ExporterSpec& e : kExporters) {
@@ -44,17 +68,37 @@ Status UnknownFormat(std::string_view format) {
   return Status::Invalid("unknown export format '" + std::string(format) +
                          "' (allowed: " + allowed + ")");
 }
+
+// A configuration file is started by its own tool's launcher, which the user runs per node.
+Status CheckExporterLauncher(const ExporterSpec& e, Launcher launcher) {
+  if (e.launch_script || launcher == Launcher::kPerNode) return Status::Ok();
+  std::string scripts;
+  for (const ExporterSpec& other : kExporters) {
+    if (other.launch_script)
+      scripts += (scripts.empty() ? "'" : ", '") + std::string(other.name) + "'";
+  }
+  return Refuse(e.name, "launcher '" + std::string(LauncherName(launcher)) +
+                            "': this format is a configuration file its tool's own launcher "
+                            "reads on each node, not a launch script; export " +
+                            scripts + " for a script that launcher starts");
+}
 }  // namespace
 
-Status CheckExportable(std::string_view format, const JobSpec& job) {
+Status CheckLauncher(std::string_view format, Launcher launcher) {
   const ExporterSpec* e = FindExporter(format);
-  return e == nullptr ? UnknownFormat(format) : e->check(job);
+  return e == nullptr ? UnknownFormat(format) : CheckExporterLauncher(*e, launcher);
 }
 
-Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
+Status CheckExportable(std::string_view format, const JobSpec& job, Launcher launcher) {
+  GPUPLAN_RETURN_IF_ERROR(CheckLauncher(format, launcher));
+  return FindExporter(format)->check(job);
+}
+
+Expected<std::string> ExportPlan(const Plan& plan, std::string_view format, Launcher launcher) {
   const std::string& stack = plan.job.training.framework.id;
   for (const ExporterSpec& e : kExporters) {
     if (e.name == format) {
+      GPUPLAN_RETURN_IF_ERROR(CheckExporterLauncher(e, launcher));
       if (stack != e.framework) {
         const std::string launches(e.framework);
         return Status::Invalid(StrFormat(
@@ -63,7 +107,7 @@ Expected<std::string> ExportPlan(const Plan& plan, std::string_view format) {
             std::string(e.name).c_str(), stack.c_str(), launches.c_str(), launches.c_str(),
             std::string(e.name).c_str()));
       }
-      return e.write(plan);
+      return e.write(plan, launcher);
     }
   }
   return UnknownFormat(format);
@@ -181,40 +225,103 @@ void AddMegatronEmbeddingAndDropoutArgs(const JobSpec& job, ArgArray* a,
   if (!m.approximation_note.empty()) notes->push_back("model note: " + m.approximation_note);
 }
 
-std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& s) {
+std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& s, Launcher launcher) {
   std::vector<std::string> header = HeaderLines(plan);
   header.push_back(s.flags_source);
   const int64_t nodes = NumNodes(plan.job.cluster);
-  header.push_back("Run with bash from a " + s.tool + " checkout on each node (" +
-                   std::to_string(nodes) + " " + Noun(nodes, "node", "nodes") +
-                   "), with NODE_RANK and MASTER_ADDR set.");
+  const std::string checkout = "a " + s.tool + " checkout";
+  header.push_back(launcher == Launcher::kSlurm
+                       ? SlurmRunLine(plan.job.cluster, "from " + checkout)
+                       : "Run with bash from " + checkout + " on each node (" +
+                             std::to_string(nodes) + " " + Noun(nodes, "node", "nodes") +
+                             "), with NODE_RANK and MASTER_ADDR set.");
   for (const std::string& note : s.notes) header.push_back("note: " + note);
-  std::string out = "#!/usr/bin/env bash\n" + CommentLines(header);
+  std::string out =
+      "#!/usr/bin/env bash\n" + CommentLines(header) + SlurmDirectives(plan, launcher);
   out += "set -euo pipefail\n\n" + s.setup;
-  out += TorchrunLaunchArgs(plan.job.cluster) + "\n";
+  out += TorchrunLaunchArgs(plan.job.cluster, launcher) + "\n";
   out += s.model.Bash("MODEL_ARGS") + "\n" + s.parallel.Bash("PARALLEL_ARGS") + "\n" +
          s.training.Bash("TRAINING_ARGS") + "\n" + s.data;
   out +=
       "# Learning rate, schedule, checkpoints: the default lr is a placeholder, not a plan "
       "choice.\n";
   out += "EXTRA_ARGS=${EXTRA_ARGS:-\"--lr 1.0e-4\"}\n\n";
-  out +=
-      "torchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n"
-      "  \"${MODEL_ARGS[@]}\" \\\n  \"${PARALLEL_ARGS[@]}\" \\\n  \"${TRAINING_ARGS[@]}\" \\\n"
-      "  $DATA_ARGS \\\n  $EXTRA_ARGS\n";
+  out += std::string(TorchrunPrefix(launcher)) +
+         "torchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n"
+         "  \"${MODEL_ARGS[@]}\" \\\n  \"${PARALLEL_ARGS[@]}\" \\\n  \"${TRAINING_ARGS[@]}\" \\\n"
+         "  $DATA_ARGS \\\n  $EXTRA_ARGS\n";
   return out;
 }
 
-std::string TorchrunLaunchArgs(const ClusterSpec& cluster) {
+std::string TorchrunLaunchArgs(const ClusterSpec& cluster, Launcher launcher) {
   std::string out = "GPUS_PER_NODE=" + std::to_string(GpusPerNode(cluster)) + "\n";
   out += "NNODES=" + std::to_string(NumNodes(cluster)) + "\n";
-  out += "NODE_RANK=${NODE_RANK:-0}\nMASTER_ADDR=${MASTER_ADDR:-localhost}\n";
+  if (launcher == Launcher::kSlurm) {
+    // torchrun's dynamic rendezvous: srun starts the node agents in no set order, and the c10d
+    // store on the first node numbers them (torch/distributed/run.py; torchtitan's
+    // multinode_trainer.slurm).
+    out += MasterAddrLines(launcher) + "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
+    return out +
+           "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n"
+           "  --rdzv-id \"$SLURM_JOB_ID\"\n  --rdzv-backend c10d\n"
+           "  --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\"\n)\n";
+  }
+  out += "NODE_RANK=${NODE_RANK:-0}\n" + MasterAddrLines(launcher);
   out += "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
   out +=
       "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n"
       "  --node_rank \"$NODE_RANK\"\n  --master_addr \"$MASTER_ADDR\"\n"
       "  --master_port \"$MASTER_PORT\"\n)\n";
   return out;
+}
+
+std::string SlurmRunLine(const ClusterSpec& cluster, const std::string& from) {
+  const int64_t nodes = NumNodes(cluster);
+  const std::string how =
+      nodes > 1 ? " on a filesystem all " + std::to_string(nodes) +
+                      " nodes mount: srun starts torchrun on each node, and they meet at the "
+                      "job's first node."
+                : ": srun starts torchrun on the job's node.";
+  return "Submit with sbatch " + from + how +
+         " Add the #SBATCH lines your cluster needs (--partition, --account, --time).";
+}
+
+std::string SlurmDirectives(const Plan& plan, Launcher launcher) {
+  if (launcher != Launcher::kSlurm) return std::string();
+  // The job name: the model's name in lower case, runs of other characters as one '-'.
+  std::string name = "gpuplan-";
+  for (const char c : plan.job.model.name) {
+    const bool word = std::isalnum(static_cast<unsigned char>(c)) != 0;
+    if (word) {
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (name.back() != '-') {
+      name += '-';
+    }
+  }
+  if (name.back() == '-') name.pop_back();
+  // One task per node, each node whole (sbatch --exclusive), its GPUs given to the task
+  // (torchtitan's multinode_trainer.slurm asks the same with --ntasks and --gpus-per-task).
+  const ClusterSpec& c = plan.job.cluster;
+  return "#SBATCH --job-name=" + name + "\n#SBATCH --nodes=" + std::to_string(NumNodes(c)) +
+         "\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=" +
+         std::to_string(GpusPerNode(c)) + "\n#SBATCH --exclusive\n";
+}
+
+std::string MasterAddrLines(Launcher launcher) {
+  if (launcher != Launcher::kSlurm) return "MASTER_ADDR=${MASTER_ADDR:-localhost}\n";
+  return ": \"${SLURM_JOB_NODELIST:?submit this script with sbatch (it runs on the nodes "
+         "of a Slurm job)}\"\n"
+         "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed -n 1p)\n";
+}
+
+std::string_view TorchrunPrefix(Launcher launcher) {
+  // One task per node with all the node's CPUs: a step's task gets --cpus-per-task CPUs (one by
+  // default, srun(1)), and torchrun's workers and their data loaders share them. A node that
+  // fails ends the step (--kill-on-bad-exit) rather than leaving the others waiting.
+  return launcher == Launcher::kSlurm
+             ? "srun --ntasks-per-node=1 --cpus-per-task=\"$SLURM_CPUS_ON_NODE\" "
+               "--kill-on-bad-exit=1 \\\n  "
+             : "";
 }
 
 int64_t GpusPerNode(const ClusterSpec& c) {

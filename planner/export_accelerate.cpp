@@ -194,7 +194,7 @@ std::string ParallelismConfig(const ParallelSpec& p) {
 
 }  // namespace
 
-Expected<std::string> WriteAccelerate(const Plan& plan) {
+Expected<std::string> WriteAccelerate(const Plan& plan, Launcher /*launcher: kPerNode*/) {
   const JobSpec& job = plan.job;
   GPUPLAN_RETURN_IF_ERROR(CheckAccelerateExpressible(job));
   const ParallelSpec& p = job.parallel;

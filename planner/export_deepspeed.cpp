@@ -156,7 +156,7 @@ Status CheckDeepSpeedExpressible(const JobSpec& job) {
   return RefuseMegatronOnlyKnobs(kDeepSpeedFormat, job);
 }
 
-Expected<std::string> WriteDeepSpeed(const Plan& plan) {
+Expected<std::string> WriteDeepSpeed(const Plan& plan, Launcher launcher) {
   const JobSpec& job = plan.job;
   GPUPLAN_RETURN_IF_ERROR(CheckDeepSpeedExpressible(job));
   const ParallelSpec& p = job.parallel;
@@ -190,7 +190,7 @@ Expected<std::string> WriteDeepSpeed(const Plan& plan) {
       " tokens.\n"
       "DATA_ARGS=${DATA_ARGS:?set DATA_ARGS to the data and tokenizer flags, e.g. --data-path "
       "PREFIX --tokenizer-type GPTSentencePieceTokenizer --tokenizer-model tokenizer.model}\n";
-  return PretrainGptScriptText(plan, script);
+  return PretrainGptScriptText(plan, script, launcher);
 }
 
 }  // namespace gpuplan

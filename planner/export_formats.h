@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "planner/export.h"
 #include "planner/plan.h"
 
 namespace gpuplan {
@@ -19,14 +20,15 @@ Status CheckTorchrunExpressible(const JobSpec& job);
 Status CheckAccelerateExpressible(const JobSpec& job);
 
 /// Megatron-LM: a bash script running torchrun + pretrain_gpt.py (export_megatron.cpp).
-Expected<std::string> WriteMegatron(const Plan& plan);
+Expected<std::string> WriteMegatron(const Plan& plan, Launcher launcher);
 /// Megatron-DeepSpeed: a bash script writing the DeepSpeed config JSON and running torchrun +
 /// pretrain_gpt.py (export_deepspeed.cpp).
-Expected<std::string> WriteDeepSpeed(const Plan& plan);
+Expected<std::string> WriteDeepSpeed(const Plan& plan, Launcher launcher);
 /// torchrun launching torchtitan with --section.option overrides (export_torchrun.cpp).
-Expected<std::string> WriteTorchrunFsdp(const Plan& plan);
-/// Hugging Face Accelerate config YAML (export_accelerate.cpp).
-Expected<std::string> WriteAccelerate(const Plan& plan);
+Expected<std::string> WriteTorchrunFsdp(const Plan& plan, Launcher launcher);
+/// Hugging Face Accelerate config YAML (export_accelerate.cpp); a configuration file, so
+/// Launcher::kPerNode only (ExportPlan refuses another before calling it).
+Expected<std::string> WriteAccelerate(const Plan& plan, Launcher launcher);
 
 /// "GPT-3 175B on 1024 x h100-sxm5-80gb (dgx-h100), tp 8 pp 16 dp 8" (+ cp, ep, vpp when > 1).
 std::string PlanLabel(const Plan& plan);
@@ -97,14 +99,35 @@ struct PretrainGptScript {
 };
 
 /// The script: interpreter line, header comments (HeaderLines, flags_source, how to run, notes),
-/// `set -euo pipefail`, setup, TorchrunLaunchArgs, the MODEL/PARALLEL/TRAINING_ARGS arrays, the
-/// data lines, EXTRA_ARGS (a placeholder learning rate) and the torchrun line.
-std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& script);
+/// the #SBATCH lines under Slurm, `set -euo pipefail`, setup, TorchrunLaunchArgs, the
+/// MODEL/PARALLEL/TRAINING_ARGS arrays, the data lines, EXTRA_ARGS (a placeholder learning rate)
+/// and the torchrun line (after TorchrunPrefix).
+std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& script,
+                                  Launcher launcher);
 
-/// The torchrun launch variables of a multi-node script: GPUS_PER_NODE, NNODES, NODE_RANK,
-/// MASTER_ADDR and MASTER_PORT (the last three overridable from the environment) and the
-/// DISTRIBUTED_ARGS array passing them to torchrun.
-std::string TorchrunLaunchArgs(const ClusterSpec& cluster);
+/// The torchrun launch variables of a multi-node script: GPUS_PER_NODE, NNODES, and the
+/// DISTRIBUTED_ARGS array passing them to torchrun. Per node: NODE_RANK, MASTER_ADDR and
+/// MASTER_PORT (overridable from the environment) for a static rendezvous. Under Slurm: the
+/// c10d rendezvous of the job (id $SLURM_JOB_ID) at its first node (MasterAddrLines).
+std::string TorchrunLaunchArgs(const ClusterSpec& cluster, Launcher launcher);
+
+/// Under Slurm, the header line that says how to submit the script, `from` where ("from a
+/// Megatron-LM checkout"), and which #SBATCH lines to add.
+std::string SlurmRunLine(const ClusterSpec& cluster, const std::string& from);
+
+/// Under Slurm, the job's #SBATCH lines: its name (gpuplan-<model>), the plan's nodes, one task
+/// per node, the node's GPUs, whole nodes (--exclusive). Empty per node.
+std::string SlurmDirectives(const Plan& plan, Launcher launcher);
+
+/// The bash lines setting MASTER_ADDR: the environment's (localhost by default) per node; under
+/// Slurm the first node of the job (`scontrol show hostnames`), and a clear stop when the script
+/// runs outside a Slurm job.
+std::string MasterAddrLines(Launcher launcher);
+
+/// What starts torchrun: nothing per node (the user runs the script on each node); under Slurm
+/// `srun` with one task per node, the node's CPUs, ending the step when a node fails, and a line
+/// continuation.
+std::string_view TorchrunPrefix(Launcher launcher);
 
 /// Machines and processes per machine of the plan's cluster.
 int64_t NumNodes(const ClusterSpec& c);

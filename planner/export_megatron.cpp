@@ -251,7 +251,7 @@ Status CheckMegatronExpressible(const JobSpec& job) {
   return Status::Ok();
 }
 
-Expected<std::string> WriteMegatron(const Plan& plan) {
+Expected<std::string> WriteMegatron(const Plan& plan, Launcher launcher) {
   const JobSpec& job = plan.job;
   GPUPLAN_RETURN_IF_ERROR(CheckMegatronExpressible(job));
   PretrainGptScript script;
@@ -271,7 +271,7 @@ Expected<std::string> WriteMegatron(const Plan& plan) {
       "# to measure step time); set DATA_ARGS for real data and a tokenizer.\n"
       "DATA_ARGS=${DATA_ARGS:-\"--mock-data --tokenizer-type NullTokenizer --vocab-size " +
       std::to_string(job.model.vocab_size) + "\"}\n";
-  return PretrainGptScriptText(plan, script);
+  return PretrainGptScriptText(plan, script, launcher);
 }
 
 }  // namespace gpuplan

@@ -247,7 +247,7 @@ std::vector<std::string> Options(const Plan& plan, std::vector<std::string>* not
 
 }  // namespace
 
-Expected<std::string> WriteTorchrunFsdp(const Plan& plan) {
+Expected<std::string> WriteTorchrunFsdp(const Plan& plan, Launcher launcher) {
   const JobSpec& job = plan.job;
   GPUPLAN_RETURN_IF_ERROR(CheckTorchrunExpressible(job));
   std::vector<std::string> notes;
@@ -258,21 +258,28 @@ Expected<std::string> WriteTorchrunFsdp(const Plan& plan) {
       "torchtitan through torchrun; options are the --section.option overrides of "
       "torchtitan/config/job_config.py.");
   const int64_t nodes = NumNodes(job.cluster);
-  header.push_back("Run with bash on each node (" + std::to_string(nodes) + " " +
-                   Noun(nodes, "node", "nodes") +
-                   ") with MASTER_ADDR set; CONFIG_FILE is a torchtitan train config.");
+  const std::string config = "CONFIG_FILE is a torchtitan train config.";
+  header.push_back(launcher == Launcher::kSlurm
+                       ? SlurmRunLine(job.cluster, "from a torchtitan checkout") + " " + config
+                       : "Run with bash on each node (" + std::to_string(nodes) + " " +
+                             Noun(nodes, "node", "nodes") + ") with MASTER_ADDR set; " + config);
   for (const std::string& note : notes) header.push_back("note: " + note);
-  std::string out = "#!/usr/bin/env bash\n" + CommentLines(header);
+  std::string out =
+      "#!/usr/bin/env bash\n" + CommentLines(header) + SlurmDirectives(plan, launcher);
   out += "set -euo pipefail\n\n";
   out += "NNODES=" + std::to_string(NumNodes(job.cluster)) + "\n";
   out += "NPROC_PER_NODE=" + std::to_string(GpusPerNode(job.cluster)) + "\n";
-  out += "MASTER_ADDR=${MASTER_ADDR:-localhost}\n";
+  out += MasterAddrLines(launcher);
   out += "CONFIG_FILE=${CONFIG_FILE:?set CONFIG_FILE to a torchtitan train config (.toml)}\n\n";
-  out +=
-      "torchrun --nnodes=\"$NNODES\" --nproc-per-node=\"$NPROC_PER_NODE\" \\\n"
-      "  --rdzv-backend=c10d --rdzv-endpoint=\"$MASTER_ADDR:29400\" "
-      "--rdzv-id=\"${RDZV_ID:-gpuplan}\" \\\n"
-      "  -m torchtitan.train";
+  // Under Slurm the job's id names the rendezvous, as in torchtitan's multinode_trainer.slurm.
+  const std::string rdzv_id = launcher == Launcher::kSlurm ? "$SLURM_JOB_ID" : "gpuplan";
+  out += std::string(TorchrunPrefix(launcher)) +
+         "torchrun --nnodes=\"$NNODES\" --nproc-per-node=\"$NPROC_PER_NODE\" \\\n"
+         "  --rdzv-backend=c10d --rdzv-endpoint=\"$MASTER_ADDR:29400\" "
+         "--rdzv-id=\"${RDZV_ID:-" +
+         rdzv_id +
+         "}\" \\\n"
+         "  -m torchtitan.train";
   for (const std::string& option : options) out += " \\\n  " + option;
   return out + "\n";
 }

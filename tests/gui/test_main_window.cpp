@@ -391,6 +391,13 @@ class MainWindowTest : public QObject {
     QVERIFY2(st.ok(), st.message().c_str());
     QVERIFY(ReadFile(dir.filePath("train.sh")).find("--tensor-model-parallel-size 8") !=
             std::string::npos);
+    st = w.ExportLaunchConfig(dir.filePath("train.sbatch"), "megatron", Launcher::kSlurm);
+    QVERIFY2(st.ok(), st.message().c_str());
+    QVERIFY(ReadFile(dir.filePath("train.sbatch")).find("\n#SBATCH --nodes=16\n") !=
+            std::string::npos);
+    st = w.ExportLaunchConfig(dir.filePath("accelerate.sbatch"), "accelerate", Launcher::kSlurm);
+    QVERIFY(!st.ok());
+    QVERIFY(!QFile::exists(dir.filePath("accelerate.sbatch")));
     st = w.ExportPlanJson(dir.filePath("plan.json"));
     QVERIFY2(st.ok(), st.message().c_str());
 

@@ -214,6 +214,13 @@ const std::set<std::string> kTorchrunFlags = {
     "--rdzv-endpoint",  "--rdzv-id",        "--standalone",
 };
 
+// Slurm's srun(1) and sbatch(1) options the Slurm launcher writes (the man pages of Slurm
+// 23.11; torchtitan's multinode_trainer.slurm asks for its nodes with the same sbatch options).
+const std::set<std::string> kSrunFlags = {"--ntasks-per-node", "--cpus-per-task",
+                                          "--kill-on-bad-exit"};
+const std::set<std::string> kSbatchFlags = {"--job-name", "--nodes", "--ntasks-per-node",
+                                            "--gpus-per-node", "--exclusive"};
+
 // pytorch/torchtitan torchtitan/config/job_config.py at commit
 // 6404b932421f5ce382e7dac5ad381b2c17b1373c (dataclass section.field); a subset.
 const std::set<std::string> kTorchtitanOptions = {
@@ -396,16 +403,18 @@ Plan UnderExportStack(Plan plan, std::string_view format) {
   return plan;
 }
 
-std::string Export(const Plan& plan, std::string_view format) {
+std::string Export(const Plan& plan, std::string_view format,
+                   Launcher launcher = Launcher::kPerNode) {
   if (!Valid(plan)) return std::string();
-  Expected<std::string> out = ExportPlan(UnderExportStack(plan, format), format);
+  Expected<std::string> out = ExportPlan(UnderExportStack(plan, format), format, launcher);
   EXPECT_TRUE(out.ok()) << out.status().message();
   return out.ok() ? *out : std::string();
 }
 
-std::string ErrorOf(const Plan& plan, std::string_view format) {
+std::string ErrorOf(const Plan& plan, std::string_view format,
+                    Launcher launcher = Launcher::kPerNode) {
   if (!Valid(plan)) return std::string();
-  Expected<std::string> out = ExportPlan(UnderExportStack(plan, format), format);
+  Expected<std::string> out = ExportPlan(UnderExportStack(plan, format), format, launcher);
   EXPECT_FALSE(out.ok()) << "expected " << format << " to refuse";
   return out.ok() ? std::string() : out.status().message();
 }
@@ -446,15 +455,16 @@ std::vector<std::string> Flags(const std::string& script) {
 
 void ExpectMegatronFlagsKnown(const std::string& script) {
   for (const std::string& flag : Flags(script)) {
-    EXPECT_TRUE(kMegatronFlags.count(flag) || kTorchrunFlags.count(flag))
-        << flag << " is not a Megatron-LM or torchrun flag";
+    EXPECT_TRUE(kMegatronFlags.count(flag) || kTorchrunFlags.count(flag) || kSrunFlags.count(flag))
+        << flag << " is not a Megatron-LM, torchrun or srun flag";
   }
 }
 
 void ExpectMegatronDeepSpeedFlagsKnown(const std::string& script) {
   for (const std::string& flag : Flags(script)) {
-    EXPECT_TRUE(kMegatronDeepSpeedFlags.count(flag) || kTorchrunFlags.count(flag))
-        << flag << " is not a Megatron-DeepSpeed or torchrun flag";
+    EXPECT_TRUE(kMegatronDeepSpeedFlags.count(flag) || kTorchrunFlags.count(flag) ||
+                kSrunFlags.count(flag))
+        << flag << " is not a Megatron-DeepSpeed, torchrun or srun flag";
   }
 }
 
@@ -466,7 +476,8 @@ void ExpectTorchtitanOptionsKnown(const std::string& script) {
       EXPECT_TRUE(kTorchtitanOptions.count(flag.substr(2)))
           << flag << " is not a torchtitan option";
     } else {
-      EXPECT_TRUE(kTorchrunFlags.count(flag)) << flag << " is not a torchrun flag";
+      EXPECT_TRUE(kTorchrunFlags.count(flag) || kSrunFlags.count(flag))
+          << flag << " is not a torchrun or srun flag";
     }
   }
   EXPECT_GT(options, 5);
@@ -547,7 +558,7 @@ TEST(Export, TextFormatsStartWithProvenanceComment) {
   const Plan plan = MakePlan(Spec("llama3-8b", 8, {{"dp", 8}, {"fsdp", true}}));
   ASSERT_TRUE(Valid(plan));
   for (const ExporterSpec& e : Exporters()) {
-    Expected<std::string> out = e.write(plan);
+    Expected<std::string> out = e.write(plan, Launcher::kPerNode);
     ASSERT_TRUE(out.ok()) << e.name << ": " << out.status().message();
     // Shell scripts start with their interpreter line, so `> train.sh` is runnable as is.
     const std::string shebang = "#!/usr/bin/env bash\n";
@@ -559,6 +570,95 @@ TEST(Export, TextFormatsStartWithProvenanceComment) {
         << *out;
     EXPECT_EQ(out->starts_with(shebang), script) << e.name;
   }
+}
+
+// ---- launchers ------------------------------------------------------------------------------
+
+TEST(ExportLaunchers, TableListsPerNodeThenSlurm) {
+  std::vector<std::string> names;
+  for (const LauncherSpec& l : Launchers()) {
+    names.emplace_back(l.name);
+    EXPECT_FALSE(l.description.empty());
+    EXPECT_EQ(FindLauncher(l.name), &l);
+    EXPECT_EQ(LauncherName(l.launcher), l.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"per-node", "slurm"}));
+  EXPECT_EQ(FindLauncher("pbs"), nullptr);
+}
+
+// The script exporters under Slurm: #SBATCH lines for the plan's nodes (read by sbatch, so all
+// before the first command), srun starting torchrun once per node, a c10d rendezvous at the
+// job's first node instead of NODE_RANK and MASTER_ADDR from the environment.
+TEST(ExportLaunchers, EveryLaunchScriptBecomesABatchScript) {
+  const Plan plan = MakePlan(Spec("llama3-8b", 16, {{"dp", 16}, {"fsdp", true}}));
+  ASSERT_TRUE(Valid(plan));
+  int scripts = 0;
+  for (const ExporterSpec& e : Exporters()) {
+    if (!e.launch_script) continue;
+    ++scripts;
+    const std::string per_node = Export(plan, e.name);
+    const std::string slurm = Export(plan, e.name, Launcher::kSlurm);
+    EXPECT_FALSE(Contains(per_node, "#SBATCH")) << e.name;
+    EXPECT_FALSE(Contains(per_node, "srun ")) << e.name;
+    EXPECT_FALSE(Contains(slurm, "NODE_RANK")) << e.name;
+    EXPECT_TRUE(Contains(slurm, "# Submit with sbatch from a ")) << e.name;
+    EXPECT_TRUE(Contains(slurm, "on a filesystem all 2 nodes mount")) << e.name;
+    EXPECT_TRUE(Contains(
+        slurm, "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed -n 1p)"))
+        << e.name;
+    EXPECT_TRUE(Contains(slurm,
+                         "srun --ntasks-per-node=1 --cpus-per-task=\"$SLURM_CPUS_ON_NODE\" "
+                         "--kill-on-bad-exit=1 \\\n  torchrun "))
+        << e.name;
+    EXPECT_TRUE(Contains(slurm, "SLURM_JOB_ID")) << e.name;  // the rendezvous id
+    std::vector<std::string> directives;
+    bool command_seen = false;
+    for (const std::string& line : Lines(slurm)) {
+      if (line.starts_with("#SBATCH ")) {
+        EXPECT_FALSE(command_seen) << e.name << ": sbatch stops at the first command: " << line;
+        directives.push_back(line.substr(8));
+        const std::string flag = line.substr(8, line.find('=') - 8);
+        EXPECT_TRUE(kSbatchFlags.count(flag)) << flag << " is not an sbatch option";
+      } else if (!line.empty() && !line.starts_with("#")) {
+        command_seen = true;
+      }
+    }
+    EXPECT_EQ(directives,
+              (std::vector<std::string>{"--job-name=gpuplan-llama-3-8b", "--nodes=2",
+                                        "--ntasks-per-node=1", "--gpus-per-node=8", "--exclusive"}))
+        << e.name;
+    // The rest of the script is the per-node one: the same tool flags.
+    if (e.name == "torchrun-fsdp") {
+      ExpectTorchtitanOptionsKnown(slurm);
+    } else if (e.name == "deepspeed") {
+      ExpectMegatronDeepSpeedFlagsKnown(slurm);
+    } else {
+      ExpectMegatronFlagsKnown(slurm);
+    }
+    EXPECT_TRUE(Contains(slurm, "--use-megatron-fsdp") ==
+                Contains(per_node, "--use-megatron-fsdp"));
+  }
+  EXPECT_EQ(scripts, 3);
+}
+
+TEST(ExportLaunchers, OneNodeBatchScript) {
+  const std::string s = Export(MakePlan(Spec("llama3-8b", 8, {{"dp", 8}, {"fsdp", true}})),
+                               "megatron", Launcher::kSlurm);
+  EXPECT_TRUE(Contains(s, "\n#SBATCH --nodes=1\n"));
+  EXPECT_TRUE(Contains(s, "checkout: srun starts torchrun on the job's node."));
+}
+
+// A configuration file is read by its tool's own launcher: only the per-node launcher applies.
+TEST(ExportLaunchers, ConfigurationFilesRefuseSlurm) {
+  const Plan plan = MakePlan(Spec("llama3-8b", 8, {{"dp", 8}, {"fsdp", true}}));
+  const std::string error = ErrorOf(plan, "accelerate", Launcher::kSlurm);
+  EXPECT_TRUE(Contains(error, "accelerate: launcher 'slurm': this format is a configuration file"));
+  EXPECT_TRUE(Contains(error, "export 'megatron', 'deepspeed', 'torchrun-fsdp'"));
+  EXPECT_TRUE(CheckLauncher("accelerate", Launcher::kPerNode).ok());
+  EXPECT_FALSE(CheckLauncher("accelerate", Launcher::kSlurm).ok());
+  EXPECT_TRUE(CheckLauncher("megatron", Launcher::kSlurm).ok());
+  EXPECT_TRUE(Contains(CheckLauncher("nemo", Launcher::kSlurm).message(), "'nemo'"));
+  EXPECT_FALSE(CheckExportable("accelerate", plan.job, Launcher::kSlurm).ok());
 }
 
 // ---- megatron -------------------------------------------------------------------------------
