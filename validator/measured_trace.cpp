@@ -5,13 +5,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <tuple>
+#include <vector>
 
 #include "common/str_format.h"
 
 namespace gpuplan {
 namespace {
 
-constexpr int kFields = 8;  // stream, start, end, micro-batch, chunk, layer, bytes, name
+// stream, start, end, micro-batch, chunk, layer, bytes, peer, tag, name
+constexpr int kFields = 10;
 
 }  // namespace
 
@@ -45,9 +49,9 @@ std::string SerializeMeasuredOps(const std::vector<MeasuredOp>& ops) {
     std::string name = op.name;
     std::replace_if(
         name.begin(), name.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
-    out +=
-        StrFormat("%d\t%.9f\t%.9f\t%d\t%d\t%d\t%.17g\t%s\n", static_cast<int>(op.stream),
-                  op.start_s, op.end_s, op.microbatch, op.chunk, op.layer, op.bytes, name.c_str());
+    out += StrFormat("%d\t%.9f\t%.9f\t%d\t%d\t%d\t%.17g\t%d\t%d\t%s\n", static_cast<int>(op.stream),
+                     op.start_s, op.end_s, op.microbatch, op.chunk, op.layer, op.bytes, op.peer,
+                     op.tag, name.c_str());
   }
   return out;
 }
@@ -62,14 +66,14 @@ Expected<std::vector<MeasuredOp>> ParseMeasuredOps(std::string_view text) {
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     MeasuredOp op;
     int stream = -1, name_at = 0;
-    const int got =
-        std::sscanf(line.c_str(), "%d\t%lf\t%lf\t%d\t%d\t%d\t%lf\t%n", &stream, &op.start_s,
-                    &op.end_s, &op.microbatch, &op.chunk, &op.layer, &op.bytes, &name_at);
+    const int got = std::sscanf(line.c_str(), "%d\t%lf\t%lf\t%d\t%d\t%d\t%lf\t%d\t%d\t%n", &stream,
+                                &op.start_s, &op.end_s, &op.microbatch, &op.chunk, &op.layer,
+                                &op.bytes, &op.peer, &op.tag, &name_at);
     if (got != kFields - 1 || name_at == 0 || stream < 0 || stream >= kSimStreamCount ||
         !std::isfinite(op.start_s) || !std::isfinite(op.end_s) || !std::isfinite(op.bytes)) {
       return Status::Invalid(StrFormat("measured ops, line %" PRId64
-                                       ": '%s' is not 'stream, start, "
-                                       "end, micro-batch, chunk, layer, bytes, name' (tabs)",
+                                       ": '%s' is not 'stream, start, end, micro-batch, "
+                                       "chunk, layer, bytes, peer, tag, name' (tabs)",
                                        line_no, line.c_str()));
     }
     op.stream = static_cast<SimStream>(stream);
@@ -83,6 +87,11 @@ Timeline ComparisonTimeline(const RankLayout& layout,
                             const std::vector<std::vector<MeasuredOp>>& measured,
                             const Timeline& simulated) {
   Timeline tl;
+  // The measured sends and receives by (sender, receiver, tag), in the order each rank ran them:
+  // MPI and NCCL match messages of one pair and tag in that order (tags repeat past 128
+  // micro-batches).
+  using Message = std::tuple<int32_t, int32_t, int32_t>;
+  std::map<Message, std::vector<int32_t>> sends, receives;
   for (size_t r = 0; r < measured.size(); ++r) {
     TimelineRank rank;
     rank.global_rank = static_cast<int64_t>(r);
@@ -100,7 +109,20 @@ Timeline ComparisonTimeline(const RankLayout& layout,
       op.chunk = m.chunk;
       op.layer = m.layer;
       op.bytes = m.bytes;
+      const int32_t index = static_cast<int32_t>(tl.ops.size());
+      if (m.peer >= 0 && m.stream == SimStream::kPpSend) {
+        sends[{op.rank, m.peer, m.tag}].push_back(index);
+      } else if (m.peer >= 0 && m.stream == SimStream::kPpRecv) {
+        receives[{m.peer, op.rank, m.tag}].push_back(index);
+      }
       tl.ops.push_back(op);
+    }
+  }
+  for (const auto& [message, received] : receives) {
+    const auto sent = sends.find(message);
+    if (sent == sends.end()) continue;
+    for (size_t k = 0; k < std::min(received.size(), sent->second.size()); ++k) {
+      tl.flows.push_back({sent->second[k], received[k]});
     }
   }
   const int32_t rank_offset = static_cast<int32_t>(tl.ranks.size());

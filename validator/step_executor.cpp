@@ -76,6 +76,8 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
   const double start = Now();
   // Appends `op` of program step `step` (of `layer`, or -1), run from t0 until now, to the
   // record (StepOptions::record).
+  // The tag of the pipeline message the current op sent or received; -1 for other ops.
+  int message_tag = -1;
   auto record = [&](const RankOp& op, const ProgramStep& step, int64_t layer, double t0) {
     if (options.record == nullptr) return;
     MeasuredOp m;
@@ -89,6 +91,10 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     }
     m.layer = static_cast<int32_t>(layer);
     m.bytes = op.kind == RankOpKind::kCompute ? 0 : op.bytes * static_cast<double>(op.count);
+    if (message_tag >= 0) {
+      m.peer = static_cast<int32_t>(op.peer);
+      m.tag = message_tag;
+    }
     options.record->push_back(std::move(m));
   };
 
@@ -134,6 +140,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     double* compute_phase = step.is_pass ? &phases.compute : &phases.optimizer;
     for (const RankOp& op : step.ops) {
       const double op_start = Now();
+      message_tag = -1;
       switch (op.kind) {
         case RankOpKind::kCompute:
           GPUPLAN_RETURN_IF_ERROR(compute(op, OpSite{step.pass}, compute_phase));
@@ -157,6 +164,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
           const double t0 = Now();
           // A forward sends to virtual stage vs + 1, a backward to vs - 1.
           const int tag = MessageTag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
+          message_tag = tag;
           GPUPLAN_RETURN_IF_ERROR(transport.Send(op.peer, tag, Elements(op.bytes, max_bytes)));
           ++result.sends;
           phases.pp_comm += Now() - t0;
@@ -165,6 +173,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
         case RankOpKind::kRecv: {
           const double t0 = Now();
           const int tag = MessageTag(backward, step.pass.microbatch, vs);
+          message_tag = tag;
           Expected<CollectiveCheck> check =
               transport.Receive(op.peer, tag, Elements(op.bytes, max_bytes),
                                 {watchdog_s, "'" + op.name + "' (" + step.label + ") from rank " +
@@ -184,6 +193,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
   const double t0 = Now();
   GPUPLAN_RETURN_IF_ERROR(transport.FinishSends({watchdog_s, "the step's pipeline sends"}));
   phases.pp_comm += Now() - t0;
+  message_tag = -1;
   if (result.sends > 0) {
     RankOp finish;
     finish.kind = RankOpKind::kSend;

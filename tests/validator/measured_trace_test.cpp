@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "tests/validator/test_job.h"
 
 namespace gpuplan {
@@ -13,7 +17,7 @@ TEST(MeasuredTrace, OpsReadBackFromTheirText) {
   const std::vector<MeasuredOp> ops = {
       {"gemm qkv", SimStream::kCompute, 0.000125, 0.001, 3, 1, 7, 0},
       {"all_reduce grads", SimStream::kDpReduce, 0.5, 0.75, -1, -1, -1, 1.5e9},
-      {"recv activations", SimStream::kPpRecv, 1e-9, 2e-9, 0, 0, -1, 4096}};
+      {"recv activations", SimStream::kPpRecv, 1e-9, 2e-9, 0, 0, -1, 4096, 3, 129}};
   Expected<std::vector<MeasuredOp>> back = ParseMeasuredOps(SerializeMeasuredOps(ops));
   ASSERT_TRUE(back.ok()) << back.status().message();
   ASSERT_EQ(back->size(), ops.size());
@@ -26,16 +30,20 @@ TEST(MeasuredTrace, OpsReadBackFromTheirText) {
     EXPECT_EQ((*back)[i].chunk, ops[i].chunk);
     EXPECT_EQ((*back)[i].layer, ops[i].layer);
     EXPECT_DOUBLE_EQ((*back)[i].bytes, ops[i].bytes);
+    EXPECT_EQ((*back)[i].peer, ops[i].peer);
+    EXPECT_EQ((*back)[i].tag, ops[i].tag);
   }
   MeasuredOp tabbed = ops[0];
   tabbed.name = "a\tb\nc";
   EXPECT_EQ((*ParseMeasuredOps(SerializeMeasuredOps({tabbed})))[0].name, "a b c");
   EXPECT_TRUE(ParseMeasuredOps("")->empty());
-  EXPECT_EQ(
-      ParseMeasuredOps("0\t1\t2\t0\t0\t-1\t0\tok\n9\t1\t2\t0\t0\t-1\t0\tx\n").status().message(),
-      "measured ops, line 2: '9\t1\t2\t0\t0\t-1\t0\tx' is not 'stream, start, end, "
-      "micro-batch, chunk, layer, bytes, name' (tabs)");
-  EXPECT_FALSE(ParseMeasuredOps("0\tnan\t2\t0\t0\t-1\t0\tx\n").ok());
+  EXPECT_EQ(ParseMeasuredOps("0\t1\t2\t0\t0\t-1\t0\t-1\t-1\tok\n9\t1\t2\t0\t0\t-1\t0\t-1\t-1\tx\n")
+                .status()
+                .message(),
+            "measured ops, line 2: '9\t1\t2\t0\t0\t-1\t0\t-1\t-1\tx' is not 'stream, start, end, "
+            "micro-batch, chunk, layer, bytes, peer, tag, name' (tabs)");
+  EXPECT_FALSE(ParseMeasuredOps("0\tnan\t2\t0\t0\t-1\t0\t-1\t-1\tx\n").ok());
+  EXPECT_FALSE(ParseMeasuredOps("0\t1\t2\t0\t0\t-1\t0\tx\n").ok());  // no peer and tag
 }
 
 TEST(MeasuredTrace, OpsGoToTheStreamsOfTheSimulatedTimeline) {
@@ -90,6 +98,30 @@ TEST(MeasuredTrace, ComparisonPutsMeasuredRanksFirst) {
   EXPECT_EQ(tl.flows[0].from, 3);
   EXPECT_EQ(tl.flows[0].to, 4);
   EXPECT_EQ(tl.activation_memory[0].rank, 3);
+}
+
+// Each measured message is a flow from its send to its receive: the receive on the send's peer
+// whose peer is the sender, with the same tag, k-th with k-th when a tag repeats; a send whose
+// receive is missing has none.
+TEST(MeasuredTrace, MeasuredMessagesAreFlowsFromSendToReceive) {
+  const JobSpec job = TestJob({.pp = 2});
+  const RankLayout layout = MakeRankLayout(job);
+  const std::vector<std::vector<MeasuredOp>> measured = {
+      {{"send activations", SimStream::kPpSend, 0, 1, 0, 0, -1, 8, 1, 5},
+       {"send activations", SimStream::kPpSend, 1, 2, 1, 0, -1, 8, 1, 6},
+       {"send activations", SimStream::kPpSend, 2, 3, 128, 0, -1, 8, 1, 5},
+       {"recv gradients", SimStream::kPpRecv, 3, 4, 0, 0, -1, 8, 1, 7}},
+      {{"recv activations", SimStream::kPpRecv, 0, 1, 0, 0, -1, 8, 0, 5},
+       {"recv activations", SimStream::kPpRecv, 2, 3, 128, 0, -1, 8, 0, 5},
+       {"send gradients", SimStream::kPpSend, 3, 4, 0, 0, -1, 8, 0, 7},
+       {"forward", SimStream::kCompute, 1, 2, 0, 0, -1, 0}}};
+  const Timeline tl = ComparisonTimeline(layout, measured, Timeline{});
+  ASSERT_EQ(tl.ops.size(), 8u);
+  std::vector<std::pair<int32_t, int32_t>> flows;
+  for (const TimelineFlow& f : tl.flows) flows.emplace_back(f.from, f.to);
+  std::sort(flows.begin(), flows.end());
+  // Tag 5 twice (micro-batches 0 and 128), tag 7 backward; tag 6 was never received.
+  EXPECT_EQ(flows, (std::vector<std::pair<int32_t, int32_t>>{{0, 4}, {2, 5}, {6, 3}}));
 }
 
 }  // namespace

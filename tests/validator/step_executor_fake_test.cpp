@@ -154,6 +154,11 @@ TEST(StepExecutor, RecordsEveryOpOfTheStep) {
     }
     sends += op.stream == SimStream::kPpSend ? 1 : 0;
     receives += op.stream == SimStream::kPpRecv ? 1 : 0;
+    // Messages name their peer (rank 2: stage 1 of data-parallel replica 0) and tag.
+    const bool message = op.stream == SimStream::kPpRecv ||
+                         (op.stream == SimStream::kPpSend && op.name != "finish sends");
+    EXPECT_EQ(op.peer, message ? 2 : -1) << op.name;
+    EXPECT_EQ(op.tag >= 0, message) << op.name;
     dp += op.stream == SimStream::kDpReduce ? 1 : 0;
     if (op.layer >= 0) {
       ++layer_ops;
