@@ -3,6 +3,7 @@
 // prints a validation report. `gpuplan calibrate`: fit a profile's corrections to reports.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -61,10 +62,21 @@ struct ValidateOptions {
   bool replay = false;
 };
 
-// `--launch local`: start the plan's ranks on this host with mpirun, each running this program
-// with the same request minus --launch, and pass their outcome on (exit 0, 2 for invalid input,
-// otherwise 1; the ranks print their own reports).
-Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ranks) {
+// How `--launch` starts the plan's ranks: one table (validator/launcher.h builds the commands).
+enum class LaunchMode { kLocal, kSlurm };
+struct LaunchSpec {
+  const char* name;
+  LaunchMode mode;
+};
+constexpr LaunchSpec kLaunchModes[] = {{"local", LaunchMode::kLocal},
+                                       {"slurm", LaunchMode::kSlurm}};
+
+// `--launch local|slurm`: start the plan's ranks (on this host with mpirun, or across the current
+// Slurm job's nodes with srun, `ranks_per_node` on each), each running this program with the same
+// request minus --launch, and pass their outcome on (exit 0, 2 for invalid input, otherwise 1;
+// the ranks print their own reports).
+Status LaunchRanks(const ValidateOptions& o, const GlobalOptions& g, LaunchMode mode, int64_t ranks,
+                   int64_t ranks_per_node) {
 #if GPUPLAN_BUILT_WITH_MPI
   const std::string mpirun = GPUPLAN_MPIRUN;
 #else
@@ -89,15 +101,21 @@ Status LaunchLocal(const ValidateOptions& o, const GlobalOptions& g, int64_t ran
     if (o.require_targets) args.push_back("--require-targets");
   }
   // This program's own path: the ranks run it (/proc/self/exe would name mpirun's processes).
+  // Under Slurm every node runs it from the same path (a filesystem the job's nodes share).
   char self[4096] = {};
   const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) return Status::Unavailable("--launch local: cannot find this program's path");
-  Expected<int> code = MakeProcessLauncher()->Run(LocalMpirunCommand(
-      mpirun, ranks, geteuid() == 0, std::string(self, static_cast<size_t>(length)), args));
+  if (length <= 0) {
+    return Status::Unavailable("--launch " + o.launch + ": cannot find this program's path");
+  }
+  const std::string program(self, static_cast<size_t>(length));
+  const std::vector<std::string> command =
+      mode == LaunchMode::kSlurm ? SlurmSrunCommand(ranks, ranks_per_node, program, args)
+                                 : LocalMpirunCommand(mpirun, ranks, geteuid() == 0, program, args);
+  Expected<int> code = MakeProcessLauncher()->Run(command);
   if (!code.ok()) return code.status();
   if (*code == 0) return Status::Ok();
   const std::string why = StrFormat("the %lld ranks started by %s exited with status %d",
-                                    static_cast<long long>(ranks), mpirun.c_str(), *code);
+                                    static_cast<long long>(ranks), command[0].c_str(), *code);
   return *code == 2 ? Status::Invalid(why) : Status::Unavailable(why);
 }
 
@@ -365,7 +383,8 @@ struct GpuReadiness {
   std::string missing;  ///< when not ready
 };
 
-GpuReadiness GpuBackendReadiness() {
+// `gpus_here` false: the ranks run elsewhere (--launch slurm), so only the build is checked.
+GpuReadiness GpuBackendReadiness(bool gpus_here = true) {
   bool have_gpus = false;
   std::string cuda = "not compiled in (configured with GPUPLAN_CUDA=OFF or without a CUDA toolkit)";
   std::string nccl = "not compiled in (it comes with CUDA)";
@@ -390,7 +409,7 @@ GpuReadiness GpuBackendReadiness() {
       GPUPLAN_BUILT_WITH_NCCL
           ? "built (cuBLASLt and kernels/ per rank, NCCL communicators bootstrapped over MPI)"
           : "not built: it needs CUDA, NCCL and OpenMPI (libopenmpi-dev) at build time";
-  if (GPUPLAN_BUILT_WITH_NCCL && have_gpus) return {true, ""};
+  if (GPUPLAN_BUILT_WITH_NCCL && (have_gpus || !gpus_here)) return {true, ""};
   return {false,
           "validate runs a plan's ranks on GPUs; this host cannot:\n"
           "  executor  " +
@@ -512,18 +531,32 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
       }
       return RunReplay(*job, layout, o, *db, cal ? &cal->rates : nullptr);
     }
+    const LaunchSpec* launch = nullptr;
+    if (!o.launch.empty()) {
+      std::string names;
+      for (const LaunchSpec& l : kLaunchModes) {
+        if (o.launch == l.name) launch = &l;
+        names += (names.empty() ? "" : ", ") + std::string(l.name);
+      }
+      if (launch == nullptr) {
+        return Status::Invalid("--launch: '" + o.launch + "' is not allowed (allowed: " + names +
+                               ")");
+      }
+    }
     if (!cpu) {
-      const GpuReadiness here = GpuBackendReadiness();
+      // Under srun the ranks run on the job's nodes: this one (a login node) needs no GPU.
+      const GpuReadiness here =
+          GpuBackendReadiness(launch == nullptr || launch->mode != LaunchMode::kSlurm);
       if (!here.ready) {
         std::fprintf(stderr, "%s", here.missing.c_str());
         return Status::Unavailable("cannot validate on GPUs here; --dry-run works");
       }
     }
-    if (!o.launch.empty()) {
-      if (o.launch != "local") {
-        return Status::Invalid("--launch: '" + o.launch + "' is not allowed (allowed: local)");
-      }
-      return LaunchLocal(o, g, layout.world_size);
+    if (launch != nullptr) {
+      // One rank per GPU: as many on a node as the plan's nodes have GPUs.
+      const int64_t per_node =
+          std::clamp<int64_t>(job->cluster.gpus_per_node, 1, layout.world_size);
+      return LaunchRanks(o, g, launch->mode, layout.world_size, per_node);
     }
     if (o.comm_only) return RunCommOnly(*job, layout, o);
     return RunMeasured(*job, layout, o, *db, cal ? &cal->rates : nullptr);
@@ -562,8 +595,9 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
                   "With --comm-only: cap every collective and message at this many KiB "
                   "(default 64)");
   sub->add_option("--launch", o->launch,
-                  "local: start the plan's ranks on this host with mpirun (one gpuplan process "
-                  "per rank) instead of being started by mpirun");
+                  "Start the plan's ranks (one gpuplan process per rank) instead of being started "
+                  "by mpirun: local (mpirun on this host) or slurm (srun in the current Slurm "
+                  "job, the plan's GPUs per node on each node)");
   sub->add_option("--report", o->report,
                   "With --backend cpu: write the validation report (JSON) here as well as "
                   "printing it");

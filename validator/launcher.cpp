@@ -32,7 +32,8 @@ class ProcessLauncher : public RankLauncher {
     if (WIFEXITED(status)) {
       if (WEXITSTATUS(status) == 127) {
         return Status::Unavailable("launcher: could not start '" + argv[0] +
-                                   "' (not found or not executable; install openmpi-bin)");
+                                   "' (not found or not executable: mpirun comes with "
+                                   "openmpi-bin, srun with Slurm's client commands)");
       }
       return WEXITSTATUS(status);
     }
@@ -52,6 +53,17 @@ std::vector<std::string> LocalMpirunCommand(const std::string& mpirun, int64_t r
   cmd.push_back("-np");
   cmd.push_back(std::to_string(ranks));
   cmd.push_back(program);
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return cmd;
+}
+
+std::vector<std::string> SlurmSrunCommand(int64_t ranks, int64_t ranks_per_node,
+                                          const std::string& program,
+                                          const std::vector<std::string>& args) {
+  // A rank that fails ends the step (--kill-on-bad-exit) instead of leaving its peers waiting.
+  std::vector<std::string> cmd = {"srun", "--ntasks=" + std::to_string(ranks),
+                                  "--ntasks-per-node=" + std::to_string(ranks_per_node),
+                                  "--kill-on-bad-exit=1", program};
   cmd.insert(cmd.end(), args.begin(), args.end());
   return cmd;
 }

@@ -1,6 +1,7 @@
-// Starting a plan's ranks on this host (`gpuplan validate --launch local`): gpuplan writes no
-// launcher of its own, it runs OpenMPI's `mpirun` with one copy of itself per rank. The process
-// start is the one side effect, behind RankLauncher so that tests use a fake.
+// Starting a plan's ranks (`gpuplan validate --launch local|slurm`): gpuplan writes no launcher of
+// its own, it runs OpenMPI's `mpirun` on this host, or Slurm's `srun` across the job's nodes, with
+// one copy of itself per rank. The process start is the one side effect, behind RankLauncher so
+// that tests use a fake.
 #pragma once
 
 #include <cstdint>
@@ -32,5 +33,15 @@ std::unique_ptr<RankLauncher> MakeProcessLauncher();
 std::vector<std::string> LocalMpirunCommand(const std::string& mpirun, int64_t ranks, bool as_root,
                                             const std::string& program,
                                             const std::vector<std::string>& args);
+
+/// The srun command that starts `ranks` copies of `program args...` in the current Slurm job,
+/// `ranks_per_node` on each node (the plan's GPUs per node): `srun --ntasks=RANKS
+/// --ntasks-per-node=PER_NODE --kill-on-bad-exit=1 PROGRAM ARGS...`. No GPU binding is asked for:
+/// each rank picks its GPU by its place on the node (LocalDevice), so every rank must see the
+/// node's GPUs. MPI_Init connects the ranks through Slurm's PMI (the site's MpiDefault, or
+/// SLURM_MPI_TYPE).
+std::vector<std::string> SlurmSrunCommand(int64_t ranks, int64_t ranks_per_node,
+                                          const std::string& program,
+                                          const std::vector<std::string>& args);
 
 }  // namespace gpuplan

@@ -1,5 +1,5 @@
-// `validate --launch local` starts the ranks through mpirun (validator/launcher.h): the command
-// line it builds, and the process launcher's exit statuses.
+// `validate --launch local|slurm` starts the ranks through mpirun or srun (validator/launcher.h):
+// the command lines it builds, and the process launcher's exit statuses.
 #include "validator/launcher.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +18,15 @@ TEST(Launcher, LocalMpirunCommand) {
   EXPECT_EQ(LocalMpirunCommand("mpirun", 2, true, "gpuplan", {}),
             (std::vector<std::string>{"mpirun", "--oversubscribe", "--allow-run-as-root", "-np",
                                       "2", "gpuplan"}));
+}
+
+// --launch slurm: one task per rank, the plan's GPUs per node on each node, the job ended when a
+// rank fails.
+TEST(Launcher, SlurmSrunCommand) {
+  EXPECT_EQ(SlurmSrunCommand(16, 8, "/shared/gpuplan", {"validate", "--plan", "p.json"}),
+            (std::vector<std::string>{"srun", "--ntasks=16", "--ntasks-per-node=8",
+                                      "--kill-on-bad-exit=1", "/shared/gpuplan", "validate",
+                                      "--plan", "p.json"}));
 }
 
 TEST(Launcher, ProcessLauncherPassesTheExitStatusOn) {
