@@ -242,8 +242,8 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   }
   Expected<std::vector<BandResidual>> residuals = ReadBandResidualsFile(BuiltinBandResidualsPath());
   if (!residuals.ok()) return residuals.status();
-  const ErrorBand band =
-      BandFor(*residuals, BandStack(*job), gpu.architecture, job->cluster.num_gpus);
+  const ErrorBand band = BandFor(*residuals, BandStack(*job), gpu.architecture,
+                                 job->cluster.num_gpus, job->model.is_moe());
   if (o.json) {
     nlohmann::json out = StepResultToJson(r);
     out["error_band"] = ErrorBandToJson(band, r);

@@ -168,7 +168,7 @@ void PlaceOnTemplate(const NodeTemplate& node, const GpuSpec& gpu, Plan* plan) {
 void AttachBand(const PlanRequest& req, const GpuSpec& gpu, Plan* plan) {
   if (req.band_residuals.empty()) return;
   plan->band = BandFor(req.band_residuals, BandStack(plan->job), gpu.architecture,
-                       plan->job.cluster.num_gpus);
+                       plan->job.cluster.num_gpus, plan->job.model.is_moe());
   plan->rank_factor = req.confidence > 0 ? plan->band.Factor(req.confidence) : 1.0;
 }
 

@@ -160,7 +160,7 @@ std::string BandStack(const JobSpec& job) {
 }
 
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
-                  const std::string& architecture, int64_t num_gpus) {
+                  const std::string& architecture, int64_t num_gpus, bool moe) {
   const std::string scale = ScaleBandName(num_gpus);
   const double tau = BetweenSourceSpread(residuals);
   // A class's own band is widened by tau when one publication's runs make it up (its centre is
@@ -170,21 +170,29 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
     const bool widen = !validated || publications < kMinBandPublications;
     return Band(SpreadOf(c.logs), widen ? tau : 0, std::move(basis), validated, publications);
   };
+  const std::string kind = stack + (moe ? " MoE" : "");
   const Selection fine = Select(residuals, [&](const BandResidual& r) {
-    return r.stack == stack && r.architecture == architecture && ScaleBandName(r.num_gpus) == scale;
+    return r.stack == stack && r.moe == moe && r.architecture == architecture &&
+           ScaleBandName(r.num_gpus) == scale;
   });
   if (static_cast<int>(fine.logs.size()) >= kMinBandRuns) {
-    return band_of(fine, stack + ", " + architecture + ", " + scale, true);
+    return band_of(fine, kind + ", " + architecture + ", " + scale, true);
   }
   const Selection coarse = Select(residuals, [&](const BandResidual& r) {
-    return r.stack == stack && r.architecture == architecture;
+    return r.stack == stack && r.moe == moe && r.architecture == architecture;
   });
   if (static_cast<int>(coarse.logs.size()) >= kMinBandRuns) {
-    return band_of(coarse, stack + ", " + architecture + ", any scale", true);
+    return band_of(coarse, kind + ", " + architecture + ", any scale", true);
   }
+  // Untested: the stack's runs of either kind, saying when none is of the job's kind.
   const Selection of_stack =
       Select(residuals, [&](const BandResidual& r) { return r.stack == stack; });
-  if (!of_stack.logs.empty()) return band_of(of_stack, stack, false);
+  const bool any_moe = std::any_of(residuals.begin(), residuals.end(), [&](const BandResidual& r) {
+    return r.stack == stack && r.moe;
+  });
+  if (!of_stack.logs.empty()) {
+    return band_of(of_stack, stack + (moe && !any_moe ? " (dense models only)" : ""), false);
+  }
   return band_of(Select(residuals, [](const BandResidual&) { return true; }), "all stacks", false);
 }
 
@@ -198,6 +206,7 @@ std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
     r.stack = BandStack(runs[i].job);
     r.architecture = runs[i].gpu->architecture;
     r.num_gpus = runs[i].job.cluster.num_gpus;
+    r.moe = runs[i].job.model.is_moe();
     r.step_time_ratio = std::clamp(1 + report.runs[i].error, kMinRatio, kMaxRatio);
     out.push_back(std::move(r));
   }
@@ -218,7 +227,7 @@ BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals)
       if (o.source != r.source) others.push_back(o);
     }
     if (others.empty()) continue;
-    const ErrorBand band = BandFor(others, r.stack, r.architecture, r.num_gpus);
+    const ErrorBand band = BandFor(others, r.stack, r.architecture, r.num_gpus, r.moe);
     const bool inside =
         r.step_time_ratio >= band.low_factor && r.step_time_ratio <= band.high_factor;
     c.runs += 1;
@@ -263,10 +272,11 @@ std::string FormatBandResidualsJson(std::span<const BandResidual> residuals) {
     const BandResidual& r = residuals[i];
     out += StrFormat(
         "    {\"id\": %s, \"source\": %s, \"stack\": %s, \"architecture\": %s, "
-        "\"num_gpus\": %lld, \"step_time_ratio\": %.4f}%s\n",
+        "\"num_gpus\": %lld, \"moe\": %s, \"step_time_ratio\": %.4f}%s\n",
         nlohmann::json(r.id).dump().c_str(), nlohmann::json(r.source).dump().c_str(),
         nlohmann::json(r.stack).dump().c_str(), nlohmann::json(r.architecture).dump().c_str(),
-        static_cast<long long>(r.num_gpus), r.step_time_ratio, i + 1 < residuals.size() ? "," : "");
+        static_cast<long long>(r.num_gpus), r.moe ? "true" : "false", r.step_time_ratio,
+        i + 1 < residuals.size() ? "," : "");
   }
   out += "  ]\n}\n";
   return out;
@@ -286,13 +296,14 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
     if (!runs[i].is_object()) return Status::Invalid(context + ": must be an object");
     JsonObjectReader reader(runs[i], context);
     reader.RejectUnknownFields(
-        {"id", "source", "stack", "architecture", "num_gpus", "step_time_ratio"});
+        {"id", "source", "stack", "architecture", "num_gpus", "moe", "step_time_ratio"});
     BandResidual r;
     r.id = reader.String("id");
     r.source = reader.String("source");
     r.stack = reader.String("stack");
     r.architecture = reader.String("architecture");
     r.num_gpus = reader.PositiveInt("num_gpus");
+    r.moe = reader.OptionalBool("moe", false);
     r.step_time_ratio = reader.ScaledNumber("step_time_ratio", 1.0, kMinRatio, kMaxRatio);
     if (!reader.status().ok()) return reader.status();
     out.push_back(std::move(r));

@@ -34,6 +34,7 @@ struct BandResidual {
   int64_t num_gpus = 0;
   /// Measured / predicted step time (= predicted / measured tokens/s), > 0.
   double step_time_ratio = 1;
+  bool moe = false;  ///< the run's model is a mixture of experts (ModelSpec::is_moe)
 };
 
 /// The classes a job falls in, finest first: stack x architecture x scale, then stack x
@@ -82,17 +83,21 @@ std::string DescribeBand(const ErrorBand& band);
 /// df >= 4 and p in [0.5, 0.99].
 double StudentTQuantile(double p, double df);
 
-/// The band for a job of `stack` (BandStack) on `architecture` at `num_gpus` from `residuals`.
+/// The band for a job of `stack` (BandStack) on `architecture` at `num_gpus`, of a mixture-of-
+/// experts model when `moe`, from `residuals`. Mixture-of-experts and dense jobs are separate
+/// classes: the all-to-all, router and expert costs of an MoE job are checked by no dense run.
 /// Within a class of n >= kMinBandRuns residuals with logs x: centre c = median(x), spread
 /// s = 1.4826 median|x - c| (robust to the heavy tails the runs have), half-width
 /// h = t(0.9, n-1) s sqrt(1 + 1/n) (a normal prediction interval for one new run); the factors
 /// are exp(c -/+ h). No such class: the stack's residuals (all residuals if it has none)
 /// with h = t(0.9, n-1) sqrt(s^2 (1 + 1/n) + tau^2), tau the standard deviation of the medians of
 /// the publications with >= kMinBandRuns runs: an untested class is as biased as a new
-/// publication may be. A class whose runs come from fewer than kMinBandPublications publications
-/// gets the same tau: its centre is one publication's bias. `residuals` must not be empty.
+/// publication may be (an MoE job without MoE runs of its stack pools the stack's dense runs,
+/// its basis saying "(dense models only)"). A class whose runs come from fewer than
+/// kMinBandPublications publications gets the same tau: its centre is one publication's bias.
+/// `residuals` must not be empty.
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
-                  const std::string& architecture, int64_t num_gpus);
+                  const std::string& architecture, int64_t num_gpus, bool moe);
 
 /// The residuals of a cross-validation, one per run, with each run's class.
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,

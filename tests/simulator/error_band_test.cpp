@@ -24,12 +24,23 @@ BandResidual Residual(const std::string& source, const std::string& architecture
                       ratio};
 }
 
+// Publications A and B, five runs each on 8 GPUs of `architecture`, with log ratios centred 0 and
+// 0.2 (median |deviation| 0.1 when pooled; tau = 0.2 / sqrt(2) between them).
+std::vector<BandResidual> TwoPublications(const std::string& architecture) {
+  std::vector<BandResidual> r;
+  for (double x : {0.0, 0.05, -0.05, 0.1, -0.1})
+    r.push_back(Residual("A", architecture, 8, std::exp(x)));
+  for (double x : {0.2, 0.25, 0.15, 0.3, 0.1})
+    r.push_back(Residual("B", architecture, 8, std::exp(x)));
+  return r;
+}
+
 TEST(ErrorBand, AClassOfFiveRunsWorkedByHand) {
   // Logs 0, +-0.1, +-0.2: median 0, median |deviation| 0.1, so s = 0.14826; t(0.9, 4) = 1.533
   // (tabulated; the expansion gives 1.5320); h = 1.5320 x 0.14826 x sqrt(1.2) = 0.24882.
   std::vector<BandResidual> r;
   for (double x : {0.0, 0.1, -0.1, 0.2, -0.2}) r.push_back(Residual("A", "hopper", 8, std::exp(x)));
-  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 16);
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 16, false);
   EXPECT_TRUE(band.validated);
   EXPECT_EQ(band.runs, 5);
   EXPECT_EQ(band.basis, "megatron-core, hopper, <= 64 GPUs");
@@ -42,7 +53,7 @@ TEST(ErrorBand, ASmallClassFallsBackToItsArchitectureAtAnyScale) {
   std::vector<BandResidual> r;
   for (double x : {1.0, 1.1, 0.9}) r.push_back(Residual("A", "hopper", 1024, x));
   for (double x : {1.2, 1.3}) r.push_back(Residual("B", "hopper", 8, x));
-  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 2048);
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 2048, false);
   EXPECT_TRUE(band.validated);
   EXPECT_EQ(band.runs, 5);
   EXPECT_EQ(band.basis, "megatron-core, hopper, any scale");
@@ -51,12 +62,9 @@ TEST(ErrorBand, ASmallClassFallsBackToItsArchitectureAtAnyScale) {
 
 TEST(ErrorBand, AnUntestedClassIsWidenedByTheSpreadBetweenPublications) {
   // Two publications of five runs each, centred 0.2 apart in log: tau = 0.2 / sqrt(2).
-  std::vector<BandResidual> r;
-  for (double x : {0.0, 0.05, -0.05, 0.1, -0.1})
-    r.push_back(Residual("A", "ampere", 8, std::exp(x)));
-  for (double x : {0.2, 0.25, 0.15, 0.3, 0.1}) r.push_back(Residual("B", "ampere", 8, std::exp(x)));
-  const ErrorBand tested = BandFor(r, "megatron-core", "ampere", 8);
-  const ErrorBand untested = BandFor(r, "megatron-core", "blackwell", 8);
+  std::vector<BandResidual> r = TwoPublications("ampere");
+  const ErrorBand tested = BandFor(r, "megatron-core", "ampere", 8, false);
+  const ErrorBand untested = BandFor(r, "megatron-core", "blackwell", 8, false);
   EXPECT_TRUE(tested.validated);
   EXPECT_FALSE(untested.validated);
   EXPECT_EQ(untested.runs, 10);
@@ -68,16 +76,13 @@ TEST(ErrorBand, AnUntestedClassIsWidenedByTheSpreadBetweenPublications) {
   EXPECT_NEAR(untested_half, 1.3830 * std::sqrt(s * s * 1.1 + tau * tau), 2e-3);
   EXPECT_GT(untested_half, tested_half);
   // A stack no run used pools over every run.
-  EXPECT_EQ(BandFor(r, "nanotron", "ampere", 8).basis, "all stacks");
+  EXPECT_EQ(BandFor(r, "nanotron", "ampere", 8, false).basis, "all stacks");
 }
 
 TEST(ErrorBand, AClassFromOnePublicationIsWidenedByTheSpreadBetweenPublications) {
   // Publications A and B (ampere, five runs each, medians 0 and 0.2 in log: tau = 0.2 / sqrt(2))
   // and a Hopper class whose five runs all come from C, 20% faster than predicted.
-  std::vector<BandResidual> r;
-  for (double x : {0.0, 0.05, -0.05, 0.1, -0.1})
-    r.push_back(Residual("A", "ampere", 8, std::exp(x)));
-  for (double x : {0.2, 0.25, 0.15, 0.3, 0.1}) r.push_back(Residual("B", "ampere", 8, std::exp(x)));
+  std::vector<BandResidual> r = TwoPublications("ampere");
   const double c = std::log(0.8);
   for (double x : {0.0, 0.01, -0.01, 0.02, -0.02})
     r.push_back(Residual("C", "hopper", 1024, std::exp(c + x)));
@@ -85,7 +90,7 @@ TEST(ErrorBand, AClassFromOnePublicationIsWidenedByTheSpreadBetweenPublications)
   const double mean = (0.0 + 0.2 + c) / 3;
   const double tau =
       std::sqrt((mean * mean + (0.2 - mean) * (0.2 - mean) + (c - mean) * (c - mean)) / 2);
-  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 2048);
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 2048, false);
   EXPECT_TRUE(band.validated);
   EXPECT_EQ(band.publications, 1);
   EXPECT_EQ(band.basis, "megatron-core, hopper, > 512 GPUs");
@@ -99,11 +104,40 @@ TEST(ErrorBand, AClassFromOnePublicationIsWidenedByTheSpreadBetweenPublications)
             "publication: widened by the spread between publications; their median ran 25% faster "
             "than predicted");
   // Two publications in a class: its own spread, no tau.
-  const ErrorBand ampere = BandFor(r, "megatron-core", "ampere", 8);
+  const ErrorBand ampere = BandFor(r, "megatron-core", "ampere", 8, false);
   EXPECT_EQ(ampere.publications, 2);
   EXPECT_EQ(DescribeBand(ampere),
             "10 published runs of megatron-core, ampere, <= 64 GPUs, "
             "cross-validated; their median ran 10% slower than predicted");
+}
+
+// A mixture-of-experts job is its own class: dense runs of its stack, however many, do not check
+// its all-to-all, router and expert costs, so its band is the untested one, pooled from them and
+// widened, and says they are dense; MoE runs of the class make it a tested class of its own.
+TEST(ErrorBand, MixtureOfExpertsJobsAreTheirOwnClass) {
+  std::vector<BandResidual> r = TwoPublications("hopper");
+  const ErrorBand dense = BandFor(r, "megatron-core", "hopper", 8, false);
+  const ErrorBand moe = BandFor(r, "megatron-core", "hopper", 8, true);
+  EXPECT_TRUE(dense.validated);
+  EXPECT_FALSE(moe.validated);
+  EXPECT_EQ(moe.basis, "megatron-core (dense models only)");
+  EXPECT_GT(moe.high_factor / moe.low_factor, dense.high_factor / dense.low_factor);
+  EXPECT_EQ(DescribeBand(moe).rfind("WIDE, no published run of this class: widened from 10 runs "
+                                    "of megatron-core (dense models only) in other classes",
+                                    0),
+            0u)
+      << DescribeBand(moe);
+  for (double x : {0.3, 0.35, 0.25, 0.4, 0.2}) {
+    r.push_back(Residual("C", "hopper", 256, std::exp(x)));
+    r.back().moe = true;
+  }
+  const ErrorBand tested = BandFor(r, "megatron-core", "hopper", 8, true);
+  EXPECT_TRUE(tested.validated);
+  EXPECT_EQ(tested.basis, "megatron-core MoE, hopper, any scale");
+  EXPECT_EQ(tested.runs, 5);
+  EXPECT_EQ(BandFor(r, "megatron-core", "hopper", 8, false).runs, 10);  // dense: still its own
+  // With MoE runs in the stack, an untested MoE class pools the stack without the caveat.
+  EXPECT_EQ(BandFor(r, "megatron-core", "ampere", 8, true).basis, "megatron-core");
 }
 
 TEST(ErrorBand, ShardedDataParallelismIsItsOwnStack) {
@@ -121,6 +155,7 @@ TEST(ErrorBand, ShardedDataParallelismIsItsOwnStack) {
 TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
   TempDir dir("gpuplan_error_band_");
   std::vector<BandResidual> r = {Residual("A", "hopper", 8, 0.9), Residual("B", "ampere", 64, 1.1)};
+  r[1].moe = true;
   const std::string path = (dir.path() / "cv_residuals.json").string();
   ASSERT_TRUE(WriteFileAtomically(path, FormatBandResidualsJson(r)).ok());
   Expected<std::vector<BandResidual>> back = ReadBandResidualsFile(path);
@@ -128,6 +163,8 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
   ASSERT_EQ(back->size(), 2u);
   EXPECT_EQ((*back)[1].architecture, "ampere");
   EXPECT_DOUBLE_EQ((*back)[1].step_time_ratio, 1.1);
+  EXPECT_FALSE((*back)[0].moe);
+  EXPECT_TRUE((*back)[1].moe);
 
   ASSERT_TRUE(WriteFileAtomically(path,
                                   R"({"runs": [{"id": "x", "source": "A", "stack": "s",
@@ -138,6 +175,17 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(path + ": runs[0]"), std::string::npos);
   EXPECT_NE(bad.status().message().find("field 'step_time_ratio'"), std::string::npos)
+      << bad.status().message();
+
+  // "moe" is optional (absent: a dense run) but must be a boolean.
+  ASSERT_TRUE(WriteFileAtomically(path,
+                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
+                                     "architecture": "a", "num_gpus": 8, "moe": 1,
+                                     "step_time_ratio": 1}]})")
+                  .ok());
+  bad = ReadBandResidualsFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("field 'moe'"), std::string::npos)
       << bad.status().message();
 
   ASSERT_TRUE(WriteFileAtomically(path, R"({"runs": []})").ok());
