@@ -73,14 +73,23 @@ TEST(Calibration, RunsFileErrorsNameTheField) {
             "r.json: field 'runs': is empty: give at least one run");
 }
 
-// The candidate runs (not in the calibration set yet, docs/ACCURACY.md) parse and are predicted.
+// The candidate runs (not in the calibration set yet, docs/ACCURACY.md) parse and are predicted:
+// within 35%, except the known miss docs/ACCURACY.md describes, Qwen3-30B-A3B dropless on 16
+// H100, predicted 2.5-2.7x too fast; when the model moves on it, that text must move too.
 TEST(Calibration, CandidateRunsParse) {
   const auto [doc, path] = CalibrationFile("candidate_runs.json");
   const HardwareDb& db = BuiltinDb();
   Expected<AccuracyReport> report = CompareWithPublishedRuns(doc, path, db);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(report->overall.runs, 7);
-  for (const RunComparison& r : report->runs) EXPECT_LE(std::abs(r.error), 0.35) << r.id;
+  EXPECT_EQ(report->overall.runs, 9);
+  for (const RunComparison& r : report->runs) {
+    if (r.id.find("qwen3_30b_a3b") != std::string::npos) {
+      EXPECT_GT(r.error, 1.5) << r.id;
+      EXPECT_LT(r.error, 1.7) << r.id;
+    } else {
+      EXPECT_LE(std::abs(r.error), 0.35) << r.id;
+    }
+  }
 }
 
 // Issue 18: each publication's runs predicted with the calibrated constants refitted on the
