@@ -58,6 +58,16 @@ ArgArray ModelArgs(const JobSpec& job, std::vector<std::string>* notes) {
       a.Add("--moe-router-num-groups", m.moe_router_groups);
       a.Add("--moe-router-group-topk", m.moe_router_group_topk);
     }
+    // The experts as the cost model times them: a rank's local experts as grouped GEMMs
+    // (Transformer Engine's GroupedLinear, one kernel per expert on several streams; without the
+    // flag Megatron-Core loops over them in Python, SequentialMLP) and the token permutation as
+    // fused kernels. Dropless FP8 with several local experts pads each expert's rows to FP8's
+    // multiple in the router instead of in every GEMM (arguments.py suggests it).
+    a.Flag("--moe-grouped-gemm");
+    a.Flag("--moe-permute-fusion");
+    if (job.training.precision == Precision::kFp8 && m.moe_num_experts > job.parallel.ep) {
+      a.Flag("--moe-router-padding-for-fp8");
+    }
   }
   if (m.attention_window > 0) {
     // Transformer Engine's window (left, right): query i attends keys i - left .. i + right, so

@@ -116,6 +116,8 @@ const std::set<std::string> kMegatronFlags = {
     "--moe-ffn-hidden-size",
     "--moe-shared-expert-intermediate-size",
     "--moe-grouped-gemm",
+    "--moe-permute-fusion",
+    "--moe-router-padding-for-fp8",
     "--moe-router-topk",
     "--moe-router-load-balancing-type",
     "--moe-aux-loss-coeff",
@@ -772,9 +774,20 @@ TEST(ExportMegatron, ContextExpertAndVirtualPipelineFp8) {
         "--num-layers-per-virtual-pipeline-stage 4\n", "--expert-model-parallel-size 4\n",
         "--num-experts 8\n", "--moe-router-topk 2\n", "--moe-ffn-hidden-size 14336\n",
         "--tp-comm-overlap\n", "--fp8-format hybrid\n", "--bf16\n", "--optimizer-cpu-offload\n",
-        "--use-precision-aware-optimizer\n"}) {
-    EXPECT_TRUE(Contains(s, part));
+        "--use-precision-aware-optimizer\n",
+        // The experts run as timed: grouped GEMMs, fused permutation; dropless FP8 with 2 local
+        // experts pads in the router.
+        "--moe-grouped-gemm\n", "--moe-permute-fusion\n", "--moe-router-padding-for-fp8\n"}) {
+    EXPECT_TRUE(Contains(s, part)) << part;
   }
+  // One local expert per rank (ep 8) needs no padding; bf16 neither.
+  const std::string one = Export(
+      MakePlan(Spec("mixtral-8x7b", 64,
+                    {{"tp", 2}, {"pp", 4}, {"dp", 8}, {"ep", 8}, {"sequence_parallel", true}},
+                    {{"seq_len", 4096}, {"global_batch_size", 64}, {"precision", "fp8"}})),
+      "megatron");
+  EXPECT_TRUE(Contains(one, "--moe-grouped-gemm\n"));
+  EXPECT_FALSE(Contains(one, "--moe-router-padding-for-fp8"));
 }
 
 // Megatron-LM's flags for bf16 gradient reduction and fp8 parameters; the other formats have no
