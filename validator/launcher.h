@@ -37,8 +37,8 @@ std::vector<std::string> LocalMpirunCommand(const std::string& mpirun, int64_t r
 /// The srun command that starts `ranks` copies of `program args...` in the current Slurm job,
 /// `ranks_per_node` on each node (the plan's GPUs per node): `srun --ntasks=RANKS
 /// --ntasks-per-node=PER_NODE --kill-on-bad-exit=1 PROGRAM ARGS...`. No GPU binding is asked for:
-/// each rank picks its GPU by its place on the node (LocalDevice), so every rank must see the
-/// node's GPUs. MPI_Init connects the ranks through Slurm's PMI (the site's MpiDefault, or
+/// each rank takes the GPU of its place on the node, or its own when the site binds GPUs per task
+/// (LocalDevice). MPI_Init connects the ranks through Slurm's PMI (the site's MpiDefault, or
 /// SLURM_MPI_TYPE).
 std::vector<std::string> SlurmSrunCommand(int64_t ranks, int64_t ranks_per_node,
                                           const std::string& program,

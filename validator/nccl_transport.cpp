@@ -5,14 +5,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "common/str_format.h"
 #include "profiler/cuda_check.h"
 #include "profiler/cuda_resources.h"
 #include "profiler/nccl_check.h"
+#include "validator/local_device.h"
 #include "validator/mpi_check.h"
 #include "validator/nccl_check_kernels.h"
 
@@ -83,24 +86,39 @@ Expected<int> LocalDevice(MPI_Comm world) {
       MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
   int local_rank = 0;
   int local_size = 0;
-  const int rank_result = MPI_Comm_rank(node, &local_rank);
-  const int size_result = MPI_Comm_size(node, &local_size);
-  MPI_Comm_free(&node);
-  GPUPLAN_MPI_RETURN_IF_ERROR(rank_result);
-  GPUPLAN_MPI_RETURN_IF_ERROR(size_result);
   int gpus = 0;
   const cudaError_t err = cudaGetDeviceCount(&gpus);
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear it
+    gpus = 0;
+  }
+  // Each rank's first visible GPU by PCI bus id, gathered over the node: the same for ranks that
+  // share the node's GPUs, different for ranks given GPUs of their own (ChooseLocalDevice).
+  constexpr int kBusIdChars = 32;
+  char bus_id[kBusIdChars] = {};
+  if (gpus > 0 && cudaDeviceGetPCIBusId(bus_id, kBusIdChars, 0) != cudaSuccess) {
+    cudaGetLastError();
+    bus_id[0] = '\0';
+  }
+  int result = MPI_Comm_rank(node, &local_rank);
+  if (result == MPI_SUCCESS) result = MPI_Comm_size(node, &local_size);
+  std::vector<char> all;
+  if (result == MPI_SUCCESS) {
+    all.resize(static_cast<size_t>(local_size) * kBusIdChars);
+    result = MPI_Allgather(bus_id, kBusIdChars, MPI_CHAR, all.data(), kBusIdChars, MPI_CHAR, node);
+  }
+  MPI_Comm_free(&node);
+  GPUPLAN_MPI_RETURN_IF_ERROR(result);
+  if (err != cudaSuccess) {
     return Status::Unavailable(std::string("no CUDA GPU: cudaGetDeviceCount: ") +
                                cudaGetErrorString(err));
   }
-  if (gpus == 0) return Status::Unavailable("no CUDA GPU: cudaGetDeviceCount reports 0 devices");
-  if (local_size > gpus) {
-    return Status::Unavailable(StrFormat(
-        "%d ranks on this node and %d GPUs: NCCL needs one GPU per rank", local_size, gpus));
+  std::vector<std::string> first_gpus;
+  for (int r = 0; r < local_size; ++r) {
+    const char* id = all.data() + static_cast<size_t>(r) * kBusIdChars;
+    first_gpus.emplace_back(id, strnlen(id, kBusIdChars));
   }
-  return local_rank;
+  return ChooseLocalDevice(local_rank, local_size, gpus, first_gpus);
 }
 
 NcclTransport::NcclTransport() = default;

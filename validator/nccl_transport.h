@@ -21,10 +21,12 @@
 
 namespace gpuplan {
 
-/// The CUDA device this process uses: its rank among the processes of `world` on its node
-/// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED; collective over `world`). Unavailable "no CUDA
-/// GPU: ..." when cudaGetDeviceCount fails or reports 0 devices, and "N ranks on this node and M
-/// GPUs: NCCL needs one GPU per rank" when the node runs more ranks than it has GPUs.
+/// The CUDA device this process uses (ChooseLocalDevice, validator/local_device.h): its rank among
+/// the processes of `world` on its node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) when they
+/// all see the node's GPUs, device 0 when each was given GPUs of its own (their first GPUs' PCI
+/// bus ids, gathered over the node, differ); collective over `world`. Unavailable "no CUDA GPU:
+/// ..." when cudaGetDeviceCount fails or reports 0 devices, and "N ranks on this node and M GPUs:
+/// NCCL needs one GPU per rank" when ranks would share a GPU.
 Expected<int> LocalDevice(MPI_Comm world);
 
 /// The step transport over NCCL, one process per GPU. Collectives run on the NCCL communicator of
