@@ -256,23 +256,18 @@ std::string PretrainGptScriptText(const Plan& plan, const PretrainGptScript& s, 
 std::string TorchrunLaunchArgs(const ClusterSpec& cluster, Launcher launcher) {
   std::string out = "GPUS_PER_NODE=" + std::to_string(GpusPerNode(cluster)) + "\n";
   out += "NNODES=" + std::to_string(NumNodes(cluster)) + "\n";
-  if (launcher == Launcher::kSlurm) {
-    // torchrun's dynamic rendezvous: srun starts the node agents in no set order, and the c10d
-    // store on the first node numbers them (torch/distributed/run.py; torchtitan's
-    // multinode_trainer.slurm).
-    out += MasterAddrLines(launcher) + "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
-    return out +
-           "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n"
-           "  --rdzv-id \"$SLURM_JOB_ID\"\n  --rdzv-backend c10d\n"
-           "  --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\"\n)\n";
-  }
-  out += "NODE_RANK=${NODE_RANK:-0}\n" + MasterAddrLines(launcher);
-  out += "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
-  out +=
-      "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n"
-      "  --node_rank \"$NODE_RANK\"\n  --master_addr \"$MASTER_ADDR\"\n"
-      "  --master_port \"$MASTER_PORT\"\n)\n";
-  return out;
+  const bool slurm = launcher == Launcher::kSlurm;
+  if (!slurm) out += "NODE_RANK=${NODE_RANK:-0}\n";
+  out += MasterAddrLines(launcher) + "MASTER_PORT=${MASTER_PORT:-6000}\n\n";
+  out += "DISTRIBUTED_ARGS=(\n  --nproc_per_node \"$GPUS_PER_NODE\"\n  --nnodes \"$NNODES\"\n";
+  // Under Slurm torchrun's dynamic rendezvous: srun starts the node agents in no set order, and
+  // the c10d store on the first node numbers them (torch/distributed/run.py; torchtitan's
+  // multinode_trainer.slurm). Per node, the static one of NODE_RANK.
+  out += slurm ? "  --rdzv-id \"$SLURM_JOB_ID\"\n  --rdzv-backend c10d\n"
+                 "  --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\"\n"
+               : "  --node_rank \"$NODE_RANK\"\n  --master_addr \"$MASTER_ADDR\"\n"
+                 "  --master_port \"$MASTER_PORT\"\n";
+  return out + ")\n";
 }
 
 std::string SlurmRunLine(const ClusterSpec& cluster, const std::string& from) {

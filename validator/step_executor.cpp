@@ -75,10 +75,9 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
   TimeBreakdown& phases = result.phases;
   const double start = Now();
   // Appends `op` of program step `step` (of `layer`, or -1), run from t0 until now, to the
-  // record (StepOptions::record).
-  // The tag of the pipeline message the current op sent or received; -1 for other ops.
-  int message_tag = -1;
-  auto record = [&](const RankOp& op, const ProgramStep& step, int64_t layer, double t0) {
+  // record (StepOptions::record); `tag` is the tag of the pipeline message it sent or received,
+  // -1 for other ops.
+  auto record = [&](const RankOp& op, const ProgramStep& step, int64_t layer, double t0, int tag) {
     if (options.record == nullptr) return;
     MeasuredOp m;
     m.name = op.name;
@@ -91,9 +90,9 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     }
     m.layer = static_cast<int32_t>(layer);
     m.bytes = op.kind == RankOpKind::kCompute ? 0 : op.bytes * static_cast<double>(op.count);
-    if (message_tag >= 0) {
+    if (tag >= 0) {
       m.peer = static_cast<int32_t>(op.peer);
-      m.tag = message_tag;
+      m.tag = tag;
     }
     options.record->push_back(std::move(m));
   };
@@ -140,7 +139,12 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
     double* compute_phase = step.is_pass ? &phases.compute : &phases.optimizer;
     for (const RankOp& op : step.ops) {
       const double op_start = Now();
-      message_tag = -1;
+      // A forward sends to virtual stage vs + 1, a backward to vs - 1; a receive arrives at vs.
+      const int tag = op.kind == RankOpKind::kSend
+                          ? MessageTag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1)
+                      : op.kind == RankOpKind::kRecv
+                          ? MessageTag(backward, step.pass.microbatch, vs)
+                          : -1;
       switch (op.kind) {
         case RankOpKind::kCompute:
           GPUPLAN_RETURN_IF_ERROR(compute(op, OpSite{step.pass}, compute_phase));
@@ -157,14 +161,11 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
               const OpSite site{step.pass, inner.layer, op.layers_pass};
               GPUPLAN_RETURN_IF_ERROR(compute(inner.op, site, compute_phase));
             }
-            record(inner.op, step, inner.layer, t0);
+            record(inner.op, step, inner.layer, t0, -1);
           }
           break;
         case RankOpKind::kSend: {
           const double t0 = Now();
-          // A forward sends to virtual stage vs + 1, a backward to vs - 1.
-          const int tag = MessageTag(backward, step.pass.microbatch, backward ? vs - 1 : vs + 1);
-          message_tag = tag;
           GPUPLAN_RETURN_IF_ERROR(transport.Send(op.peer, tag, Elements(op.bytes, max_bytes)));
           ++result.sends;
           phases.pp_comm += Now() - t0;
@@ -172,8 +173,6 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
         }
         case RankOpKind::kRecv: {
           const double t0 = Now();
-          const int tag = MessageTag(backward, step.pass.microbatch, vs);
-          message_tag = tag;
           Expected<CollectiveCheck> check =
               transport.Receive(op.peer, tag, Elements(op.bytes, max_bytes),
                                 {watchdog_s, "'" + op.name + "' (" + step.label + ") from rank " +
@@ -186,19 +185,18 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
           break;
         }
       }
-      if (op.kind != RankOpKind::kLayers) record(op, step, -1, op_start);
+      if (op.kind != RankOpKind::kLayers) record(op, step, -1, op_start, tag);
     }
     if (step.is_pass && options.compute != nullptr) options.compute->EndPass(step.pass);
   }
   const double t0 = Now();
   GPUPLAN_RETURN_IF_ERROR(transport.FinishSends({watchdog_s, "the step's pipeline sends"}));
   phases.pp_comm += Now() - t0;
-  message_tag = -1;
   if (result.sends > 0) {
     RankOp finish;
     finish.kind = RankOpKind::kSend;
     finish.name = "finish sends";
-    record(finish, ProgramStep{}, -1, t0);
+    record(finish, ProgramStep{}, -1, t0, -1);
   }
   result.seconds = Now() - start;
   return result;
