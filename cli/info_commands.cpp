@@ -59,14 +59,7 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
     std::printf("%s", FormatAccuracyMarkdown(report).c_str());
     return Status::Ok();
   }
-  std::printf("%-24s %5s %8s %8s %8s\n", "source", "runs", "MAPE", "bias", "worst");
-  for (const SourceSummary& s : report.by_source) {
-    std::printf("%-24.24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", s.source.c_str(), s.runs, 100 * s.mape,
-                100 * s.mean_error, 100 * s.max_abs_error);
-  }
-  const SourceSummary& o = report.overall;
-  std::printf("%-24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", "all runs", o.runs, 100 * o.mape,
-              100 * o.mean_error, 100 * o.max_abs_error);
+  std::printf("%s", FormatAccuracyTable(report).c_str());
   return Status::Ok();
 }
 

@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "common/json_reader.h"
+#include "common/str_format.h"
 #include "simulator/cost_model.h"
+#include "simulator/framework.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/layout_sweep.h"
+#include "simulator/memory.h"
 
 namespace gpuplan {
 namespace {
@@ -31,6 +36,57 @@ void Finish(SourceSummary* s) {
   if (s->runs == 0) return;
   s->mape /= s->runs;
   s->mean_error /= s->runs;
+}
+
+// The job a run's layout runs: what stays fixed when only the layout changes.
+std::string JobLabel(const JobSpec& job) {
+  return StrFormat("%s, %lld x %s, seq %lld, batch %lld", job.model.name.c_str(),
+                   static_cast<long long>(job.cluster.num_gpus), job.cluster.gpu.c_str(),
+                   static_cast<long long>(job.training.seq_len),
+                   static_cast<long long>(job.training.global_batch_size));
+}
+
+// Groups the runs by job (JobLabel, model dimensions and precision) and ranks each group of at
+// least kMinJobLayoutsRuns.
+std::vector<JobLayouts> GroupLayouts(const std::vector<PublishedRun>& runs,
+                                     const std::vector<RunComparison>& compared) {
+  std::vector<JobLayouts> groups;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const JobSpec& job = runs[i].job;
+    const std::string label = JobLabel(job);
+    const std::string key = StrFormat(
+        "%s|%lld|%lld|%d", label.c_str(), static_cast<long long>(job.model.num_layers),
+        static_cast<long long>(job.model.hidden_size), static_cast<int>(job.training.precision));
+    auto [it, added] = index.emplace(key, groups.size());
+    if (added) groups.push_back(JobLayouts{label, {}, 0, -1, -1});
+    groups[it->second].runs.push_back(i);
+  }
+  std::erase_if(groups, [](const JobLayouts& g) { return g.runs.size() < kMinJobLayoutsRuns; });
+  for (JobLayouts& g : groups) {
+    std::vector<double> predicted, measured;
+    for (size_t i : g.runs) {
+      const RunComparison& r = compared[i];
+      // A layout predicted not to run ranks below every one predicted to run.
+      predicted.push_back(r.PredictedToRun() ? r.predicted : 0.0);
+      measured.push_back(r.measured);
+      if (g.best < 0 || r.measured > compared[g.best].measured) g.best = static_cast<int>(i);
+      if (r.PlannerWouldPick() && (g.pick < 0 || r.predicted > compared[g.pick].predicted)) {
+        g.pick = static_cast<int>(i);
+      }
+    }
+    g.spearman = SpearmanCorrelation(predicted, measured);
+  }
+  return groups;
+}
+
+// A run's id, or "none" (no run of the group would be picked).
+std::string PickId(const AccuracyReport& report, int index) {
+  return index < 0 ? "none" : report.runs[index].id;
+}
+
+std::string PickShare(const AccuracyReport& report, const JobLayouts& g) {
+  return g.pick < 0 ? "-" : StrFormat("%.0f%%", 100 * g.PickShareOfBest(report.runs));
 }
 
 }  // namespace
@@ -105,6 +161,8 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
     cmp.predicted = r.tokens_per_s_per_gpu;
     cmp.error = (cmp.predicted - cmp.measured) / cmp.measured;
     cmp.fits = r.memory.fits;
+    cmp.fits_with_margin = FitsWithMargin(r.memory, kDefaultMemoryMargin);
+    cmp.stack_runs = StackRunsLayout(run.job).ok();
     auto it = std::find_if(report.by_source.begin(), report.by_source.end(),
                            [&](const SourceSummary& s) { return s.source == cmp.source; });
     if (it == report.by_source.end()) {
@@ -117,7 +175,13 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
   }
   for (SourceSummary& s : report.by_source) Finish(&s);
   Finish(&report.overall);
+  report.layout_groups = GroupLayouts(runs, report.runs);
   return report;
+}
+
+double JobLayouts::PickShareOfBest(const std::vector<RunComparison>& all) const {
+  if (pick < 0 || best < 0) return 0;
+  return all[pick].measured / all[best].measured;
 }
 
 Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& doc,
@@ -125,6 +189,26 @@ Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& doc,
   Expected<std::vector<PublishedRun>> runs = ParsePublishedRuns(doc, origin, db);
   if (!runs.ok()) return runs.status();
   return EvaluatePublishedRuns(*runs);
+}
+
+std::string FormatAccuracyTable(const AccuracyReport& report) {
+  std::string out = StrFormat("%-24s %5s %8s %8s %8s\n", "source", "runs", "MAPE", "bias", "worst");
+  auto summary = [&](const std::string& name, const SourceSummary& s) {
+    out += StrFormat("%-24.24s %5d %7.1f%% %+7.1f%% %7.1f%%\n", name.c_str(), s.runs, 100 * s.mape,
+                     100 * s.mean_error, 100 * s.max_abs_error);
+  };
+  for (const SourceSummary& s : report.by_source) summary(s.source, s);
+  summary("all runs", report.overall);
+  if (report.layout_groups.empty()) return out;
+  out +=
+      "\nLayouts of one job: rank correlation, and the planner's pick against the measured best\n";
+  for (const JobLayouts& g : report.layout_groups) {
+    out += StrFormat("  %s: %zu runs, Spearman %s\n    pick %s, best %s, pick/best %s\n",
+                     g.label.c_str(), g.runs.size(), FormatSpearman(g.spearman).c_str(),
+                     PickId(report, g.pick).c_str(), PickId(report, g.best).c_str(),
+                     PickShare(report, g).c_str());
+  }
+  return out;
 }
 
 std::string FormatAccuracyMarkdown(const AccuracyReport& report) {
@@ -138,6 +222,16 @@ std::string FormatAccuracyMarkdown(const AccuracyReport& report) {
   };
   for (const SourceSummary& s : report.by_source) summary(s);
   summary(report.overall);
+  if (!report.layout_groups.empty()) {
+    out +=
+        "\n| job (layouts of it) | runs | Spearman | planner's pick | measured best | pick / best "
+        "|\n|---|---:|---:|---|---|---:|\n";
+    for (const JobLayouts& g : report.layout_groups) {
+      out += StrFormat("| %s | %zu | %s | %s | %s | %s |\n", g.label.c_str(), g.runs.size(),
+                       FormatSpearman(g.spearman).c_str(), PickId(report, g.pick).c_str(),
+                       PickId(report, g.best).c_str(), PickShare(report, g).c_str());
+    }
+  }
   out += "\n| run | measured tok/s/GPU | predicted | error | fits |\n|---|---:|---:|---:|:-:|\n";
   for (const RunComparison& r : report.runs) {
     std::snprintf(line, sizeof(line), "| %s | %.1f | %.1f | %+.1f%% | %s |\n", r.id.c_str(),

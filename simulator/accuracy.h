@@ -25,11 +25,17 @@ struct PublishedRun {
 
 struct RunComparison {
   std::string id;
-  std::string source;    ///< the publication (first words of the run's "source")
-  double measured = 0;   ///< tokens/s/GPU as published (derived_from says how)
-  double predicted = 0;  ///< gpuplan's tokens/s/GPU
-  double error = 0;      ///< (predicted - measured) / measured
-  bool fits = false;     ///< memory model's verdict
+  std::string source;             ///< the publication (first words of the run's "source")
+  double measured = 0;            ///< tokens/s/GPU as published (derived_from says how)
+  double predicted = 0;           ///< gpuplan's tokens/s/GPU
+  double error = 0;               ///< (predicted - measured) / measured
+  bool fits = false;              ///< memory model's verdict
+  bool fits_with_margin = false;  ///< it fits with kDefaultMemoryMargin of the GPU left free
+  bool stack_runs = false;        ///< the run's stack accepts the layout (StackRunsLayout)
+  /// Predicted to run at all: it fits and the stack accepts it.
+  bool PredictedToRun() const { return fits && stack_runs; }
+  /// The planner would consider the layout: it runs with the planner's memory margin.
+  bool PlannerWouldPick() const { return fits_with_margin && stack_runs; }
 };
 
 struct SourceSummary {
@@ -43,10 +49,32 @@ struct SourceSummary {
 /// The summary of relative errors (predicted - measured) / measured of one group of runs.
 SourceSummary SummarizeErrors(const std::string& source, const std::vector<double>& errors);
 
+/// Runs of one job in different layouts: the same model, GPU type and count, sequence length,
+/// global batch and precision. Does the cost model rank them as measured, and would the planner
+/// have picked a fast one (the layout sweep's metrics, docs/ACCURACY.md)?
+struct JobLayouts {
+  std::string label;         ///< "GPT 39.1B (vTrain), 512 x a100-sxm4-80gb, seq 2048, batch 1536"
+  std::vector<size_t> runs;  ///< indices into AccuracyReport::runs
+  /// Spearman of predicted vs measured tokens/s/GPU, a run predicted not to run
+  /// (RunComparison::PredictedToRun) counting as predicted 0 (last); NaN when undefined.
+  double spearman = 0;
+  /// Index of the fastest predicted run the planner would pick (RunComparison::
+  /// PlannerWouldPick); -1 when it would pick none.
+  int pick = -1;
+  int best = -1;  ///< index of the run measured fastest
+  /// The pick's measured tokens/s/GPU over the best's: 1 when the planner picks the best.
+  double PickShareOfBest(const std::vector<RunComparison>& all) const;
+};
+
+/// A job needs at least this many layouts to be a JobLayouts.
+inline constexpr size_t kMinJobLayoutsRuns = 3;
+
 struct AccuracyReport {
   std::vector<RunComparison> runs;
   std::vector<SourceSummary> by_source;  ///< in order of first appearance
   SourceSummary overall;
+  /// Jobs with at least kMinJobLayoutsRuns runs, in order of first appearance.
+  std::vector<JobLayouts> layout_groups;
 };
 
 /// Parses every run of a published_runs.json document (format: hardware-db/calibration/
@@ -65,7 +93,12 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
 Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& runs_document,
                                                   const std::string& origin, const HardwareDb& db);
 
-/// The report as Markdown: per-source summary table, then one row per run.
+/// The report as Markdown: per-source summary table, the layout groups (when there are any),
+/// then one row per run.
 std::string FormatAccuracyMarkdown(const AccuracyReport& report);
+
+/// The report as plain text: one line per source and one for all runs, then one per layout
+/// group (when there are any).
+std::string FormatAccuracyTable(const AccuracyReport& report);
 
 }  // namespace gpuplan

@@ -247,7 +247,6 @@ std::string Percent(double fraction) {
 std::string Share(int part, int whole) {
   return whole == 0 ? "-" : StrFormat("%d/%d", part, whole);
 }
-std::string Rho(double rho) { return std::isnan(rho) ? "-" : StrFormat("%+.2f", rho); }
 std::string PickVerdict(const SweepSummary& s, bool overall) {
   if (overall) {
     return StrFormat("%d ran, %d within 10%% of %d", s.picks_ran, s.picks_within_10pct, s.picks);
@@ -263,7 +262,7 @@ std::vector<std::string> Cells(const SweepSummary& s, bool overall) {
           StrFormat("%d", s.simulated),
           StrFormat("%d", s.not_expressible),
           PickVerdict(s, overall),
-          Rho(s.spearman),
+          FormatSpearman(s.spearman),
           Percent(s.median_abs_throughput_error),
           Percent(s.median_abs_memory_error),
           Share(s.crashed_predicted_fail, s.crashed),
@@ -448,6 +447,8 @@ double SpearmanCorrelation(const std::vector<double>& x, const std::vector<doubl
   }
   return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
 }
+
+std::string FormatSpearman(double rho) { return std::isnan(rho) ? "-" : StrFormat("%+.2f", rho); }
 
 SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const HardwareDb& db) {
   SweepReport report;

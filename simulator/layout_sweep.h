@@ -73,6 +73,9 @@ Expected<std::vector<SweepRow>> ReadLayoutSweepFile(const std::string& path, con
 /// constant series.
 double SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y);
 
+/// A Spearman correlation as printed in reports: "+0.84", or "-" for NaN.
+std::string FormatSpearman(double rho);
+
 /// The metrics of one (model, nodes) group or of the whole sweep (docs/ACCURACY.md).
 struct SweepSummary {
   std::string label;        ///< "1B x 8 nodes", or "all" for the whole sweep
