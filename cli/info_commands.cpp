@@ -16,17 +16,33 @@
 #include "simulator/presets.h"
 #include "simulator/stack_comparison.h"
 #include "simulator/sweep_cross_validation.h"
+#include "simulator/vtrain_runs.h"
 
 namespace gpuplan {
 namespace {
+
+// The files `accuracy --runs` reads, told apart by the name's ending (docs/METRICS.md).
+struct RunsFormat {
+  const char* suffix;
+  Expected<std::vector<PublishedRun>> (*read)(const std::string& path, const HardwareDb& db);
+};
+constexpr RunsFormat kRunsFormats[] = {
+    {".csv", ReadVtrainRunsFile},  // vTrain's ground truth (simulator/vtrain_runs.h)
+    {"", ReadPublishedRunsFile},   // published_runs.json's format, whatever the name
+};
+
+Expected<std::vector<PublishedRun>> ReadRuns(const std::string& path, const HardwareDb& db) {
+  for (const RunsFormat& f : kRunsFormats) {
+    if (path.ends_with(f.suffix)) return f.read(path, db);
+  }
+  return Status::Internal("no runs format for " + path);  // the last entry takes every name
+}
 
 Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
                    const std::string& residuals_path, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
-  Expected<nlohmann::json> doc = ReadJsonFile(path);
-  if (!doc.ok()) return doc.status();
-  Expected<std::vector<PublishedRun>> runs = ParsePublishedRuns(*doc, path, *db);
+  Expected<std::vector<PublishedRun>> runs = ReadRuns(path, *db);
   if (!runs.ok()) return runs.status();
   if (cross_validate) {
     Expected<CrossValidationReport> cv = CrossValidatePublishedRuns(*runs);
@@ -183,8 +199,10 @@ void AttachAccuracy(CLI::App* sub, const GlobalOptions* global, std::function<St
   auto rows_path = std::make_shared<std::string>();
   CLI::Option* runs =
       sub->add_option("--runs", *path,
-                      "Published runs to compare with (format: hardware-db/calibration/README.md); "
-                      "default: the runs shipped with gpuplan (published_runs.json)");
+                      "Published runs to compare with: a published_runs.json-style file, or one "
+                      "of vTrain's ground-truth CSVs (*.csv; formats: "
+                      "hardware-db/calibration/README.md); default: the runs shipped with gpuplan "
+                      "(published_runs.json)");
   CLI::Option* sweep =
       sub->add_option("--sweep", *sweep_path,
                       "Compare with a measured layout sweep instead (CSV, format: "

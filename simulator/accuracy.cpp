@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/json_reader.h"
+#include "common/median.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/framework.h"
@@ -89,6 +90,23 @@ std::string PickShare(const AccuracyReport& report, const JobLayouts& g) {
   return g.pick < 0 ? "-" : StrFormat("%.0f%%", 100 * g.PickShareOfBest(report.runs));
 }
 
+// The plain-text report lists the jobs one by one up to this many.
+constexpr size_t kMaxListedJobs = 12;
+
+// "  135 jobs: median Spearman +0.83; the pick within 10% of the best in 120 of 135"
+std::string LayoutGroupsSummary(const AccuracyReport& report) {
+  std::vector<double> rho;
+  int picks = 0, within = 0;
+  for (const JobLayouts& g : report.layout_groups) {
+    if (!std::isnan(g.spearman)) rho.push_back(g.spearman);
+    if (g.pick < 0) continue;
+    picks += 1;
+    within += g.PickShareOfBest(report.runs) >= 0.9 ? 1 : 0;
+  }
+  return StrFormat("  %zu jobs: median Spearman %s; the pick within 10%% of the best in %d of %d",
+                   report.layout_groups.size(), FormatSpearman(Median(rho)).c_str(), within, picks);
+}
+
 }  // namespace
 
 SourceSummary SummarizeErrors(const std::string& source, const std::vector<double>& errors) {
@@ -144,6 +162,13 @@ Expected<std::vector<PublishedRun>> ParsePublishedRuns(const nlohmann::json& doc
     runs.push_back(std::move(out));
   }
   return runs;
+}
+
+Expected<std::vector<PublishedRun>> ReadPublishedRunsFile(const std::string& path,
+                                                          const HardwareDb& db) {
+  Expected<nlohmann::json> doc = ReadJsonFile(path);
+  if (!doc.ok()) return doc.status();
+  return ParsePublishedRuns(*doc, path, db);
 }
 
 AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
@@ -202,6 +227,11 @@ std::string FormatAccuracyTable(const AccuracyReport& report) {
   if (report.layout_groups.empty()) return out;
   out +=
       "\nLayouts of one job: rank correlation, and the planner's pick against the measured best\n";
+  out += LayoutGroupsSummary(report) + "\n";
+  if (report.layout_groups.size() > kMaxListedJobs) {
+    out += StrFormat("  (%zu jobs: --markdown lists each)\n", report.layout_groups.size());
+    return out;
+  }
   for (const JobLayouts& g : report.layout_groups) {
     out += StrFormat("  %s: %zu runs, Spearman %s\n    pick %s, best %s, pick/best %s\n",
                      g.label.c_str(), g.runs.size(), FormatSpearman(g.spearman).c_str(),
@@ -223,6 +253,7 @@ std::string FormatAccuracyMarkdown(const AccuracyReport& report) {
   for (const SourceSummary& s : report.by_source) summary(s);
   summary(report.overall);
   if (!report.layout_groups.empty()) {
+    out += "\n" + LayoutGroupsSummary(report).substr(2) + ".\n";
     out +=
         "\n| job (layouts of it) | runs | Spearman | planner's pick | measured best | pick / best "
         "|\n|---|---:|---:|---|---|---:|\n";

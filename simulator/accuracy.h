@@ -85,6 +85,10 @@ Expected<std::vector<PublishedRun>> ParsePublishedRuns(const nlohmann::json& run
                                                        const std::string& origin,
                                                        const HardwareDb& db);
 
+/// Reads and parses a published_runs.json file (errors name the path).
+Expected<std::vector<PublishedRun>> ReadPublishedRunsFile(const std::string& path,
+                                                          const HardwareDb& db);
+
 /// Predicts every run with datasheet rates under `calibration` (EvaluateStep) and compares.
 AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
                                      const RateCalibration& calibration = {});

@@ -1,7 +1,6 @@
 #include "simulator/layout_sweep.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -10,6 +9,7 @@
 #include <utility>
 
 #include "common/checked_math.h"
+#include "common/csv_table.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
 #include "common/median.h"
@@ -27,107 +27,6 @@ constexpr double kMaxMeasurement = 1e15;
 // gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
 // 1024**3.
 constexpr double kBytesPerGiB = 1073741824.0;
-
-// The columns read; others (params, mfu_pct, tokens_per_s, ...) are ignored, and `gbs` is read
-// when present (SweepRow::stated_global_batch).
-constexpr const char* kColumns[] = {"model",
-                                    "num_layers",
-                                    "hidden",
-                                    "heads",
-                                    "kv_heads",
-                                    "ffn_hidden",
-                                    "vocab",
-                                    "tied_embeddings",
-                                    "seq_len",
-                                    "gpu",
-                                    "gpus_per_node",
-                                    "nodes",
-                                    "gpus",
-                                    "dp",
-                                    "tp",
-                                    "pp",
-                                    "cp",
-                                    "ep",
-                                    "zero_stage",
-                                    "mbs",
-                                    "grad_acc",
-                                    "tp_mode",
-                                    "precision",
-                                    "pp_schedule",
-                                    "tokens_per_s_per_gpu",
-                                    "gpu_mem_gb",
-                                    "status"};
-
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    fields.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
-  }
-}
-
-// Field access for one data line; the first problem is kept and later reads return 0.
-class RowReader {
- public:
-  RowReader(const std::map<std::string, size_t, std::less<>>& index,
-            const std::vector<std::string_view>& fields, std::string context)
-      : index_(index), fields_(fields), context_(std::move(context)) {}
-
-  std::string_view Text(std::string_view column) { return fields_[index_.find(column)->second]; }
-  int64_t PositiveInt(std::string_view column) {
-    const std::string_view text = Text(column);
-    int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-      Fail(column, "must be a positive integer", text);
-      return 0;
-    }
-    return value;
-  }
-  // A non-negative number; an empty field reads as 0 (crashed rows leave measurements empty).
-  double OptionalNumber(std::string_view column) {
-    const std::string_view text = Text(column);
-    if (text.empty()) return 0;
-    double value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    // from_chars reads "inf" and "nan"; a measurement is finite, and anything above 1e15 (tokens
-    // per second, GB, percent) is a typo that would overflow the ratios built from it.
-    if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0) ||
-        !(value <= kMaxMeasurement)) {
-      Fail(column, "must be a non-negative number up to 1e15, or empty", text);
-      return 0;
-    }
-    return value;
-  }
-  // One of `allowed`; returns its index (0 after a failure).
-  size_t OneOf(std::string_view column, std::initializer_list<std::string_view> allowed) {
-    const std::string_view text = Text(column);
-    size_t i = 0;
-    std::string names;
-    for (std::string_view a : allowed) {
-      if (text == a) return i;
-      names += (i++ ? ", " : "") + std::string(a);
-    }
-    Fail(column, "must be one of " + names, text);
-    return 0;
-  }
-  void Fail(std::string_view column, const std::string& what, std::string_view got) {
-    if (status_.ok()) {
-      status_ = Status::Invalid(context_ + ": column '" + std::string(column) + "': " + what +
-                                ", got '" + std::string(got) + "'");
-    }
-  }
-  const Status& status() const { return status_; }
-
- private:
-  const std::map<std::string, size_t, std::less<>>& index_;
-  const std::vector<std::string_view>& fields_;
-  std::string context_;
-  Status status_ = Status::Ok();
-};
 
 // 1-based ranks, ties averaged.
 std::vector<double> Ranks(const std::vector<double>& x) {
@@ -321,51 +220,43 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
                            std::string(kSweepGpuId) + "', network '" + kSweepNetworkId +
                            "' and framework '" + kSweepFrameworkId + "' for the sweep's cluster");
   }
-  std::vector<std::string_view> lines;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-  }
-  if (lines.empty()) return Status::Invalid(origin + ": empty file, expected a CSV header");
-  // Plain comma-separated values: no field of the format holds a comma, so none is quoted, and
-  // a quote would be read as part of a field.
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find('"') != std::string_view::npos) {
-      return Status::Invalid(origin + ": line " + std::to_string(i + 1) +
-                             ": a quote; the sweep's CSV has plain comma-separated fields, "
-                             "none quoted (hardware-db/calibration/README.md)");
-    }
-  }
-  const std::vector<std::string_view> header = SplitFields(lines[0]);
-  std::map<std::string, size_t, std::less<>> index;
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (!index.emplace(std::string(header[i]), i).second) {
-      return Status::Invalid(origin + ": line 1: column '" + std::string(header[i]) +
-                             "' appears twice in the header");
-    }
-  }
-  for (const char* column : kColumns) {
-    if (index.find(column) == index.end()) {
-      return Status::Invalid(origin + ": line 1: header lacks column '" + column + "'");
-    }
-  }
+  // The columns read; others (params, mfu_pct, tokens_per_s, ...) are ignored, and `gbs` is read
+  // when present (SweepRow::stated_global_batch).
+  Expected<CsvTable> table = ParseCsvTable(text, origin,
+                                           {"model",
+                                            "num_layers",
+                                            "hidden",
+                                            "heads",
+                                            "kv_heads",
+                                            "ffn_hidden",
+                                            "vocab",
+                                            "tied_embeddings",
+                                            "seq_len",
+                                            "gpu",
+                                            "gpus_per_node",
+                                            "nodes",
+                                            "gpus",
+                                            "dp",
+                                            "tp",
+                                            "pp",
+                                            "cp",
+                                            "ep",
+                                            "zero_stage",
+                                            "mbs",
+                                            "grad_acc",
+                                            "tp_mode",
+                                            "precision",
+                                            "pp_schedule",
+                                            "tokens_per_s_per_gpu",
+                                            "gpu_mem_gb",
+                                            "status"},
+                                           "the sweep's CSV");
+  if (!table.ok()) return table.status();
   std::vector<SweepRow> rows;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    const int line_number = static_cast<int>(i + 1);
-    const std::string context = origin + ": line " + std::to_string(line_number);
-    const std::vector<std::string_view> fields = SplitFields(lines[i]);
-    if (fields.size() != header.size()) {
-      return Status::Invalid(StrFormat("%s: %zu fields, the header has %zu", context.c_str(),
-                                       fields.size(), header.size()));
-    }
-    RowReader r(index, fields, context);
+  for (const CsvLine& line : table->rows) {
+    CsvRowReader r(*table, line, origin);
     SweepRow row;
-    row.line = line_number;
+    row.line = line.number;
     row.model = std::string(r.Text("model"));
     row.nodes = r.PositiveInt("nodes");
     ModelSpec& m = row.job.model;
@@ -404,7 +295,7 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
       r.Fail("grad_acc", "dp*mbs*grad_acc does not fit a 64-bit integer", r.Text("grad_acc"));
     }
     t.global_batch_size = global_batch.value_or(0);
-    if (index.find("gbs") != index.end()) row.stated_global_batch = r.PositiveInt("gbs");
+    if (table->index.contains("gbs")) row.stated_global_batch = r.PositiveInt("gbs");
     const std::string_view precision = r.Text("precision");
     if (!ParsePrecision(precision, &t.precision)) {
       r.Fail("precision", "must be fp32, tf32, bf16, fp16, fp8 or fp4", precision);
@@ -413,8 +304,10 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     t.framework = *nanotron;
     ApplyStackPipelineSplit(&row.job);  // nanotron's cost-balanced stages
     row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
-    row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu");
-    row.measured_memory_bytes = r.OptionalNumber("gpu_mem_gb") * kBytesPerGiB;
+    // A measurement is finite, and anything above 1e15 (tokens per second, GB) is a typo that
+    // would overflow the ratios built from it.
+    row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu", kMaxMeasurement);
+    row.measured_memory_bytes = r.OptionalNumber("gpu_mem_gb", kMaxMeasurement) * kBytesPerGiB;
     if (row.ran && !(row.measured_tokens_per_s_per_gpu > 0)) {
       r.Fail("tokens_per_s_per_gpu", "must be positive when status is ok",
              r.Text("tokens_per_s_per_gpu"));
