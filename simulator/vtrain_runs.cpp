@@ -1,5 +1,8 @@
 #include "simulator/vtrain_runs.h"
 
+#include <optional>
+
+#include "common/checked_math.h"
 #include "common/csv_table.h"
 #include "common/json_reader.h"
 #include "common/limits.h"
@@ -57,7 +60,10 @@ Expected<std::vector<PublishedRun>> ParseVtrainRuns(const std::string& text,
                  : StrFormat("GPT h%lld x %lld (vTrain)", static_cast<long long>(m.hidden_size),
                              static_cast<long long>(m.num_layers));
     m.num_kv_heads = m.num_attention_heads;
-    m.ffn_hidden_size = 4 * m.hidden_size;
+    // Megatron's GPT MLP is 4h wide (vTrain's model: ParamInfo(config.hidden_size * 4 * ...)).
+    const std::optional<int64_t> ffn = CheckedMul(4, m.hidden_size);
+    if (!ffn) r.Fail("hidden size", "is too large", r.Text("hidden size"));
+    m.ffn_hidden_size = ffn.value_or(0);
     m.vocab_size = kVtrainVocabulary;
     m.mlp = MlpKind::kGelu;
     m.tied_embeddings = true;
@@ -102,8 +108,9 @@ Expected<std::vector<PublishedRun>> ParseVtrainRuns(const std::string& text,
                         static_cast<long long>(p.pp), static_cast<long long>(p.dp),
                         static_cast<long long>(t.micro_batch_size), line.number);
     run.source = multi_node ? "vTrain multi-node" : "vTrain single-node";
-    run.measured_tokens_per_s_per_gpu = static_cast<double>(t.global_batch_size * t.seq_len) /
-                                        (iteration_ms / 1e3) / static_cast<double>(c.num_gpus);
+    run.measured_tokens_per_s_per_gpu = static_cast<double>(t.global_batch_size) *
+                                        static_cast<double>(t.seq_len) / (iteration_ms / 1e3) /
+                                        static_cast<double>(c.num_gpus);
     run.job = std::move(job);
     run.gpu = gpu;
     run.net = net;
