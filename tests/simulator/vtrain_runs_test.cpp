@@ -72,6 +72,8 @@ TEST(VtrainRuns, ErrorsNameTheFileLineAndColumn) {
             "86400000, got '-3'");
   EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,x,1024,16,24,1024,1,1,2,9\r\n"),
             "v.csv: line 2: column 'micro batch': must be a positive integer, got 'x'");
+  EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,8,4000000000000000000,16,24,1024,1,1,2,9"),
+            "v.csv: line 2: column 'hidden size': is too large, got '4000000000000000000'");
   EXPECT_EQ(error("# GPUs,global batch\r\n2,16\r\n"),
             "v.csv: line 1: header lacks column 'micro batch'");
   EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,8\r\n"),
