@@ -8,11 +8,11 @@
 
 #include "common/json_reader.h"
 #include "common/median.h"
+#include "common/rank_correlation.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/framework.h"
 #include "simulator/job_spec_json.h"
-#include "simulator/layout_sweep.h"
 #include "simulator/memory.h"
 
 namespace gpuplan {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -13,6 +12,7 @@
 #include "common/json_reader.h"
 #include "common/limits.h"
 #include "common/median.h"
+#include "common/rank_correlation.h"
 #include "common/str_format.h"
 #include "simulator/cost_model.h"
 #include "simulator/framework.h"
@@ -22,27 +22,10 @@
 namespace gpuplan {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMaxMeasurement = 1e15;
 // gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
 // 1024**3.
 constexpr double kBytesPerGiB = 1073741824.0;
-
-// 1-based ranks, ties averaged.
-std::vector<double> Ranks(const std::vector<double>& x) {
-  std::vector<size_t> order(x.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
-  std::vector<double> ranks(x.size());
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
-    const double rank = 0.5 * static_cast<double>(i + j) + 1;
-    for (size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
-    i = j + 1;
-  }
-  return ranks;
-}
 
 // |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
 // on rank 0, of the first stage.
@@ -327,21 +310,6 @@ Expected<std::vector<SweepRow>> ReadLayoutSweepFile(const std::string& path, con
   if (!text.ok()) return text.status();
   return ParseLayoutSweep(*text, path, db);
 }
-
-double SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.size() != y.size() || x.size() < 2) return kNaN;
-  const std::vector<double> rx = Ranks(x), ry = Ranks(y);
-  const double mean = 0.5 * static_cast<double>(x.size() + 1);
-  double sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    sxy += (rx[i] - mean) * (ry[i] - mean);
-    sxx += (rx[i] - mean) * (rx[i] - mean);
-    syy += (ry[i] - mean) * (ry[i] - mean);
-  }
-  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
-}
-
-std::string FormatSpearman(double rho) { return std::isnan(rho) ? "-" : StrFormat("%+.2f", rho); }
 
 SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const HardwareDb& db) {
   SweepReport report;

@@ -68,14 +68,6 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
 /// Reads and parses a sweep file (errors name the path).
 Expected<std::vector<SweepRow>> ReadLayoutSweepFile(const std::string& path, const HardwareDb& db);
 
-/// Spearman rank correlation of two equally long series (ties take their average rank;
-/// Spearman 1904, the Pearson correlation of the ranks). NaN for fewer than two values or a
-/// constant series.
-double SpearmanCorrelation(const std::vector<double>& x, const std::vector<double>& y);
-
-/// A Spearman correlation as printed in reports: "+0.84", or "-" for NaN.
-std::string FormatSpearman(double rho);
-
 /// The metrics of one (model, nodes) group or of the whole sweep (docs/ACCURACY.md).
 struct SweepSummary {
   std::string label;        ///< "1B x 8 nodes", or "all" for the whole sweep

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/rank_correlation.h"
 #include "common/str_format.h"
 #include "hardware-db/hardware_db.h"
 #include "simulator/job_spec_json.h"
