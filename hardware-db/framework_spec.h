@@ -104,6 +104,13 @@ struct FrameworkSpec {
   /// the host floor per TP rank and boundary: TP groups that span nodes (docs/COST_MODEL.md,
   /// "Tensor parallelism across nodes").
   double tp_seconds_per_inter_node_hop = 0;
+  /// ZeRO-3/FSDP with pipeline parallelism: whether each stage keeps its layers' gathered weights
+  /// from the first micro-batch's forward to the step's last backward, accumulates their unsharded
+  /// gradients in the reduction dtype, and reduce-scatters them once after that backward
+  /// (torchtitan: reshard_after_forward = not pp_enabled; torch.distributed.pipelining's stage
+  /// backward without gradient sync but the last). false: every micro-batch gathers and
+  /// reduce-scatters each layer, as without pipelining.
+  bool zero3_unsharded_stage_with_pp = false;
   /// Highest ZeRO stage the stack runs (nanotron shards only the optimizer state: 1).
   int max_zero_stage = 3;
   /// Highest ZeRO stage it runs with pipeline parallelism (pp >= 2; DeepSpeed's PipelineEngine

@@ -194,10 +194,12 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
   }
   if (p.zero_stage == 3 || p.fsdp) {
     // Per micro-batch: the cost model's gathers and the gradient reduce-scatter, for each layer of
-    // the stage and the embedding/head unit.
+    // the stage and the embedding/head unit; once per step where the stage stays gathered.
     const int64_t layers = StageLayers(plan.job, 0);
+    const bool kept = FsdpKeepsStageGathered(plan.job);
     const int gathers = FsdpGathersPerMicroBatch(tr);
-    const int64_t collectives = (layers + 1) * (gathers + 1) * plan.step.microbatches;
+    const int64_t collectives =
+        kept ? (layers + 1) * 2 : (layers + 1) * (gathers + 1) * plan.step.microbatches;
     const std::string name = p.fsdp ? "FSDP" : "ZeRO-3";
     std::string replicas;
     if (p.dp_replicate > 1) {
@@ -205,10 +207,19 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
                  std::to_string(p.dp_replicate) + " replicas of its shard group (" +
                  std::to_string(p.ShardRanks()) + " data-parallel ranks)";
     }
+    const std::string pattern =
+        kept
+            ? "each pipeline stage gathers its layers' weights once, for the first micro-batch, "
+              "keeps them and the unsharded gradients to the step's last backward (the stack "
+              "does not reshard under pipelining), then reduce-scatters the gradients with nothing "
+              "left to hide them"
+            : std::string(
+                  "every micro-batch gathers each layer's weights for forward and again "
+                  "for backward") +
+                  (gathers == 3 ? " and recomputation" : "") + " and reduce-scatters its gradients";
     out.push_back(
-        "Assumed for " + name + ": every micro-batch gathers each layer's weights for forward " +
-        "and again for backward" + (gathers == 3 ? " and recomputation" : "") +
-        " and reduce-scatters its gradients (" + FormatCount(static_cast<double>(collectives)) +
+        "Assumed for " + name + ": " + pattern + " (" +
+        FormatCount(static_cast<double>(collectives)) +
         " collectives per step on the first stage, each paying its ring's latency)" + replicas +
         "; prefetching hides all but the first layer's gather behind the neighbouring layers' " +
         "computation, charged at " + FormatPercent(kOverlapInterference) +

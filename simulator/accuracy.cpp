@@ -149,8 +149,9 @@ Expected<std::vector<PublishedRun>> ParsePublishedRuns(const nlohmann::json& doc
     }
     if (!r.status().ok()) return r.status();
     JsonObjectReader m(*measured, origin + ": run '" + out.id + "': measured");
-    m.RejectUnknownFields({"tokens_per_s_per_gpu", "derived_from"});
+    m.RejectUnknownFields({"tokens_per_s_per_gpu", "derived_from", "peak_memory_gib"});
     out.measured_tokens_per_s_per_gpu = m.PositiveNumber("tokens_per_s_per_gpu");
+    out.measured_peak_memory_gib = m.OptionalPositiveNumber("peak_memory_gib", 0);
     (void)m.OptionalString("derived_from", "");
     if (!m.status().ok()) return m.status();
     Expected<JobSpec> job = ParseJobSpec(*spec, origin + ": run '" + out.id + "'", ".", db);
@@ -175,6 +176,7 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
                                      const RateCalibration& calibration) {
   AccuracyReport report;
   report.overall.source = "all runs";
+  report.memory.source = "peak memory";
   for (const PublishedRun& run : runs) {
     const StepResult r =
         EvaluateStep(run.job, *run.gpu, *run.net,
@@ -188,6 +190,12 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
     cmp.fits = r.memory.fits;
     cmp.fits_with_margin = FitsWithMargin(r.memory, kDefaultMemoryMargin);
     cmp.stack_runs = StackRunsLayout(run.job).ok();
+    if (run.measured_peak_memory_gib > 0) {
+      cmp.measured_memory_gib = run.measured_peak_memory_gib;
+      cmp.predicted_memory_gib =
+          (r.memory.peak_bytes - run.job.overhead.framework_bytes) / kBytesPerGiB;
+      Accumulate(&report.memory, cmp.MemoryError());
+    }
     auto it = std::find_if(report.by_source.begin(), report.by_source.end(),
                            [&](const SourceSummary& s) { return s.source == cmp.source; });
     if (it == report.by_source.end()) {
@@ -200,6 +208,7 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
   }
   for (SourceSummary& s : report.by_source) Finish(&s);
   Finish(&report.overall);
+  Finish(&report.memory);
   report.layout_groups = GroupLayouts(runs, report.runs);
   return report;
 }
@@ -224,6 +233,11 @@ std::string FormatAccuracyTable(const AccuracyReport& report) {
   };
   for (const SourceSummary& s : report.by_source) summary(s.source, s);
   summary("all runs", report.overall);
+  if (report.memory.runs > 0) {
+    out +=
+        "\nPeak memory of the " + std::to_string(report.memory.runs) + " runs that publish it:\n";
+    summary("peak memory", report.memory);
+  }
   if (report.layout_groups.empty()) return out;
   out +=
       "\nLayouts of one job: rank correlation, and the planner's pick against the measured best\n";
@@ -263,11 +277,28 @@ std::string FormatAccuracyMarkdown(const AccuracyReport& report) {
                        PickId(report, g.best).c_str(), PickShare(report, g).c_str());
     }
   }
-  out += "\n| run | measured tok/s/GPU | predicted | error | fits |\n|---|---:|---:|---:|:-:|\n";
+  if (report.memory.runs > 0) {
+    out +=
+        "\nPeak memory of the " + std::to_string(report.memory.runs) + " runs that publish it:\n\n";
+    out += "| | runs | MAPE | mean error (bias) | worst |\n|---|---:|---:|---:|---:|\n";
+    summary(report.memory);
+  }
+  const bool memory = report.memory.runs > 0;
+  out += "\n| run | measured tok/s/GPU | predicted | error | fits |";
+  out += memory ? " measured GiB | predicted GiB | memory error "
+                  "|\n|---|---:|---:|---:|:-:|---:|---:|---:|\n"
+                : "\n|---|---:|---:|---:|:-:|\n";
   for (const RunComparison& r : report.runs) {
-    std::snprintf(line, sizeof(line), "| %s | %.1f | %.1f | %+.1f%% | %s |\n", r.id.c_str(),
+    std::snprintf(line, sizeof(line), "| %s | %.1f | %.1f | %+.1f%% | %s |", r.id.c_str(),
                   r.measured, r.predicted, 100 * r.error, r.fits ? "yes" : "no");
     out += line;
+    if (memory && r.HasMemory()) {
+      out += StrFormat(" %.1f | %.1f | %+.1f%% |", r.measured_memory_gib, r.predicted_memory_gib,
+                       100 * r.MemoryError());
+    } else if (memory) {
+      out += " | | |";
+    }
+    out += "\n";
   }
   return out;
 }

@@ -21,6 +21,8 @@ struct PublishedRun {
   const GpuSpec* gpu = nullptr;      ///< the job's GPU, in the database it was parsed with
   const NetworkSpec* net = nullptr;  ///< the job's inter-node network, same
   double measured_tokens_per_s_per_gpu = 0;
+  /// The published peak memory of the most loaded GPU, GiB (2^30 bytes); 0 when not published.
+  double measured_peak_memory_gib = 0;
 };
 
 struct RunComparison {
@@ -32,6 +34,16 @@ struct RunComparison {
   bool fits = false;              ///< memory model's verdict
   bool fits_with_margin = false;  ///< it fits with kDefaultMemoryMargin of the GPU left free
   bool stack_runs = false;        ///< the run's stack accepts the layout (StackRunsLayout)
+  /// Peak memory, GiB, when the run publishes one (0 otherwise): measured (PublishedRun::
+  /// measured_peak_memory_gib) and predicted (the most loaded stage's peak less the overhead's
+  /// framework_bytes, the CUDA context and NCCL buffers outside PyTorch's allocator counters).
+  double measured_memory_gib = 0;
+  double predicted_memory_gib = 0;
+  bool HasMemory() const { return measured_memory_gib > 0; }
+  /// (predicted - measured) / measured peak memory; 0 without a published peak.
+  double MemoryError() const {
+    return HasMemory() ? (predicted_memory_gib - measured_memory_gib) / measured_memory_gib : 0;
+  }
   /// Predicted to run at all: it fits and the stack accepts it.
   bool PredictedToRun() const { return fits && stack_runs; }
   /// The planner would consider the layout: it runs with the planner's memory margin.
@@ -73,6 +85,9 @@ struct AccuracyReport {
   std::vector<RunComparison> runs;
   std::vector<SourceSummary> by_source;  ///< in order of first appearance
   SourceSummary overall;
+  /// Relative errors of the predicted peak memory over the runs that publish one (runs == 0 when
+  /// none does).
+  SourceSummary memory;
   /// Jobs with at least kMinJobLayoutsRuns runs, in order of first appearance.
   std::vector<JobLayouts> layout_groups;
 };
@@ -98,11 +113,11 @@ Expected<AccuracyReport> CompareWithPublishedRuns(const nlohmann::json& runs_doc
                                                   const std::string& origin, const HardwareDb& db);
 
 /// The report as Markdown: per-source summary table, the layout groups (when there are any),
-/// then one row per run.
+/// then one row per run (with the peak memory when a run publishes one).
 std::string FormatAccuracyMarkdown(const AccuracyReport& report);
 
-/// The report as plain text: one line per source and one for all runs, then one per layout
-/// group (when there are any).
+/// The report as plain text: one line per source and one for all runs, one for peak memory (when
+/// a run publishes it), then one per layout group (when there are any).
 std::string FormatAccuracyTable(const AccuracyReport& report);
 
 }  // namespace gpuplan

@@ -138,12 +138,12 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     }
     st.ep = sum(&LayerCosts::ep_exposed);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for
-    // backward, and reduce-scatters gradients (with HSDP also all-reduces them across the
-    // replicas); prefetching hides them behind that micro-batch's computation except for the
-    // first layer's gather (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3); without dp_overlap all
-    // of it waits.
-    // Each layer is its own unit with its own collectives, so the latency is paid per layer;
-    // the stage's other parameters (embedding, LM head; dense) form one more unit.
+    // backward (but on a stack that keeps a pipeline stage's weights gathered, below), and
+    // reduce-scatters gradients (with HSDP also all-reduces them across the replicas); prefetching
+    // hides them behind that micro-batch's computation except for the first layer's gather (Zhao et
+    // al. 2023, PyTorch FSDP, Sec. 3.3); without dp_overlap all of it waits. Each layer is its own
+    // unit with its own collectives, so the latency is paid per layer; the stage's other parameters
+    // (embedding, LM head; dense) form one more unit.
     if (fully_sharded) {
       const ShardParams shard = ParamsPerGpu(job, stage);
       ShardParams rest;
@@ -157,10 +157,21 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double reduce = mix.dense * FsdpReduceSeconds(costs, dense_layer) +
                             mix.moe * FsdpReduceSeconds(costs, moe_layer) +
                             FsdpReduceSeconds(costs, rest);
-      const double comm = FsdpGathersPerMicroBatch(tr) * gather;
-      const double all = comm + reduce;
       const ShardParams& first = mix.dense > 0 ? dense_layer : moe_layer;
-      st.fsdp = par.dp_overlap ? Exposed(all, st.compute) + FsdpGatherSeconds(costs, first) : all;
+      if (FsdpKeepsStageGathered(job)) {
+        // A stage that keeps its weights gathered under pipelining (torchtitan) gathers them
+        // once per step, prefetched behind its first micro-batch's forward, and reduce-scatters
+        // the accumulated gradients once, after the step's last backward, when nothing is left
+        // to hide them (torch.distributed.pipelining calls FSDP's post_backward by hand after
+        // it). Spread over the step's micro-batches.
+        const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
+        const double exposed_gather =
+            par.dp_overlap ? Exposed(gather, forward) + FsdpGatherSeconds(costs, first) : gather;
+        st.fsdp = (exposed_gather + reduce) / static_cast<double>(MicrobatchesPerStep(job));
+      } else {
+        const double all = FsdpGathersPerMicroBatch(tr) * gather + reduce;
+        st.fsdp = par.dp_overlap ? Exposed(all, st.compute) + FsdpGatherSeconds(costs, first) : all;
+      }
     }
     // ZeRO-2: the gradients are sharded, so there is no full-size buffer to accumulate into and
     // every micro-batch's backward reduce-scatters its gradients (DeepSpeed stage_1_and_2.py

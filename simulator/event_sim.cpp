@@ -335,6 +335,11 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
   const bool has_embedding = vs == 0;
   const bool has_head = vs == vs_count - 1;
   const bool fsdp = zero_ >= 3 && sharded_dp_;
+  // A stage that keeps its weights gathered under pipelining (FsdpKeepsStageGathered) gathers a
+  // layer only for the first micro-batch's forward and reduce-scatters its gradients only after
+  // the step's last backward of the chunk, exposed (PyTorch's pipelining runs FSDP's post_backward
+  // after that backward).
+  const bool keep = fsdp && FsdpKeepsStageGathered(job_);
   Rank& r = ranks_[static_cast<size_t>(stage)];
   int32_t first_compute = -1;
   auto compute = [&](std::string_view name, double work, int32_t layer, double flops) {
@@ -353,7 +358,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
     for (int64_t l = first_layer; l < first_layer + layers; ++l) {
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
-      if (fsdp) Gather(stage, l, 1.0, mb);
+      if (fsdp && (!keep || mb == 0)) Gather(stage, l, 1.0, mb);
       if (gather_weights) GatherWeights(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
       if (par_.cp > 1) {
         compute("attention", c.fwd_attn, li, 0);
@@ -378,10 +383,13 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
   } else if (pass.kind == PassKind::kBackward) {
     if (has_head) compute("lm head", costs_.head_bwd, -1, 0);
     if (!split_ && reduces_grads && has_head) AddGradients(stage, head_params_);
+    double deferred_reduce_s = 0, deferred_reduce_bytes = 0;
     for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
-      if (fsdp) Gather(stage, l, job_.training.recompute == Recompute::kFull ? 2.0 : 1.0, mb);
+      if (fsdp && !keep) {
+        Gather(stage, l, job_.training.recompute == Recompute::kFull ? 2.0 : 1.0, mb);
+      }
       if (job_.training.recompute == Recompute::kFull) {
         // The forward again, its collectives included (step_costs.cpp).
         compute("recompute", c.recompute, li, c.fwd_flops);
@@ -418,7 +426,12 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         const double bytes = costs_.grad_bytes_per_param * p.trainable;
         const char* name =
             par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads";
-        if (par_.dp_overlap) {
+        if (keep) {
+          if (reduces_grads) {
+            deferred_reduce_s += FsdpReduceSeconds(costs_, p);
+            deferred_reduce_bytes += bytes;
+          }
+        } else if (par_.dp_overlap) {
           Async(stage, SimStream::kDpReduce, Category::kDp, name, FsdpReduceSeconds(costs_, p),
                 bytes);
         } else {
@@ -431,6 +444,11 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
     if (has_embedding) {
       compute("embedding", costs_.embed_bwd, -1, 0);
       if (!split_ && reduces_grads) AddGradients(stage, embedding_params_);
+    }
+    if (deferred_reduce_s > 0) {
+      Blocking(stage, SimStream::kDpReduce, Category::kDp,
+               par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads",
+               deferred_reduce_s, mb, -1, deferred_reduce_bytes);
     }
     if (first_compute < 0) first_compute = compute("backward", 0.0, -1, 0);
     if (!split_) r.memory.emplace_back(r.last[0], -chunk_act);

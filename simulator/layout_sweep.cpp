@@ -23,9 +23,8 @@ namespace gpuplan {
 namespace {
 
 constexpr double kMaxMeasurement = 1e15;
-// gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
-// 1024**3.
-constexpr double kBytesPerGiB = 1073741824.0;
+// gpu_mem_gb is GiB (kBytesPerGiB): nanotron's log_throughput (helpers.py) divides PyTorch's byte
+// counts by 1024**3.
 
 // |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
 // on rank 0, of the first stage.

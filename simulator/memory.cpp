@@ -271,7 +271,12 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     mb.grads_bytes += tr.framework.ddp_bucket_bytes_per_param * shard.trainable;
   }
   const double layers = std::max(1.0, static_cast<double>(StageLayers(job, stage)));
-  if (zero >= 3) {
+  const bool keeps_gathered = FsdpKeepsStageGathered(job);
+  if (keeps_gathered) {
+    // The stage's weights stay gathered from its first forward to the step's last backward
+    // (torchtitan under pipelining: reshard_after_forward = not pp_enabled), beside the shards.
+    mb.weights_bytes += gathered_bytes * shard.Total();
+  } else if (zero >= 3) {
     // FSDP/ZeRO-3 gathers one layer at a time and prefetches the next: two unsharded layers.
     mb.weights_bytes += 2.0 * gathered_bytes * shard.Total() / layers;
   }
@@ -306,7 +311,12 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // gradient to reduce_dtype and reduce-scatters it on its own stream while the next unit's
     // backward runs; DeepSpeed ZeRO-2 and Megatron-FSDP reduce bucket by bucket the same way.
     const double compute_bytes = IsFp32(tr.precision) ? 4.0 : 2.0;
-    mb.grads_bytes += (grad_bytes + compute_bytes) * shard.trainable / layers;
+    // Under pipelining a stage that keeps its weights gathered reduce-scatters only after the
+    // step's last backward: the backwards before it accumulate every layer's unsharded gradient
+    // in the reduction's dtype (PyTorch FSDP2 post_backward without reduce_grads:
+    // to_accumulated_grad_if_needed), beside the layer whose gradient backward is producing.
+    const double reducing = keeps_gathered ? shard.trainable : shard.trainable / layers;
+    mb.grads_bytes += grad_bytes * reducing + compute_bytes * shard.trainable / layers;
   }
   // Full recomputation re-materialises one layer at a time during backward.
   const double recompute_working =

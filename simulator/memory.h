@@ -93,6 +93,10 @@ double ChunkActivationBytes(const JobSpec& job, const LayerActivations& act, int
 double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int64_t stage);
 
 /// Per-GPU memory at the step's peak.
+/// Bytes in a GiB (2^30): PyTorch's memory logs (nanotron, torchtitan) divide its byte counts by
+/// 1024**3.
+inline constexpr double kBytesPerGiB = 1073741824.0;
+
 struct MemoryBreakdown {
   double weights_bytes = 0;
   double grads_bytes = 0;

@@ -644,6 +644,12 @@ double GradBucketParams(const JobSpec& job) {
   return stack.grad_bucket.Params(bucket_bytes_per_param, static_cast<double>(p.dp * p.cp));
 }
 
+bool FsdpKeepsStageGathered(const JobSpec& job) {
+  const ParallelSpec& p = job.parallel;
+  return p.ZeroStage() >= 3 && p.ShardRanks() > 1 && p.pp >= 2 &&
+         job.training.framework.zero3_unsharded_stage_with_pp;
+}
+
 bool WeightGatherInForward(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   return !p.fsdp && p.zero_stage >= 1 && p.zero_stage < 3 && p.dp * p.cp > 1 && p.dp_overlap &&

@@ -135,6 +135,13 @@ inline int FsdpGathersPerMicroBatch(const TrainingSpec& tr) {
   return tr.recompute == Recompute::kFull ? 3 : 2;
 }
 
+/// ZeRO-3/FSDP with pipeline parallelism on a stack that keeps each stage's weights gathered
+/// (FrameworkSpec::zero3_unsharded_stage_with_pp, torchtitan): sharded data parallelism, pp >= 2.
+/// Such a stage gathers each layer once per step, before the first micro-batch's forward, and
+/// reduce-scatters each layer's accumulated gradients once, after the step's last backward;
+/// it holds the stage's gathered weights and its unsharded gradients (memory.cpp).
+bool FsdpKeepsStageGathered(const JobSpec& job);
+
 /// ZeRO-3/FSDP: the all-gather of one layer's parameters (16-bit) once (PyTorch FSDP unshards
 /// each wrapped layer before its forward and again before its backward; Zhao et al. 2023,
 /// PyTorch FSDP, Sec. 3.3): the dense ones (ShardParams::dense) over the shard group, the

@@ -525,6 +525,40 @@ TEST_F(CostModelTest, FsdpWithoutOverlapWaitsForEverything) {
   EXPECT_GT(b->step_time_s, a->step_time_s);
 }
 
+// Golden: a pipeline stage that keeps its weights gathered (torchtitan) gathers each layer once
+// per step and reduce-scatters the accumulated gradients once, after the last backward
+// (torch.distributed.pipelining runs FSDP's post_backward by hand then); the baseline does all
+// three gathers (forward, recomputation, backward) and the reduce-scatter every micro-batch.
+// Without dp_overlap the analytic model charges all of it: m x (3G + R) against G + R.
+TEST_F(CostModelTest, TorchtitanGathersAPipelineStageOncePerStep) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);
+  spec["training"]["recompute"] = "full";
+  spec["training"]["framework"] = "torchtitan";
+  spec["parallelism"] = {{"pp", 2}, {"dp", 32}, {"fsdp", true}, {"dp_overlap", false}};
+  const JobSpec titan = Parse(spec);
+  spec["training"]["framework"] = "megatron-core";
+  const JobSpec baseline = Parse(spec);
+  const StepResult kept = Eval(titan), base = Eval(baseline);
+  ASSERT_EQ(kept.microbatches, 2);
+  const StepCosts c = Costs(titan);
+  // The slowest stage's collectives: its layers and the embedding or head unit.
+  double expected_kept = 0, expected_base = 0;
+  for (int64_t stage = 0; stage < 2; ++stage) {
+    const ShardParams layer = LayerParamsPerGpu(titan, false);
+    const double layers = static_cast<double>(StageLayers(titan, stage));
+    ShardParams rest;
+    rest.dense = ParamsPerGpu(titan, stage).Total() - layers * layer.Total();
+    rest.trainable = rest.dense;
+    const double g = layers * FsdpGatherSeconds(c, layer) + FsdpGatherSeconds(c, rest);
+    const double r = layers * FsdpReduceSeconds(c, layer) + FsdpReduceSeconds(c, rest);
+    expected_kept = std::max(expected_kept, g + r);
+    expected_base = std::max(expected_base, 2.0 * (3.0 * g + r));
+  }
+  EXPECT_NEAR(kept.breakdown_s.dp_comm, expected_kept, 0.05 * expected_kept);
+  EXPECT_NEAR(base.breakdown_s.dp_comm, expected_base, 0.05 * expected_base);
+  EXPECT_LT(kept.step_time_s, base.step_time_s);
+}
+
 // Golden: the optimizer updates the rank's shard as memory holds it: the dense parameters
 // divided by the shard group, the experts' by the expert shard group. Mixtral at TP2 ZeRO-1 on
 // 64 H100 keeps the same optimizer state at EP1 and EP8 (EP divides the experts, expert-DP

@@ -363,6 +363,43 @@ TEST(EventSim, ZeroTwoReduceScattersEveryMicrobatch) {
   EXPECT_LT(std::fabs(error), 0.05);
 }
 
+// A pipeline stage that keeps its weights gathered (torchtitan) gathers each layer only for the
+// first micro-batch's forward and reduce-scatters the stage's gradients once, after the last
+// backward; the baseline gathers every micro-batch's forward and backward and reduce-scatters
+// after each backward.
+TEST(EventSim, TorchtitanGathersAPipelineStageOnce) {
+  nlohmann::json spec = {{"model", "llama3-8b"},
+                         {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 64}}},
+                         {"training", {{"seq_len", 4096}, {"global_batch_size", 128}}},
+                         {"parallelism", {{"pp", 2}, {"dp", 32}, {"fsdp", true}}}};
+  auto volumes = [](const EventSimResult& sim, int32_t stage) {
+    double gathered = 0, reduced = 0;
+    for (const TimelineOp& op : sim.timeline.ops) {
+      if (op.rank != stage) continue;
+      if (op.name == "all-gather weights") gathered += op.bytes / 2.0;   // 16-bit weights
+      if (op.name == "reduce-scatter grads") reduced += op.bytes / 4.0;  // fp32 gradients
+    }
+    return std::pair<double, double>{gathered, reduced};
+  };
+  spec["training"]["framework"] = "torchtitan";
+  const JobSpec titan = ParseTestJob(spec);
+  const EventSimResult kept = Simulate(titan);
+  spec["training"]["framework"] = "megatron-core";
+  const JobSpec baseline = ParseTestJob(spec);
+  const EventSimResult base = Simulate(baseline);
+  const double m = 4;  // 128 / (1 x 32)
+  const ShardParams layer = LayerParamsPerGpu(titan, false);
+  const double layers = static_cast<double>(StageLayers(titan, 1));
+  const auto [kept_gathered, kept_reduced] = volumes(kept, 1);
+  const auto [base_gathered, base_reduced] = volumes(base, 1);
+  EXPECT_NEAR(kept_gathered, layers * layer.Total(), 1e-6 * kept_gathered);
+  EXPECT_NEAR(kept_reduced, layers * layer.trainable, 1e-6 * kept_reduced);
+  EXPECT_NEAR(base_gathered, 2.0 * m * layers * layer.Total(), 1e-6 * base_gathered);
+  EXPECT_NEAR(base_reduced, m * layers * layer.trainable, 1e-6 * base_reduced);
+  const double error = kept.step_time_s / Analytic(titan).step_time_s - 1.0;
+  EXPECT_LT(std::fabs(error), 0.05);
+}
+
 // ZeRO-2 with the interleaved schedule: every model chunk's backward ends by waiting for its
 // reduce-scatter, so with 21 chunks of 3 layers the gradients of a 25B-parameter stage cannot
 // hide behind the whole stage's backward. The analytic model charged them as if they could

@@ -54,7 +54,7 @@ TEST(Framework, BuiltinStacks) {
   // Every behaviour names its source (the loader requires it); deepspeed also gives the optional
   // max_zero_stage_with_pp.
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
-    EXPECT_EQ(f.sources.size(), id == "deepspeed" ? 25u : 24u) << id;
+    EXPECT_EQ(f.sources.size(), id == "deepspeed" ? 26u : 25u) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
@@ -74,6 +74,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.eager_elementwise, m.eager_elementwise);
   EXPECT_EQ(def.pipeline_split, m.pipeline_split);
   EXPECT_EQ(def.weight_gather_in_forward, m.weight_gather_in_forward);
+  EXPECT_EQ(def.zero3_unsharded_stage_with_pp, m.zero3_unsharded_stage_with_pp);
   EXPECT_EQ(def.zero1_grad_reduction, m.zero1_grad_reduction);
   EXPECT_EQ(def.host_seconds_per_layer, m.host_seconds_per_layer);
   EXPECT_EQ(def.pipeline_host_seconds_per_tp_rank, m.pipeline_host_seconds_per_tp_rank);

@@ -143,6 +143,35 @@ TEST(StageMemory, ShardedGradientsKeepTwoLayersUnshardedDuringBackward) {
   EXPECT_DOUBLE_EQ(StageMemory(single, GpuOf(single), 0).grads_bytes, 4.0 * p.trainable);
 }
 
+// Golden: under pipelining torchtitan keeps each stage's weights gathered (apply_fsdp:
+// reshard_after_forward = not pp_enabled) and PyTorch's pipelining runs every backward but the
+// last without gradient sync, so FSDP2 accumulates each layer's unsharded gradient in the
+// reduction dtype (post_backward: to_accumulated_grad_if_needed). A stage holds its whole
+// gathered weights (2 B per parameter) and its whole unsharded gradients (4 B, fp32 reduction)
+// beside the shards, where Megatron-Core's baseline holds two gathered layers and two unsharded
+// layer gradients (4 + 2 B). Without pipelining torchtitan reshards like the baseline.
+TEST(StageMemory, TorchtitanKeepsAPipelineStagesWeightsAndGradientsUnsharded) {
+  nlohmann::json spec = {{"model", "llama3-8b"},
+                         {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 32}}},
+                         {"training", {{"seq_len", 4096}, {"global_batch_size", 64}}},
+                         {"parallelism", {{"pp", 2}, {"dp", 16}, {"fsdp", true}}}};
+  const JobSpec baseline = ParseTestJob(spec);
+  spec["training"]["framework"] = "torchtitan";
+  const JobSpec titan = ParseTestJob(spec);
+  ASSERT_TRUE(FsdpKeepsStageGathered(titan));
+  ASSERT_FALSE(FsdpKeepsStageGathered(baseline));
+  const ShardParams p = ParamsPerGpu(titan, 0);
+  const double layers = static_cast<double>(StageLayers(titan, 0));
+  const MemoryBreakdown kept = StageMemory(titan, GpuOf(titan), 0);
+  const MemoryBreakdown base = StageMemory(baseline, GpuOf(baseline), 0);
+  EXPECT_DOUBLE_EQ(kept.weights_bytes - base.weights_bytes,
+                   2.0 * p.Total() - 2.0 * 2.0 * p.Total() / layers);
+  EXPECT_DOUBLE_EQ(kept.grads_bytes - base.grads_bytes,
+                   4.0 * p.trainable - 4.0 * p.trainable / layers);
+  spec["parallelism"] = {{"dp", 32}, {"fsdp", true}};
+  EXPECT_FALSE(FsdpKeepsStageGathered(ParseTestJob(spec)));
+}
+
 // Golden: quantized weights in memory. Megatron-Core passes is_first_microbatch, so Transformer
 // Engine keeps every linear layer's fp8 weight and its transpose (1 + 1 bytes per weight) from
 // the step's first micro-batch to the next step's; a stack that casts every micro-batch
