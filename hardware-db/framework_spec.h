@@ -3,6 +3,7 @@
 // job runs on, each field read from the stack's code and named with its source in the file.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -72,10 +73,18 @@ struct FrameworkSpec {
   /// The software release its fields were read from; empty when the entry does not say. The same
   /// layout runs faster release by release, so the entry states which one it describes.
   std::string version;
-  /// Peak bytes per logit element on the last pipeline stage while the loss runs: the 16-bit
-  /// logits (2), their fp32 copy (4), and a second fp32 buffer (4) where the max is subtracted
-  /// out of place (Megatron-Core subtracts in place: 6; nanotron: 10).
+  /// Peak bytes per logit element on the last pipeline stage while the loss and its backward
+  /// run: the 16-bit logits (2), their fp32 copy (4), and a second fp32 buffer (4) where the max
+  /// is subtracted out of place (Megatron-Core subtracts in place: 6; nanotron: 10); PyTorch's
+  /// F.cross_entropy on an fp32 copy peaks in its backward, at three fp32 buffers (12).
   double loss_bytes_per_logit = 6;
+  /// The same with tensor parallelism (tp > 1), where a stack's vocabulary-parallel loss differs
+  /// from its plain one (torchtitan's loss parallelism: 16); loss_bytes_per_logit where the entry
+  /// gives none.
+  double loss_bytes_per_logit_with_tp = 6;
+  double LossBytesPerLogit(int64_t tp) const {
+    return tp > 1 ? loss_bytes_per_logit_with_tp : loss_bytes_per_logit;
+  }
   /// Bytes per trainable parameter of 16-bit gradients kept beside the fp32 main gradients when
   /// data parallelism is used without ZeRO-3 (PyTorch DDP bucket views: 2; Megatron-Core's own
   /// DDP reduces the main-gradient buffer: 0).
@@ -133,6 +142,10 @@ struct FrameworkSpec {
   /// by splitting them, as Transformer Engine's userbuffers do under Megatron-Core
   /// --tp-comm-overlap (parallelism.tp_overlap, simulator/tp_overlap.h).
   bool tp_overlap = true;
+  /// With tp_overlap: its communication buffers, in full-size [tokens x hidden] 16-bit tensors
+  /// (Transformer Engine's userbuffers: 12, simulator/tp_overlap.h kTpOverlapUserBuffers;
+  /// torch's symmetric memory: one workspace per TP group).
+  double tp_overlap_buffers = 12;
   /// The extra memory traffic of its unfused element-wise code (eager PyTorch).
   UnfusedPasses unfused_passes;
   /// fp8 training: whether the norms before QKV and FC1 write their output in fp8, leaving only

@@ -499,6 +499,7 @@ Status ParseReliability(const json& object, const std::string& context, Reliabil
 // The fields of a frameworks.json entry that state a behaviour of the stack; each needs its
 // entry in "sources".
 constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
+                                                 "loss_bytes_per_logit_with_tp",
                                                  "ddp_bucket_bytes_per_param",
                                                  "grad_bucket",
                                                  "eager_elementwise",
@@ -517,6 +518,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "max_zero_stage_with_pp",
                                                  "ep_overlap",
                                                  "tp_overlap",
+                                                 "tp_overlap_buffers",
                                                  "attention_kernels",
                                                  "parallel_dims",
                                                  "fp8_norm_fused_cast",
@@ -549,6 +551,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->name = r.String("name");
   f->version = r.OptionalString("version", "");
   f->loss_bytes_per_logit = r.ScaledNumber("loss_bytes_per_logit", 1.0, 0.0, 64.0);
+  f->loss_bytes_per_logit_with_tp =
+      r.OptionalNumberInRange("loss_bytes_per_logit_with_tp", f->loss_bytes_per_logit, 0.0, 64.0);
   f->ddp_bucket_bytes_per_param = r.ScaledNumber("ddp_bucket_bytes_per_param", 1.0, 0.0, 16.0);
   f->eager_elementwise = RequiredBool(r, entry, "eager_elementwise");
   f->pipeline_split = r.Enum("pipeline_split", {"even", "cost-balanced"}) == "cost-balanced"
@@ -577,6 +581,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->interleaved_pipeline = RequiredBool(r, entry, "interleaved_pipeline");
   f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
   f->tp_overlap = RequiredBool(r, entry, "tp_overlap");
+  f->tp_overlap_buffers =
+      r.OptionalNumberInRange("tp_overlap_buffers", f->tp_overlap_buffers, 0.0, 64.0);
   f->fp8_norm_fused_cast = RequiredBool(r, entry, "fp8_norm_fused_cast");
   f->fp8_weight_cast_every_microbatch = RequiredBool(r, entry, "fp8_weight_cast_every_microbatch");
   f->quantized_saved_inputs = RequiredBool(r, entry, "quantized_saved_inputs");
@@ -645,8 +651,11 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
     }
   }
   for (std::string_view field : kFrameworkFields) {
-    // An optional field (max_zero_stage_with_pp) names its source where the entry gives it.
-    if (field == "max_zero_stage_with_pp" && !entry.contains(std::string(field))) continue;
+    // An optional field (max_zero_stage_with_pp, loss_bytes_per_logit_with_tp,
+    // tp_overlap_buffers) names its source where the entry gives it.
+    const bool optional = field == "max_zero_stage_with_pp" ||
+                          field == "loss_bytes_per_logit_with_tp" || field == "tp_overlap_buffers";
+    if (optional && !entry.contains(std::string(field))) continue;
     f->sources[std::string(field)] = s.String(field);
   }
   return s.status();

@@ -193,7 +193,7 @@ AccuracyReport EvaluatePublishedRuns(const std::vector<PublishedRun>& runs,
     if (run.measured_peak_memory_gib > 0) {
       cmp.measured_memory_gib = run.measured_peak_memory_gib;
       cmp.predicted_memory_gib =
-          (r.memory.peak_bytes - run.job.overhead.framework_bytes) / kBytesPerGiB;
+          (r.memory.peak_bytes - BytesOutsideAllocator(run.job)) / kBytesPerGiB;
       Accumulate(&report.memory, cmp.MemoryError());
     }
     auto it = std::find_if(report.by_source.begin(), report.by_source.end(),

@@ -35,8 +35,8 @@ struct RunComparison {
   bool fits_with_margin = false;  ///< it fits with kDefaultMemoryMargin of the GPU left free
   bool stack_runs = false;        ///< the run's stack accepts the layout (StackRunsLayout)
   /// Peak memory, GiB, when the run publishes one (0 otherwise): measured (PublishedRun::
-  /// measured_peak_memory_gib) and predicted (the most loaded stage's peak less the overhead's
-  /// framework_bytes, the CUDA context and NCCL buffers outside PyTorch's allocator counters).
+  /// measured_peak_memory_gib) and predicted (the most loaded stage's peak less what PyTorch's
+  /// allocator counters do not see, BytesOutsideAllocator).
   double measured_memory_gib = 0;
   double predicted_memory_gib = 0;
   bool HasMemory() const { return measured_memory_gib > 0; }

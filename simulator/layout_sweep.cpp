@@ -335,7 +335,7 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
       p.peak_bytes = r.memory.peak_bytes;
       p.time_s = r.breakdown_s;
       p.rank0_memory = StageMemory(row.job, *db.FindGpu(row.job.cluster.gpu), 0);
-      p.rank0_allocator_bytes = p.rank0_memory.peak_bytes - row.job.overhead.framework_bytes;
+      p.rank0_allocator_bytes = p.rank0_memory.peak_bytes - BytesOutsideAllocator(row.job);
     }
     groups[{row.model, row.nodes}].push_back(report.rows.size());
     report.rows.push_back(std::move(p));

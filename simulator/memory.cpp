@@ -232,6 +232,20 @@ double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int
   return peak;
 }
 
+double BytesOutsideAllocator(const JobSpec& job) {
+  const ParallelSpec& par = job.parallel;
+  double bytes = job.overhead.framework_bytes;
+  if (par.tp_overlap && par.tp > 1) {
+    // The overlapped TP GEMMs' communication buffers, 16-bit: Transformer Engine's userbuffers
+    // (tp_overlap.h), or what the stack's own mechanism holds (FrameworkSpec::tp_overlap_buffers).
+    const double tokens = static_cast<double>(job.training.seq_len) / static_cast<double>(par.cp) *
+                          static_cast<double>(job.training.micro_batch_size);
+    bytes += TpOverlapBufferBytes(job.training.framework.tp_overlap_buffers, tokens,
+                                  static_cast<double>(job.model.hidden_size), 2.0);
+  }
+  return bytes;
+}
+
 namespace {
 
 // StageMemory with the job's per-layer activation bytes already computed.
@@ -330,18 +344,11 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     // fp32 buffer where the max is subtracted out of place) x sbv/t.
     const double sb = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
                       static_cast<double>(tr.micro_batch_size);
-    mb.logits_bytes = tr.framework.loss_bytes_per_logit * sb *
+    mb.logits_bytes = tr.framework.LossBytesPerLogit(par.tp) * sb *
                       static_cast<double>(job.model.vocab_size) / static_cast<double>(par.tp);
   }
   mb.overhead_bytes =
-      job.overhead.framework_bytes + job.overhead.fragmentation * mb.activations_bytes;
-  if (par.tp_overlap && par.tp > 1) {
-    // Transformer Engine's userbuffers for the overlapped TP GEMMs (tp_overlap.h), 16-bit.
-    const double tokens = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
-                          static_cast<double>(tr.micro_batch_size);
-    mb.overhead_bytes +=
-        TpOverlapUserBufferBytes(tokens, static_cast<double>(job.model.hidden_size), 2.0);
-  }
+      BytesOutsideAllocator(job) + job.overhead.fragmentation * mb.activations_bytes;
   mb.peak_bytes = mb.weights_bytes + mb.grads_bytes + mb.optimizer_bytes + mb.activations_bytes +
                   mb.logits_bytes + mb.overhead_bytes;
   mb.capacity_bytes = gpu.memory_bytes;

@@ -115,6 +115,13 @@ struct MemoryBreakdown {
 /// workspaces, and its arena counts exactly the bytes it asks for, so no fragmentation either).
 OverheadSpec DefaultOverhead(const GpuSpec& gpu);
 
+/// The part of a GPU's predicted memory that PyTorch's caching allocator does not hold, so that
+/// its counters (torch.cuda.max_memory_reserved, what frameworks log) never see it: the
+/// overhead's framework_bytes (CUDA context, cuBLAS and NCCL workspaces) and, with tp_overlap,
+/// the TP communication buffers, which Transformer Engine's userbuffers and torch's symmetric
+/// memory allocate outside it (TpOverlapBufferBytes). Part of MemoryBreakdown::overhead_bytes.
+double BytesOutsideAllocator(const JobSpec& job);
+
 /// Default of the planner's memory margin (PlanRequest::memory_margin, docs/PLANNER.md "Memory
 /// margin"): the share of each GPU's memory a plan leaves free for what the memory model misses.
 /// In the layout sweep (docs/ACCURACY.md) the predicted peak is within 7.7% of the measured one at

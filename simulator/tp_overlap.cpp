@@ -92,8 +92,8 @@ int64_t TpOverlapMaxRanks(const GpuSpec& gpu, int64_t gpus_per_node) {
   return std::min<int64_t>(gpus_per_node, gpu.scaleup_domain_gpus);
 }
 
-double TpOverlapUserBufferBytes(double tokens, double hidden, double act_bytes) {
-  return kTpOverlapUserBuffers * tokens * hidden * act_bytes;
+double TpOverlapBufferBytes(double buffers, double tokens, double hidden, double act_bytes) {
+  return buffers * tokens * hidden * act_bytes;
 }
 
 }  // namespace gpuplan

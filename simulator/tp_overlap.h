@@ -69,7 +69,8 @@ TpOverlapPass TpOverlapBackward(const DeviceRates& rates, const TpOverlapGemms& 
 /// scale-up fabric, so no tp > 1 qualifies.
 int64_t TpOverlapMaxRanks(const GpuSpec& gpu, int64_t gpus_per_node);
 
-/// Bytes of TE's userbuffers on one GPU: kTpOverlapUserBuffers x tokens x hidden x act_bytes.
-double TpOverlapUserBufferBytes(double tokens, double hidden, double act_bytes);
+/// Bytes of the overlapped TP's communication buffers on one GPU: `buffers` (TE's userbuffers:
+/// kTpOverlapUserBuffers; FrameworkSpec::tp_overlap_buffers) x tokens x hidden x act_bytes.
+double TpOverlapBufferBytes(double buffers, double tokens, double hidden, double act_bytes);
 
 }  // namespace gpuplan

@@ -694,7 +694,9 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_DOUBLE_EQ(f->grad_bucket.Params(4.0, 1024.0), 26214400.0 / 4.0);
   EXPECT_EQ(f->version, "v1.2 (2026)");
   EXPECT_EQ(f->max_zero_stage, 2);
-  EXPECT_EQ(f->max_zero_stage_with_pp, 2);  // optional: max_zero_stage where not given
+  EXPECT_EQ(f->max_zero_stage_with_pp, 2);        // optional: max_zero_stage where not given
+  EXPECT_EQ(f->loss_bytes_per_logit_with_tp, 6);  // optional: loss_bytes_per_logit
+  EXPECT_EQ(f->tp_overlap_buffers, 12);           // optional: Transformer Engine's userbuffers
   EXPECT_FALSE(f->tp_overlap);
   EXPECT_FALSE(f->interleaved_pipeline);
   EXPECT_FALSE(f->cpu_offload);
@@ -739,6 +741,14 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
       {[](json* f) { (*f)["max_zero_stage_with_pp"] = 3; }, "field 'max_zero_stage_with_pp'"},
       {[](json* f) { (*f)["max_zero_stage_with_pp"] = 1; },
        "in 'sources': field 'max_zero_stage_with_pp': is required but missing"},
+      // The optional loss buffers with tensor parallelism: in range, and with its source.
+      {[](json* f) { (*f)["loss_bytes_per_logit_with_tp"] = 65; },
+       "field 'loss_bytes_per_logit_with_tp'"},
+      {[](json* f) { (*f)["loss_bytes_per_logit_with_tp"] = 16; },
+       "in 'sources': field 'loss_bytes_per_logit_with_tp': is required but missing"},
+      {[](json* f) { (*f)["tp_overlap_buffers"] = -1; }, "field 'tp_overlap_buffers'"},
+      {[](json* f) { (*f)["tp_overlap_buffers"] = 1; },
+       "in 'sources': field 'tp_overlap_buffers': is required but missing"},
       {[](json* f) { (*f)["sources"]["host_ms_per_layer"] = ""; },
        "in 'sources': field 'host_ms_per_layer': must be a non-empty string"},
       {[](json* f) { (*f)["sources"]["speed"] = "x"; },

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "simulator/gemm_time.h"
@@ -12,7 +14,9 @@
 #include "simulator/memory.h"
 #include "simulator/shard.h"
 #include "simulator/step_costs.h"
+#include "simulator/tp_overlap.h"
 #include "tests/builtin_db.h"
+#include "tests/parse_job.h"
 
 namespace gpuplan {
 namespace {
@@ -52,9 +56,12 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it); deepspeed also gives the optional
-  // max_zero_stage_with_pp.
+  // max_zero_stage_with_pp, torchtitan the optional loss_bytes_per_logit_with_tp, and compiled
+  // also tp_overlap_buffers.
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
-    EXPECT_EQ(f.sources.size(), id == "deepspeed" ? 26u : 25u) << id;
+    const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
+                            (id == "torchtitan-compile" ? 1 : 0);
+    EXPECT_EQ(f.sources.size(), 25u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
@@ -67,6 +74,9 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   const FrameworkSpec& m = Stack(kDefaultFrameworkId);
   EXPECT_EQ(def.id, m.id);
   EXPECT_EQ(def.loss_bytes_per_logit, m.loss_bytes_per_logit);
+  EXPECT_EQ(def.loss_bytes_per_logit_with_tp, m.loss_bytes_per_logit_with_tp);
+  EXPECT_EQ(def.tp_overlap_buffers, m.tp_overlap_buffers);
+  EXPECT_EQ(def.tp_overlap_buffers, kTpOverlapUserBuffers);
   EXPECT_EQ(def.ddp_bucket_bytes_per_param, m.ddp_bucket_bytes_per_param);
   EXPECT_EQ(def.grad_bucket.params, m.grad_bucket.params);
   EXPECT_EQ(def.grad_bucket.params_per_dp_rank, m.grad_bucket.params_per_dp_rank);
@@ -110,6 +120,47 @@ TEST(Framework, NanotronLayerActivationsFromTheCode) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B("nanotron"), false, Recompute::kNone), nanotron);
   EXPECT_DOUBLE_EQ(LayerActivationBytes(Llama1B("megatron-core"), false, Recompute::kNone),
                    megatron);
+}
+
+// Golden: the loss buffers per logit of each stack's cross-entropy, from its code
+// (frameworks.json sources). PyTorch's F.cross_entropy on an fp32 copy (torchtitan, the Hugging
+// Face Trainer) peaks in its backward: nll_loss's dense fp32 gradient, the saved log-softmax
+// output and the fp32 input gradient, 12 bytes; Megatron-Core subtracts the max in place (6),
+// nanotron out of place (10), Composer's fused kernel keeps 16-bit logits and gradients (4).
+// With tensor parallelism torchtitan's loss parallelism (torch/distributed/tensor/parallel/
+// loss.py) keeps the saved log-softmax output, a zeroed gradient, exp(x) added to it and the
+// product with the incoming gradient: 16 bytes per logit of the rank's vocabulary share.
+TEST(Framework, LossBuffersPerLogitFromTheCode) {
+  const double sbv = 4096.0 * 131072.0;  // one micro-batch's logits
+  const std::tuple<const char*, double, double> stacks[] = {
+      {"megatron-core", 6, 6}, {"nanotron", 10, 10},   {"composer", 4, 4},
+      {"hf-trainer", 12, 12},  {"torchtitan", 12, 16}, {"torchtitan-compile", 12, 16}};
+  for (const auto& [id, bytes, with_tp] : stacks) {
+    JobSpec job = Llama1B(id);
+    EXPECT_DOUBLE_EQ(StageMemory(job, GpuOf(job), 0).logits_bytes, bytes * sbv) << id;
+    job.parallel.tp = 2;
+    job.parallel.dp = 4;
+    EXPECT_DOUBLE_EQ(StageMemory(job, GpuOf(job), 0).logits_bytes, with_tp * sbv / 2) << id;
+  }
+}
+
+// Golden: the overlapped TP's buffers follow the stack, and PyTorch's allocator sees none of
+// them. Megatron-Core's Transformer Engine registers 12 userbuffers of tokens x hidden
+// (kTpOverlapUserBuffers); torchtitan's async TP takes one symmetric-memory workspace per TP group
+// (torch/distributed/_symmetric_memory get_symm_mem_workspace), sized for the gathered input.
+TEST(Framework, TpOverlapBuffersFollowTheStack) {
+  const double tokens_hidden = 4096.0 * 2048.0;
+  for (const auto& [id, buffers] : std::vector<std::pair<std::string, double>>{
+           {"megatron-core", 12}, {"torchtitan-compile", 1}}) {
+    JobSpec job = Llama1B(id);
+    job.parallel.tp = 2;
+    job.parallel.dp = 4;
+    job.parallel.sequence_parallel = true;
+    const double context = BytesOutsideAllocator(job);
+    EXPECT_DOUBLE_EQ(context, job.overhead.framework_bytes) << id;
+    job.parallel.tp_overlap = true;
+    EXPECT_DOUBLE_EQ(BytesOutsideAllocator(job) - context, buffers * tokens_hidden * 2) << id;
+  }
 }
 
 // Quantized training: Transformer Engine's linear layers save the quantized copy of their input

@@ -550,7 +550,7 @@ TEST(Golden, TransformerEngineTpOverlap) {
   const TpOverlapGemms attention{T, h, 1536, 1024, 0, 0};
   EXPECT_NEAR(TpOverlapForward(r, attention, tp, e).overlapped, ring(1536, h) + pipeline(1024),
               1e-12);
-  EXPECT_DOUBLE_EQ(TpOverlapUserBufferBytes(T, h, e), 12 * T * h * e);
+  EXPECT_DOUBLE_EQ(TpOverlapBufferBytes(kTpOverlapUserBuffers, T, h, e), 12 * T * h * e);
 }
 
 // FlashAttention-3 paper (Shah et al. 2024), "Attention forward speed, head dim 128 (H100 80GB
