@@ -383,6 +383,8 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
   } else if (pass.kind == PassKind::kBackward) {
     if (has_head) compute("lm head", costs_.head_bwd, -1, 0);
     if (!split_ && reduces_grads && has_head) AddGradients(stage, head_params_);
+    const char* reduce_name =
+        par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads";
     double deferred_reduce_s = 0, deferred_reduce_bytes = 0;
     for (int64_t l = first_layer + layers - 1; l >= first_layer; --l) {
       const LayerCosts& c = Layer(l);
@@ -424,19 +426,17 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       if (fsdp) {
         const ShardParams& p = IsMoe(l) ? moe_layer_ : dense_layer_;
         const double bytes = costs_.grad_bytes_per_param * p.trainable;
-        const char* name =
-            par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads";
         if (keep) {
           if (reduces_grads) {
             deferred_reduce_s += FsdpReduceSeconds(costs_, p);
             deferred_reduce_bytes += bytes;
           }
         } else if (par_.dp_overlap) {
-          Async(stage, SimStream::kDpReduce, Category::kDp, name, FsdpReduceSeconds(costs_, p),
-                bytes);
+          Async(stage, SimStream::kDpReduce, Category::kDp, reduce_name,
+                FsdpReduceSeconds(costs_, p), bytes);
         } else {
-          Blocking(stage, SimStream::kDpReduce, Category::kDp, name, FsdpReduceSeconds(costs_, p),
-                   mb, li, bytes);
+          Blocking(stage, SimStream::kDpReduce, Category::kDp, reduce_name,
+                   FsdpReduceSeconds(costs_, p), mb, li, bytes);
         }
       }
       if (!split_ && reduces_grads) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
@@ -446,9 +446,8 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       if (!split_ && reduces_grads) AddGradients(stage, embedding_params_);
     }
     if (deferred_reduce_s > 0) {
-      Blocking(stage, SimStream::kDpReduce, Category::kDp,
-               par_.dp_replicate > 1 ? "reduce-scatter + all-reduce grads" : "reduce-scatter grads",
-               deferred_reduce_s, mb, -1, deferred_reduce_bytes);
+      Blocking(stage, SimStream::kDpReduce, Category::kDp, reduce_name, deferred_reduce_s, mb, -1,
+               deferred_reduce_bytes);
     }
     if (first_compute < 0) first_compute = compute("backward", 0.0, -1, 0);
     if (!split_) r.memory.emplace_back(r.last[0], -chunk_act);
