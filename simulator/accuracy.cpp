@@ -90,6 +90,11 @@ std::string PickShare(const AccuracyReport& report, const JobLayouts& g) {
   return g.pick < 0 ? "-" : StrFormat("%.0f%%", 100 * g.PickShareOfBest(report.runs));
 }
 
+// "\nPeak memory of the 7 runs that publish it:\n", above the memory summary of either format.
+std::string MemoryHeading(const AccuracyReport& report) {
+  return "\nPeak memory of the " + std::to_string(report.memory.runs) + " runs that publish it:\n";
+}
+
 // The plain-text report lists the jobs one by one up to this many.
 constexpr size_t kMaxListedJobs = 12;
 
@@ -234,8 +239,7 @@ std::string FormatAccuracyTable(const AccuracyReport& report) {
   for (const SourceSummary& s : report.by_source) summary(s.source, s);
   summary("all runs", report.overall);
   if (report.memory.runs > 0) {
-    out +=
-        "\nPeak memory of the " + std::to_string(report.memory.runs) + " runs that publish it:\n";
+    out += MemoryHeading(report);
     summary("peak memory", report.memory);
   }
   if (report.layout_groups.empty()) return out;
@@ -278,8 +282,7 @@ std::string FormatAccuracyMarkdown(const AccuracyReport& report) {
     }
   }
   if (report.memory.runs > 0) {
-    out +=
-        "\nPeak memory of the " + std::to_string(report.memory.runs) + " runs that publish it:\n\n";
+    out += MemoryHeading(report) + "\n";
     out += "| | runs | MAPE | mean error (bias) | worst |\n|---|---:|---:|---:|---:|\n";
     summary(report.memory);
   }

@@ -23,8 +23,6 @@ namespace gpuplan {
 namespace {
 
 constexpr double kMaxMeasurement = 1e15;
-// gpu_mem_gb is GiB (kBytesPerGiB): nanotron's log_throughput (helpers.py) divides PyTorch's byte
-// counts by 1024**3.
 
 // |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
 // on rank 0, of the first stage.
@@ -289,6 +287,8 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     // A measurement is finite, and anything above 1e15 (tokens per second, GB) is a typo that
     // would overflow the ratios built from it.
     row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu", kMaxMeasurement);
+    // gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
+    // 1024**3.
     row.measured_memory_bytes = r.OptionalNumber("gpu_mem_gb", kMaxMeasurement) * kBytesPerGiB;
     if (row.ran && !(row.measured_tokens_per_s_per_gpu > 0)) {
       r.Fail("tokens_per_s_per_gpu", "must be positive when status is ok",

@@ -340,8 +340,9 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   mb.activations_bytes = StageActivationBytes(job, act, stage) + recompute_working;
   if (stage == par.pp - 1) {
     // Logits and cross-entropy buffers of one micro-batch while its loss runs, vocabulary split
-    // over TP: the stack's bytes per logit (FrameworkSpec: 16-bit logits + fp32 copy, + a second
-    // fp32 buffer where the max is subtracted out of place) x sbv/t.
+    // over TP: the stack's bytes per logit (FrameworkSpec::LossBytesPerLogit: 16-bit logits +
+    // fp32 copy, + a second fp32 buffer where the max is subtracted out of place; its
+    // vocabulary-parallel loss's with tp > 1) x sbv/t.
     const double sb = static_cast<double>(tr.seq_len) / static_cast<double>(par.cp) *
                       static_cast<double>(tr.micro_batch_size);
     mb.logits_bytes = tr.framework.LossBytesPerLogit(par.tp) * sb *
