@@ -599,17 +599,17 @@ void AttachValidate(CLI::App* sub, const GlobalOptions* global, std::function<St
                   "by mpirun: local (mpirun on this host) or slurm (srun in the current Slurm "
                   "job, the plan's GPUs per node on each node)");
   sub->add_option("--report", o->report,
-                  "With --backend cpu: write the validation report (JSON) here as well as "
-                  "printing it");
+                  "Write the validation report (JSON) here as well as printing it");
   sub->add_option("--trace", o->trace,
                   "Write the last measured step of every rank beside the event simulation of "
                   "the plan as one Chrome-trace/Perfetto JSON file (docs/VALIDATION.md)");
   sub->add_option("--profile", o->profile,
-                  "With --backend cpu: predict with this CPU profile (gpuplan profile --backend "
-                  "cpu), as simulate --profile does; default: the cpu device's default rates");
+                  "Predict with this profile of the plan's device (gpuplan profile on that GPU; "
+                  "--backend cpu: gpuplan profile --backend cpu), as simulate --profile does; "
+                  "default: the device's hardware-db rates");
   sub->add_option("--steps", o->steps, "Measured steps (default 5)");
   sub->add_flag("--require-targets", o->require_targets,
-                "With --backend cpu: exit 1 when the prediction misses the report's targets "
+                "Exit 1 when the prediction misses the report's targets "
                 "(step time within 25%, peak memory within 10%; the report is written first)");
   sub->add_option("--warmup", o->warmup, "Warm-up steps before the measured ones (default 2)");
   sub->add_option("--watchdog", o->watchdog_s,

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/kernels/gpu_test_support.h"
 #include "tests/validator/run_pass.h"
 #include "tests/validator/test_job.h"
@@ -37,13 +39,23 @@ TEST(GpuCompute, RunsEveryOpOfAStepAndCountsItsMemory) {
   // bf16 parameters and fp32 gradients.
   const double params = static_cast<double>((*c)->Parameters());
   EXPECT_EQ((*c)->Arena().LiveBytes(), 6.0 * params);
-  for (const ProgramStep& step : program) RunPass(**c, job, step);
+  // The forward's activations stay until the backward.
+  double after_forward = 0;
+  for (const ProgramStep& step : program) {
+    RunPass(**c, job, step);
+    if (step.is_pass && step.pass.kind == PassKind::kForward) {
+      after_forward = std::max(after_forward, (*c)->Arena().LiveBytes());
+    }
+  }
+  EXPECT_GT(after_forward, 6.0 * params);
   // fp32 master weights and both AdamW moments join at the optimizer step (no ZeRO: all of
-  // them); every activation is freed.
+  // them); every activation is freed. The peak is the larger of the two: for this small model
+  // (activations under 12 bytes per parameter) the optimizer state's (seen on an H200,
+  // 2026-11-30).
   const double after_one = (*c)->Arena().LiveBytes();
   EXPECT_GT(after_one, 6.0 * params);
   EXPECT_LE(after_one, 18.0 * params);
-  EXPECT_GT((*c)->Arena().PeakBytes(), after_one);
+  EXPECT_GE((*c)->Arena().PeakBytes(), std::max(after_one, after_forward));
   // A second step allocates what the first freed: no buffer leaks.
   ASSERT_TRUE((*c)->ResetPeaks().ok());
   for (const ProgramStep& step : program) RunPass(**c, job, step);
