@@ -384,7 +384,8 @@ Status RunPlan(const PlanOptions& o, const GlobalOptions& g) {
   if (!req.ok()) return req.status();
   std::optional<ProfileCalibration> cal;
   if (!o.profile_path.empty()) {
-    Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile_path, *db);
+    Expected<ProfileCalibration> loaded =
+        LoadProfileCalibration(o.profile_path, *db, ProfileUse::kTrainingStacks);
     if (!loaded.ok()) return loaded.status();
     const std::string& id = loaded->rates.gpu_id;
     if (std::find(req->gpus.begin(), req->gpus.end(), id) == req->gpus.end()) {

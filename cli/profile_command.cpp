@@ -62,7 +62,8 @@ class TerminalProfileProgress : public ProfileProgress {
 
 // Prints the profile and, when its GPU is in the database, what the cost model takes from it.
 Status Print(const Profile& profile, const std::string& origin, const HardwareDb& db) {
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(profile, db, origin);
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(profile, db, origin, ProfileUse::kTrainingStacks);
   std::printf("%s", FormatProfile(profile, cal.ok() ? &*cal : nullptr, db).c_str());
   if (!cal.ok()) std::printf("\nNo cost-model figures: %s\n", cal.status().message().c_str());
   return Status::Ok();

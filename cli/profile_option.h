@@ -1,4 +1,4 @@
-// `--profile FILE` of simulate and plan: read a profile and fit it for the cost model.
+// `--profile FILE` of simulate, plan and validate: read a profile and fit it for the cost model.
 #pragma once
 
 #include <string>
@@ -9,7 +9,8 @@
 
 namespace gpuplan {
 
-/// Reads and fits the profile at `path` (profiler/profile_rates.h). Errors name the file.
-Expected<ProfileCalibration> LoadProfileCalibration(const std::string& path, const HardwareDb& db);
+/// Reads and fits the profile at `path` for `use` (profiler/profile_rates.h). Errors name the file.
+Expected<ProfileCalibration> LoadProfileCalibration(const std::string& path, const HardwareDb& db,
+                                                    ProfileUse use);
 
 }  // namespace gpuplan

@@ -193,7 +193,8 @@ Status RunSimulate(const SimulateOptions& o, const GlobalOptions& g) {
   const NetworkSpec& net = *db->FindNetwork(job->cluster.inter_node);
   std::optional<ProfileCalibration> cal;
   if (!o.profile_path.empty()) {
-    Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile_path, *db);
+    Expected<ProfileCalibration> loaded =
+        LoadProfileCalibration(o.profile_path, *db, ProfileUse::kTrainingStacks);
     if (!loaded.ok()) return loaded.status();
     if (loaded->rates.gpu_id != gpu.id) {
       return Status::Invalid("--profile: " + o.profile_path + " calibrates " +

@@ -509,7 +509,8 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
       GPUPLAN_RETURN_IF_ERROR((cpu ? CheckCpuExecutable(*job) : CheckGpuExecutable(*job))
                                   .WithPrefix("--plan " + o.plan));
       if (!o.profile.empty()) {
-        Expected<ProfileCalibration> loaded = LoadProfileCalibration(o.profile, *db);
+        Expected<ProfileCalibration> loaded =
+            LoadProfileCalibration(o.profile, *db, ProfileUse::kGpuplanExecutor);
         if (!loaded.ok()) return loaded.status();
         if (loaded->rates.gpu_id != gpu.id) {
           return Status::Invalid("--profile: " + o.profile + " calibrates " + loaded->rates.gpu_id +

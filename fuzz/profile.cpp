@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       [](const nlohmann::json& j) { return ProfileFromJson(j, "<fuzz again>"); },
       "an accepted profile round-trips through ProfileToJson");
   const HardwareDb& db = fuzz::BuiltinDb();
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(*profile, db, "<fuzz>");
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(*profile, db, "<fuzz>", ProfileUse::kGpuplanExecutor);
   if (!cal.ok()) return 0;
   const MeasuredRates& rates = cal->rates;
   for (double v : rates.gemm_flops_per_s) fuzz::Require(fuzz::IsAmount(v), "GEMM rate");

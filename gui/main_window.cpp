@@ -272,7 +272,8 @@ bool MainWindow::Searching() const { return search_->Running(); }
 Status MainWindow::UseProfile(const QString& path) {
   Expected<Profile> profile = ReadProfile(path.toStdString());
   if (!profile.ok()) return profile.status();
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(*profile, db_, path.toStdString());
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(*profile, db_, path.toStdString(), ProfileUse::kTrainingStacks);
   if (!cal.ok()) return cal.status();
   measured_ = std::make_shared<const MeasuredRates>(std::move(cal->rates));
   profile_path_ = path;

@@ -95,6 +95,10 @@ struct FrameworkSpec {
   /// Eager element-wise code keeps SiLU's output beside the gate/up output and the product, and
   /// the Q/K/V and rotary K/V copies (nanotron); fused kernels keep neither (Megatron-Core).
   bool eager_elementwise = false;
+  /// Whether it copies K and V to every query head before attention (repeat_kv, grouped-query
+  /// models): the attention kernel then saves the copies, [tokens x q] each, and no K/V-sized
+  /// copy is kept (the eager rotary one neither). Optional in frameworks.json (absent: false).
+  bool repeat_kv = false;
   /// Layers per pipeline stage when the job gives no split.
   PipelineSplit pipeline_split = PipelineSplit::kEven;
   /// ZeRO-1/2 with overlapped DP communication: the all-gather of the updated 16-bit weights runs

@@ -503,6 +503,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "ddp_bucket_bytes_per_param",
                                                  "grad_bucket",
                                                  "eager_elementwise",
+                                                 "repeat_kv",
                                                  "pipeline_split",
                                                  "weight_gather_in_forward",
                                                  "zero3_unsharded_stage_with_pp",
@@ -555,6 +556,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
       r.OptionalNumberInRange("loss_bytes_per_logit_with_tp", f->loss_bytes_per_logit, 0.0, 64.0);
   f->ddp_bucket_bytes_per_param = r.ScaledNumber("ddp_bucket_bytes_per_param", 1.0, 0.0, 16.0);
   f->eager_elementwise = RequiredBool(r, entry, "eager_elementwise");
+  f->repeat_kv = r.OptionalBool("repeat_kv", false);
   f->pipeline_split = r.Enum("pipeline_split", {"even", "cost-balanced"}) == "cost-balanced"
                           ? PipelineSplit::kCostBalanced
                           : PipelineSplit::kEven;
@@ -652,9 +654,10 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   }
   for (std::string_view field : kFrameworkFields) {
     // An optional field (max_zero_stage_with_pp, loss_bytes_per_logit_with_tp,
-    // tp_overlap_buffers) names its source where the entry gives it.
+    // tp_overlap_buffers, repeat_kv) names its source where the entry gives it.
     const bool optional = field == "max_zero_stage_with_pp" ||
-                          field == "loss_bytes_per_logit_with_tp" || field == "tp_overlap_buffers";
+                          field == "loss_bytes_per_logit_with_tp" ||
+                          field == "tp_overlap_buffers" || field == "repeat_kv";
     if (optional && !entry.contains(std::string(field))) continue;
     f->sources[std::string(field)] = s.String(field);
   }

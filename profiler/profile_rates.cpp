@@ -86,7 +86,7 @@ std::string SkipReason(const Profile& p, std::string_view what) {
 }  // namespace
 
 Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const HardwareDb& db,
-                                                  const std::string& origin) {
+                                                  const std::string& origin, ProfileUse use) {
   const std::string measured_on = profile.devices.empty() ? "?" : profile.devices.front().name;
   if (profile.gpu_id.empty()) {
     return Status::Invalid(origin + ": field 'gpu_id': the profile was measured on '" +
@@ -180,8 +180,20 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
                                                   half_rate_tokens, &m.attention_precision);
   m.attention_backward_flops_per_s =
       AttentionRate(profile, KernelKind::kAttentionBackward, half_rate_tokens, &backward_precision);
-  if (m.attention_forward_flops_per_s > 0 && m.attention_backward_flops_per_s > 0 &&
-      m.attention_precision == backward_precision) {
+  const bool attention_measured = m.attention_forward_flops_per_s > 0 &&
+                                  m.attention_backward_flops_per_s > 0 &&
+                                  m.attention_precision == backward_precision;
+  if (attention_measured && use == ProfileUse::kTrainingStacks && !gpu->HostDevice()) {
+    cal.sources.push_back(
+        {"attention", false,
+         StrFormat("datasheet GEMM rate x %.2f x the stack's kernel speed: training stacks run "
+                   "FlashAttention or cuDNN, not the profile's attention kernels (kernels/: "
+                   "forward %s, backward %s TFLOP/s), which gpuplan validate runs",
+                   kFusedAttentionRelativeEfficiency,
+                   TflopsText(m.attention_forward_flops_per_s).c_str(),
+                   TflopsText(m.attention_backward_flops_per_s).c_str())});
+    m.attention_forward_flops_per_s = m.attention_backward_flops_per_s = 0;
+  } else if (attention_measured) {
     cal.sources.push_back(
         {"attention", true,
          StrFormat("the profile's attention kernels (kernels/): forward %s, backward %s "

@@ -32,17 +32,26 @@ struct ProfileCalibration {
   std::vector<std::string> warnings;  ///< e.g. a fitted rate above the datasheet peak
 };
 
+/// What the fitted rates will predict, which decides the attention figure. A training stack of
+/// frameworks.json (plan, simulate, the GUI) runs FlashAttention or cuDNN, whose rate on a GPU is
+/// the datasheet's reference kernel times the stack's attention_kernels speed: the profile's
+/// attention samples time gpuplan's own kernels/ (on an H200, 2026-11-30: forward 47, backward 66
+/// TFLOP/s against cuDNN's 480 and 399 at 4k tokens) and are not taken. gpuplan's executor
+/// (validate, calibrate) runs kernels/, so their rate is. The cpu device's stack is kernels/
+/// itself: both take them.
+enum class ProfileUse { kTrainingStacks, kGpuplanExecutor };
+
 /// Fits `profile` (see docs/PROFILE.md, "How a profile changes the prediction"):
 ///  - GEMM per precision: FitGemm over the profile's samples; fill depth and kernel overhead from
 ///    the bf16 fit (else the first precision fitted);
 ///  - attention forward / backward: total useful FLOPs / total seconds of the attention_fwd /
-///    attention_bwd samples in bf16 or fp16;
+///    attention_bwd samples in bf16 or fp16, for `use` kGpuplanExecutor or the cpu device;
 ///  - memory: the device-copy sample of the largest size;
 ///  - collectives: FitCollectives (groups of >= 2 ranks with >= 2 sizes).
 /// kInvalidInput when the profile's gpu_id is empty or not in `db` (the message says which GPU
 /// was measured and how to name it).
 Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const HardwareDb& db,
-                                                  const std::string& origin);
+                                                  const std::string& origin, ProfileUse use);
 
 /// "Rates: ..." lines for reports, one per figure, saying profile or datasheet.
 std::string FormatFigureSources(const ProfileCalibration& calibration);

@@ -18,7 +18,14 @@ Measures, on GPU 0, and writes DIR/torch-checks.json (and prints it):
               multiply, repeat_kv, SDPA, wo, SwiGLU; bf16 weights as FSDP2's param_dtype): the
               bytes kept from the forward for the backward, per token, and the backward's
               transient peak above them.
-Each check runs on its own; one that fails is reported with its error and the rest go on.
+  attention_lengths
+              the same two backends at 16,384 tokens per launch, 512-16,384-token sequences
+              (batch = 16,384 / seq, 16 heads of 128), as the FlashAttention-3 paper's benchmark
+              that kAttentionHalfRateTokens (s0 = 400) is fitted on.
+  sustained   bf16 8192^3 GEMMs back to back for 30 s: TFLOP/s, SM clock and power each second
+              (what kSustainedGemmFraction's "sustained power limits" would show on one GPU).
+CHECKS="name ..." runs only those. Each check runs on its own; one that fails is reported with
+its error and the rest go on.
 """
 import json
 import os
@@ -52,40 +59,46 @@ def timed(fn, warmup=3, min_seconds=0.2):
         calls *= 2
 
 
-def attention():
+def sdpa_rows(b, h, s, d):
+    """Causal bf16 F.scaled_dot_product_attention, forward and forward+backward, with PyTorch's
+    flash backend (FlashAttention-2) and its cuDNN backend: one row each."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    q, k, v = (torch.randn(b, h, s, d, device=DEV, dtype=BF16, requires_grad=True)
+               for _ in range(3))
+    grad = torch.randn(b, h, s, d, device=DEV, dtype=BF16)
+    fwd_flops = 2.0 * b * h * s * s * d
     rows = []
-    b, h, d = 1, 32, 128
+    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                          ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        row = {"backend": name, "batch": b, "heads": h, "head_dim": d, "seq": s}
+        try:
+            with sdpa_kernel([backend]):
+                def fwd():
+                    with torch.no_grad():
+                        F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+                def fwd_bwd():
+                    F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)
+
+                t_f = timed(fwd)
+                t_fb = timed(fwd_bwd)
+            row.update(forward_s=t_f, forward_backward_s=t_fb,
+                       forward_tflops=fwd_flops / t_f / 1e12,
+                       backward_tflops=2.5 * fwd_flops / max(t_fb - t_f, 1e-12) / 1e12,
+                       forward_backward_tflops=3.5 * fwd_flops / t_fb / 1e12)
+        except Exception as e:  # a backend this build or GPU lacks
+            row["error"] = f"{type(e).__name__}: {e}"
+        rows.append(row)
+    return rows
+
+
+def attention():
+    rows = []
     for s in (2048, 4096, 8192, 16384):
-        q, k, v = (torch.randn(b, h, s, d, device=DEV, dtype=BF16, requires_grad=True)
-                   for _ in range(3))
-        grad = torch.randn(b, h, s, d, device=DEV, dtype=BF16)
-        fwd_flops = 2.0 * b * h * s * s * d
-        for name, backend in (("flash", SDPBackend.FLASH_ATTENTION),
-                              ("cudnn", SDPBackend.CUDNN_ATTENTION)):
-            row = {"backend": name, "batch": b, "heads": h, "head_dim": d, "seq": s}
-            try:
-                with sdpa_kernel([backend]):
-                    def fwd():
-                        with torch.no_grad():
-                            F.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-                    def fwd_bwd():
-                        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                        o.backward(grad)
-
-                    t_f = timed(fwd)
-                    t_fb = timed(fwd_bwd)
-                row.update(forward_s=t_f, forward_backward_s=t_fb,
-                           forward_tflops=fwd_flops / t_f / 1e12,
-                           backward_tflops=2.5 * fwd_flops / max(t_fb - t_f, 1e-12) / 1e12,
-                           forward_backward_tflops=3.5 * fwd_flops / t_fb / 1e12)
-            except Exception as e:  # a backend this build or GPU lacks
-                row["error"] = f"{type(e).__name__}: {e}"
+        for row in sdpa_rows(1, 32, s, 128):
             rows.append(row)
             print("attention", json.dumps(row), flush=True)
-        del q, k, v, grad
     ratios = []
     for s in (2048, 4096, 8192, 16384):
         by = {r["backend"]: r for r in rows if r["seq"] == s and "error" not in r}
@@ -223,6 +236,41 @@ def layer():
     return rows
 
 
+def attention_lengths():
+    rows = []
+    for s in (512, 1024, 2048, 4096, 8192, 16384):
+        for row in sdpa_rows(16384 // s, 16, s, 128):
+            rows.append(row)
+            print("attention_lengths", json.dumps(row), flush=True)
+    return rows
+
+
+def sustained():
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    except Exception:
+        handle = None
+    n = 8192
+    a = torch.randn(n, n, device=DEV, dtype=BF16)
+    bm = torch.randn(n, n, device=DEV, dtype=BF16)
+    c = torch.empty(n, n, device=DEV, dtype=BF16)
+    flops = 2.0 * n ** 3
+    rows = []
+    start = time.time()
+    while time.time() - start < 30:
+        t = timed(lambda: torch.mm(a, bm, out=c), warmup=0, min_seconds=1.0)
+        row = {"t_s": round(time.time() - start, 2), "tflops": flops / t / 1e12}
+        if handle is not None:
+            row["sm_mhz"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+            row["power_w"] = pynvml.nvmlDeviceGetPowerUsage(handle) / 1e3
+            row["temp_c"] = pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)
+        rows.append(row)
+        print("sustained", json.dumps(row), flush=True)
+    return rows
+
+
 def main():
     out_dir = os.environ.get("OUT")
     if not out_dir:
@@ -237,7 +285,11 @@ def main():
         "cudnn": torch.backends.cudnn.version(),
         "checks": {},
     }
-    for name, fn in (("attention", attention), ("loss", loss), ("layer", layer)):
+    wanted = os.environ.get("CHECKS", "").split()
+    for name, fn in (("attention", attention), ("loss", loss), ("layer", layer),
+                     ("attention_lengths", attention_lengths), ("sustained", sustained)):
+        if wanted and name not in wanted:
+            continue
         start = time.time()
         try:
             result["checks"][name] = fn()

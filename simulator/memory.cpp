@@ -117,12 +117,19 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // TP-split tensors: Q, K, V and the attention output O. Fused attention's backward reads O
   // (Dao et al. 2022, Alg. 4) in 16 bits, beside the out-projection's quantized copy where the
   // stack keeps one; otherwise O is kept only as the out-projection's input.
-  // An eager stack also keeps the K/V copy it concatenates for the rotary kernel (2 x kv).
+  // An eager stack also keeps the K/V copy it concatenates for the rotary kernel (2 x kv). A
+  // stack that copies K and V to every query head first (FrameworkSpec::repeat_kv, torchtitan's
+  // repeat_kv) keeps those copies instead, at the queries' width: Q, K, V and O, 2q each. On an
+  // H200 with PyTorch 2.11 an eager torchtitan Llama 3 8B block and a 70B-shaped one kept 42.03
+  // bytes per token and hidden unit beside their input (docs/validation/
+  // h200-torch-checks-2026-11-30.json): 8h here, 6h of the norms' outputs and the second norm's
+  // input, 28h of SwiGLU, and the log-sum-exp and the norms' statistics.
   const double out_input_bytes = tr.attention == AttentionImpl::kFlash
                                      ? 2.0 + (quantized_inputs ? gemm_input : 0.0)
                                      : (input_kept(kLoraO) ? gemm_input : 0.0);
-  double split = 2.0 * sb * (q + 2.0 * kv) + out_input_bytes * sb * q +
-                 (stack.eager_elementwise ? 4.0 * sb * kv : 0.0);
+  const double kv_kept = stack.repeat_kv ? q : kv;
+  double split = 2.0 * sb * (q + 2.0 * kv_kept) + out_input_bytes * sb * q +
+                 (stack.eager_elementwise && !stack.repeat_kv ? 4.0 * sb * kv : 0.0);
   // Core attention: unfused keeps softmax output (2), dropout mask (1) and output (2) per score;
   // fused attention keeps only the fp32 log-sum-exp per query row (Dao et al. 2022, Sec. 3.1).
   const double scores = a * sb * s_full;

@@ -26,7 +26,8 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
                                                  std::span<const ValidationReport> reports,
                                                  std::span<const std::string> names,
                                                  const HardwareDb& db) {
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(profile, db, "profile");
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(profile, db, "profile", ProfileUse::kGpuplanExecutor);
   if (!cal.ok()) return cal.status();
   CalibrationResult out;
   double compute_measured = 0, compute_predicted = 0, comm_measured = 0, comm_predicted = 0;

@@ -33,7 +33,10 @@ ValidationReport MeasuredValidationReport(const JobSpec& job, const GpuSpec& gpu
   r.warmup_steps = options.warmup_steps;
   r.step_seconds = measured.step_seconds;
   r.predicted_step_s = predicted.step_time_s;
-  r.predicted_peak_memory_bytes = predicted.memory.peak_bytes;
+  // The arena counts the tensors the executor asks for; the model's overhead (CUDA context,
+  // cuBLAS and NCCL workspaces, the fragmentation allowance, TP-overlap buffers) lies outside it,
+  // and on the GPU backend the note below gives the device's memory in use beside it.
+  r.predicted_peak_memory_bytes = predicted.memory.peak_bytes - predicted.memory.overhead_bytes;
   r.measured_peak_memory_bytes = measured.peak_memory_bytes;
   r.phases.predicted = predicted.breakdown_s;
   r.phases.measured = measured.phases;
@@ -53,9 +56,11 @@ ValidationReport MeasuredValidationReport(const JobSpec& job, const GpuSpec& gpu
   r.notes.push_back(StrFormat(
       "measured peak memory: the executor's arena on rank %lld (%lld parameters, their gradients "
       "and optimizer state, kept forward outputs, op outputs and workspaces), not the process's "
-      "resident size; predicted peak memory is the cost model's for the %s device",
+      "resident size; predicted peak memory is the cost model's for the %s device less its "
+      "overhead outside the tensors (%.2f GB: CUDA context, workspaces, fragmentation allowance)",
       static_cast<long long>(measured.peak_memory_rank),
-      static_cast<long long>(measured.parameters), gpu.id.c_str()));
+      static_cast<long long>(measured.parameters), gpu.id.c_str(),
+      predicted.memory.overhead_bytes / 1e9));
   if (measured.allocator.device_total_bytes > 0) {
     r.notes.push_back(StrFormat(
         "rank %lld's memory pool peaked at %.2f GiB (the arena's buffers with the pool's rounding "

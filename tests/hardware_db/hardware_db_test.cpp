@@ -697,6 +697,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_EQ(f->max_zero_stage_with_pp, 2);        // optional: max_zero_stage where not given
   EXPECT_EQ(f->loss_bytes_per_logit_with_tp, 6);  // optional: loss_bytes_per_logit
   EXPECT_EQ(f->tp_overlap_buffers, 12);           // optional: Transformer Engine's userbuffers
+  EXPECT_FALSE(f->repeat_kv);                     // optional: K and V kept at their own width
   EXPECT_FALSE(f->tp_overlap);
   EXPECT_FALSE(f->interleaved_pipeline);
   EXPECT_FALSE(f->cpu_offload);
@@ -749,6 +750,9 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
       {[](json* f) { (*f)["tp_overlap_buffers"] = -1; }, "field 'tp_overlap_buffers'"},
       {[](json* f) { (*f)["tp_overlap_buffers"] = 1; },
        "in 'sources': field 'tp_overlap_buffers': is required but missing"},
+      {[](json* f) { (*f)["repeat_kv"] = 1; }, "field 'repeat_kv'"},
+      {[](json* f) { (*f)["repeat_kv"] = true; },
+       "in 'sources': field 'repeat_kv': is required but missing"},
       {[](json* f) { (*f)["sources"]["host_ms_per_layer"] = ""; },
        "in 'sources': field 'host_ms_per_layer': must be a non-empty string"},
       {[](json* f) { (*f)["sources"]["speed"] = "x"; },

@@ -117,7 +117,8 @@ TEST(CpuBackends, AQuickProfileCalibratesTheCpuDevice) {
   }
   EXPECT_TRUE(collectives_noted);
 
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(*profile, BuiltinDb(), "cpu.json");
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(*profile, BuiltinDb(), "cpu.json", ProfileUse::kTrainingStacks);
   ASSERT_TRUE(cal.ok()) << cal.status().message();
   EXPECT_EQ(cal->rates.gpu_id, "cpu");
   EXPECT_GT(cal->rates.gemm_flops_per_s[static_cast<size_t>(Precision::kFp32)], 0);

@@ -155,7 +155,8 @@ TEST(ProfileSweep, MeasuresEveryPartAndNotesWhatItSkipped) {
 
 TEST(ProfileSweep, CalibrationRecoversWhatTheFakesMeasure) {
   const Profile p = QuickFakeProfile();
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(p, BuiltinDb(), "fake");
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(p, BuiltinDb(), "fake", ProfileUse::kGpuplanExecutor);
   ASSERT_TRUE(cal.ok()) << cal.status().message();
   const MeasuredRates& m = cal->rates;
   EXPECT_EQ(m.gpu_id, "h100-sxm5-80gb");
@@ -180,15 +181,44 @@ TEST(ProfileSweep, CalibrationRecoversWhatTheFakesMeasure) {
   EXPECT_TRUE(Contains(text, "all_reduce x2     profile"));
 }
 
+// The profile's attention samples time gpuplan's kernels/, which the executor runs (validate,
+// calibrate); a training stack on a GPU runs FlashAttention or cuDNN, so plan and simulate keep
+// the datasheet's reference kernel and say why, quoting the measured rates. Everything else is
+// the same for both uses.
+TEST(ProfileSweep, AttentionSamplesCalibrateTheExecutorNotTheStacks) {
+  const Profile p = QuickFakeProfile();
+  Expected<ProfileCalibration> stacks =
+      CalibrateFromProfile(p, BuiltinDb(), "fake", ProfileUse::kTrainingStacks);
+  Expected<ProfileCalibration> executor =
+      CalibrateFromProfile(p, BuiltinDb(), "fake", ProfileUse::kGpuplanExecutor);
+  ASSERT_TRUE(stacks.ok() && executor.ok());
+  EXPECT_EQ(stacks->rates.attention_forward_flops_per_s, 0.0);
+  EXPECT_EQ(stacks->rates.attention_backward_flops_per_s, 0.0);
+  EXPECT_GT(executor->rates.attention_forward_flops_per_s, 0.0);
+  EXPECT_EQ(stacks->rates.gemm_flops_per_s, executor->rates.gemm_flops_per_s);
+  EXPECT_EQ(stacks->rates.memory_bytes_per_s, executor->rates.memory_bytes_per_s);
+  const std::string text = FormatFigureSources(*stacks);
+  EXPECT_TRUE(Contains(text, "attention         datasheet")) << text;
+  EXPECT_TRUE(Contains(text, "not the profile's attention kernels")) << text;
+  // The job's attention rate under the stacks' calibration is the datasheet's.
+  const GpuSpec& h100 = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  EXPECT_EQ(CalibratedRates(h100, Precision::kBf16, &stacks->rates).attention_flops_per_s,
+            DatasheetRates(h100, Precision::kBf16).attention_flops_per_s);
+}
+
 TEST(ProfileSweep, ProfileWithoutKnownGpuIsRejectedWithTheDeviceName) {
   Profile p = QuickFakeProfile();
   p.gpu_id.clear();
-  Expected<ProfileCalibration> cal = CalibrateFromProfile(p, BuiltinDb(), "p.json");
+  Expected<ProfileCalibration> cal =
+      CalibrateFromProfile(p, BuiltinDb(), "p.json", ProfileUse::kTrainingStacks);
   ASSERT_FALSE(cal.ok());
   EXPECT_TRUE(Contains(cal.status().message(), "NVIDIA H100 80GB HBM3"));
   EXPECT_TRUE(Contains(cal.status().message(), "gpu_id"));
   p.gpu_id = "h900";
-  EXPECT_TRUE(Contains(CalibrateFromProfile(p, BuiltinDb(), "p.json").status().message(), "h900"));
+  EXPECT_TRUE(Contains(CalibrateFromProfile(p, BuiltinDb(), "p.json", ProfileUse::kTrainingStacks)
+                           .status()
+                           .message(),
+                       "h900"));
 }
 
 TEST(ProfileSweep, MatchesDeviceNamesToTheHardwareDb) {

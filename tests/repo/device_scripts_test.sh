@@ -26,7 +26,7 @@ if grep -q "== done: every step passed" "$log"; then
   exit 0
 fi
 [ "$code" -eq 1 ] || fail "exit $code without a GPU (expected 1)"
-for want in "== kernels: tests skipped on a GPU machine" "== gpu_compute: tests skipped" \
+for want in "== kernels: tests skipped for want of a GPU" "== gpu_compute: tests skipped" \
             "cannot profile: no CUDA GPU" "== validate_1gpu: exit 1" "== done: a step failed"; do
   grep -q -- "$want" "$log" || { cat "$log"; fail "the log lacks '$want'"; }
 done

@@ -56,11 +56,11 @@ TEST(Framework, BuiltinStacks) {
             (std::vector<std::string>{"composer", "deepspeed", "hf-trainer", "megatron-core",
                                       "nanotron", "torchtitan", "torchtitan-compile"}));
   // Every behaviour names its source (the loader requires it); deepspeed also gives the optional
-  // max_zero_stage_with_pp, torchtitan the optional loss_bytes_per_logit_with_tp, and compiled
-  // also tp_overlap_buffers.
+  // max_zero_stage_with_pp, torchtitan the optional loss_bytes_per_logit_with_tp, eager
+  // torchtitan also repeat_kv and compiled also tp_overlap_buffers.
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
     const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
-                            (id == "torchtitan-compile" ? 1 : 0);
+                            (id.starts_with("torchtitan-") || id == "torchtitan" ? 1 : 0);
     EXPECT_EQ(f.sources.size(), 25u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
@@ -82,6 +82,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.grad_bucket.params_per_dp_rank, m.grad_bucket.params_per_dp_rank);
   EXPECT_EQ(def.grad_bucket.bytes, m.grad_bucket.bytes);
   EXPECT_EQ(def.eager_elementwise, m.eager_elementwise);
+  EXPECT_EQ(def.repeat_kv, m.repeat_kv);
   EXPECT_EQ(def.pipeline_split, m.pipeline_split);
   EXPECT_EQ(def.weight_gather_in_forward, m.weight_gather_in_forward);
   EXPECT_EQ(def.zero3_unsharded_stage_with_pp, m.zero3_unsharded_stage_with_pp);

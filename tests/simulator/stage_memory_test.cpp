@@ -172,6 +172,42 @@ TEST(StageMemory, TorchtitanKeepsAPipelineStagesWeightsAndGradientsUnsharded) {
   EXPECT_FALSE(FsdpKeepsStageGathered(ParseTestJob(spec)));
 }
 
+// Golden, measured: torchtitan copies K and V to every query head (repeat_kv) and its attention
+// kernel saves the copies. On an H200 with PyTorch 2.11 (docs/validation/
+// h200-torch-checks-2026-11-30.json, scripts/device_torch_checks.py) one eager torchtitan block
+// kept, beside its input (2h bytes per token, which the model counts as the first norm's),
+// 172168.1 bytes per token for Llama 3 8B's shape at 8192 tokens and 344328.3 for 70B's at 4096;
+// the model leaves out the norms' two fp32 statistics (8 bytes; the allocator's rounding adds
+// under one byte per token). Without repeat_kv the model
+// would keep K and V at the KV heads' width: 2h lower for the 8B, 3h for the 70B.
+TEST(StageMemory, TorchtitanKeepsRepeatKvCopiesAsPyTorchMeasured) {
+  struct Case {
+    const char* model;
+    int64_t seq;
+    double hidden, measured_per_token;
+  };
+  for (const Case& c :
+       {Case{"llama3-8b", 8192, 4096, 172168.125}, Case{"llama3-70b", 4096, 8192, 344328.25}}) {
+    nlohmann::json spec = {{"model", c.model},
+                           {"cluster", {{"gpu", "h200-sxm-141gb"}, {"num_gpus", 8}}},
+                           {"training",
+                            {{"seq_len", c.seq},
+                             {"micro_batch_size", 1},
+                             {"global_batch_size", 8},
+                             {"framework", "torchtitan"},
+                             {"recompute", "none"}}},
+                           {"parallelism", {{"dp", 8}, {"fsdp", true}}}};
+    JobSpec job = ParseTestJob(spec);
+    ASSERT_TRUE(job.training.framework.repeat_kv);
+    const double tokens = static_cast<double>(c.seq);
+    const double per_token = LayerActivationBytes(job, false, Recompute::kNone) / tokens;
+    EXPECT_NEAR(per_token, c.measured_per_token + 2.0 * c.hidden, 9.0) << c.model;
+    job.training.framework.repeat_kv = false;
+    const double kv_width = LayerActivationBytes(job, false, Recompute::kNone) / tokens;
+    EXPECT_NEAR(per_token - kv_width, (c.hidden == 4096 ? 2.0 : 3.0) * c.hidden, 1e-6) << c.model;
+  }
+}
+
 // Golden: quantized weights in memory. Megatron-Core passes is_first_microbatch, so Transformer
 // Engine keeps every linear layer's fp8 weight and its transpose (1 + 1 bytes per weight) from
 // the step's first micro-batch to the next step's; a stack that casts every micro-batch
