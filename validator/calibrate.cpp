@@ -1,10 +1,12 @@
 #include "validator/calibrate.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/str_format.h"
 #include "profiler/profile_rates.h"
 #include "simulator/cost_model.h"
+#include "simulator/gemm_time.h"
 
 namespace gpuplan {
 namespace {
@@ -58,7 +60,21 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
         "(measured.phases.compute)");
   }
   out.corrections = profile.corrections;
-  out.corrections.compute_time_factor *= compute_measured / compute_predicted;
+  const double compute_factor = compute_measured / compute_predicted;
+  out.corrections.compute_time_factor *= compute_factor;
+  if (compute_factor < 1 && out.communication_reports == 0) {
+    const GpuSpec* gpu = db.FindGpu(profile.gpu_id);
+    const double sustained = gpu != nullptr ? SustainedGemmFraction(*gpu) : 1.0;
+    if (sustained < 1) {
+      out.caveat = StrFormat(
+          "no report measured communication beside its compute (rank replays or runs without "
+          "collectives): compute x %.3f takes back some of the sustained-in-training fraction "
+          "(%.2f) that multi-GPU runs lose to NCCL kernels and power limits, so plans of many "
+          "GPUs with this profile may be up to %.0f%% too fast; calibrate with full runs of the "
+          "plan's kind",
+          compute_factor, sustained, 100.0 * (1.0 / std::max(compute_factor, sustained) - 1.0));
+    }
+  }
   if (out.communication_reports > 0)
     out.corrections.communication_time_factor *= comm_measured / comm_predicted;
   for (const std::string& n : names) out.corrections.reports.push_back(n);
@@ -96,6 +112,7 @@ std::string FormatCalibration(const CalibrationResult& c) {
                    Noun(c.compute_reports, "report", "reports").c_str(),
                    c.corrections.communication_time_factor, c.communication_reports,
                    Noun(c.communication_reports, "run", "runs").c_str());
+  if (!c.caveat.empty()) out += "  caveat: " + c.caveat + "\n";
   return out;
 }
 

@@ -30,6 +30,12 @@ struct CalibrationResult {
   /// corrections.
   double rms_error_before = 0;
   double rms_error_after = 0;
+  /// What the corrections may not carry over to: set when the compute factor is below 1 and no
+  /// report measured communication beside its compute (rank replays, runs without collectives).
+  /// The sustained-in-training fraction the prediction applies (kSustainedGemmFraction) is fitted
+  /// on multi-GPU runs, which lose it to NCCL kernels and power limits; one H200 running alone
+  /// did not (docs/VALIDATION.md), so such a factor can make plans of many GPUs too fast.
+  std::string caveat;
   /// The corrections predict the reports better (rms_error_after <= rms_error_before): only then
   /// should they be written.
   bool Improves() const { return rms_error_after <= rms_error_before; }

@@ -123,6 +123,17 @@ TEST(Calibrate, RecoversTheFactorsOfTheFixtureAndShrinksTheError) {
   ASSERT_TRUE(c3.ok());
   EXPECT_EQ(c3->corrections.communication_time_factor, 1.0);
   EXPECT_EQ(c3->communication_reports, 0);
+  EXPECT_TRUE(c->caveat.empty());
+  EXPECT_TRUE(c3->caveat.empty());  // compute x 1.2: slower than predicted, nothing to take back
+  // A replay whose compute ran faster than predicted (x 0.8): the factor would take back the
+  // sustained-in-training fraction that multi-GPU runs lose, and calibrate says so.
+  replay[0].phases.measured.compute *= 0.8 / 1.2;
+  Expected<CalibrationResult> c4 = CalibrateWithReports(*profile, replay, names, BuiltinDb());
+  ASSERT_TRUE(c4.ok());
+  EXPECT_NEAR(c4->corrections.compute_time_factor, 0.8, 1e-9);
+  EXPECT_TRUE(Contains(c4->caveat, "no report measured communication beside its compute"))
+      << c4->caveat;
+  EXPECT_TRUE(Contains(FormatCalibration(*c4), "caveat: ")) << FormatCalibration(*c4);
 }
 
 TEST(Calibrate, RejectsReportsFromAnotherGpu) {
