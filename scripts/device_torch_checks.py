@@ -222,12 +222,11 @@ def layer():
             del out, grad
             block.zero_grad(set_to_none=True)
             x.grad = None
-        tokens = seq
         row = {"hidden": dim, "heads": heads, "kv_heads": kv_heads, "ffn": ffn, "seq": seq,
-               "kept_for_backward_bytes_per_token": kept / tokens,
-               "kept_for_backward_bytes_per_token_per_hidden": kept / tokens / dim,
-               "forward_peak_above_input_bytes_per_token": fwd_peak / tokens,
-               "backward_peak_above_start_bytes_per_token": bwd_peak / tokens,
+               "kept_for_backward_bytes_per_token": kept / seq,
+               "kept_for_backward_bytes_per_token_per_hidden": kept / seq / dim,
+               "forward_peak_above_input_bytes_per_token": fwd_peak / seq,
+               "backward_peak_above_start_bytes_per_token": bwd_peak / seq,
                "parameters": sum(p.numel() for p in block.parameters())}
         rows.append(row)
         print("layer", json.dumps(row), flush=True)

@@ -63,8 +63,8 @@ Expected<CalibrationResult> CalibrateWithReports(const Profile& profile,
   const double compute_factor = compute_measured / compute_predicted;
   out.corrections.compute_time_factor *= compute_factor;
   if (compute_factor < 1 && out.communication_reports == 0) {
-    const GpuSpec* gpu = db.FindGpu(profile.gpu_id);
-    const double sustained = gpu != nullptr ? SustainedGemmFraction(*gpu) : 1.0;
+    // CalibrateFromProfile above has checked that the profile's GPU is in db.
+    const double sustained = SustainedGemmFraction(*db.FindGpu(profile.gpu_id));
     if (sustained < 1) {
       out.caveat = StrFormat(
           "no report measured communication beside its compute (rank replays or runs without "
