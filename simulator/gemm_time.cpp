@@ -105,6 +105,16 @@ double GemmSeconds(const DeviceRates& r, double m, double n, double k, double ba
   return std::max(compute_s, memory_s) + r.kernel_overhead_s;
 }
 
+GemmPasses GroupedGemmPasses(const DeviceRates& r, double experts, double rows, double out,
+                             double in) {
+  const double launches = (experts - 1.0) * r.kernel_overhead_s;
+  GemmPasses p;
+  p.forward_s = GemmSeconds(r, rows, out, in, experts) + launches;
+  p.dgrad_s = GemmSeconds(r, rows, in, out, experts) + launches;
+  p.wgrad_s = GemmSeconds(r, out, in, rows, experts) + launches;
+  return p;
+}
+
 double MemoryBoundSeconds(const DeviceRates& r, double bytes, double kernels) {
   return bytes / r.memory_bytes_per_s + kernels * r.kernel_overhead_s;
 }

@@ -142,6 +142,25 @@ double GemmWaveEfficiency(double m, double n, double batch, int sm_count);
 /// Returns the larger of compute and memory time plus one kernel overhead.
 double GemmSeconds(const DeviceRates& r, double m, double n, double k, double batch = 1);
 
+/// Seconds of one linear layer's GEMMs in each pass of a step: forward (Y = X W), data gradient
+/// (dX = dY W^T) and weight gradient (dW = X^T dY, reducing over the rows).
+struct GemmPasses {
+  double forward_s = 0;
+  double dgrad_s = 0;
+  double wgrad_s = 0;
+};
+
+/// A rank's `experts` (>= 1) local experts' linear layer [in -> out] over `rows` (> 0) routed
+/// token copies each, as Megatron-Core runs it with --moe-grouped-gemm (Transformer Engine's
+/// GroupedLinear: one cuBLAS GEMM per expert, general_grouped_gemm, spread over several streams):
+/// every expert's GEMM is its own kernel (one kernel overhead each) over its own weights, and
+/// the streams let the experts' tiles share the SMs' waves (GemmSeconds with batch = experts).
+/// The weight gradient's reduction runs over the expert's rows, so few rows per expert leave it
+/// short-reduction bound (k/(k + fill), GemmSeconds). Golden test
+/// Golden.GroupedExpertGemmsRunOneGemmPerLocalExpert.
+GemmPasses GroupedGemmPasses(const DeviceRates& r, double experts, double rows, double out,
+                             double in);
+
 /// Seconds for memory-bound kernels moving `bytes` in `kernels` launches.
 double MemoryBoundSeconds(const DeviceRates& r, double bytes, double kernels);
 

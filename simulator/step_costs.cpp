@@ -88,6 +88,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   const double imbalance = MoeRankImbalance(job);
   double routed = 0.0;
   double routed_rows = T;
+  double local_experts = 0.0;  // routed experts held by this rank
   const double e = static_cast<double>(par.ExpertTp());
   if (moe) {
     // Each token visits top_k routed experts (+ shared ones). With balanced routing a rank
@@ -103,6 +104,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     routed_rows = T * e / t * imbalance;
     tp_mlps = static_cast<double>(m.moe_shared_experts);
     const double experts = static_cast<double>(m.moe_num_experts);
+    local_experts = experts / static_cast<double>(par.ep);
     gemm += GemmSeconds(r, local_tokens, experts, h);  // router
     gemm_flops += 2.0 * local_tokens * h * experts;
   }
@@ -110,11 +112,26 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   const double up_width = gate_up * f / t;
   double mlp_gemm = tp_mlps * (GemmSeconds(r, T, up_width, h) + GemmSeconds(r, T, h, f / t));
   gemm_flops += tp_mlps * 2.0 * T * h * (up_width + f / t);
+  // What the routed experts' backward GEMMs take beyond the 2x forward charged below for every
+  // GEMM: each local expert's weight gradient reduces over its own rows only.
+  double routed_dgrad_extra = 0.0;
+  double routed_wgrad_extra = 0.0;
   if (moe) {
-    mlp_gemm += routed * (GemmSeconds(r, routed_rows, gate_up * f / e, h) +
-                          GemmSeconds(r, routed_rows, h, f / e));
+    // The rank's routed rows spread over its local experts, one GEMM each (GroupedGemmPasses).
+    const double expert_rows = routed * routed_rows / local_experts;
+    const GemmPasses fc1 = GroupedGemmPasses(r, local_experts, expert_rows, gate_up * f / e, h);
+    const GemmPasses fc2 = GroupedGemmPasses(r, local_experts, expert_rows, h, f / e);
+    const double forward = fc1.forward_s + fc2.forward_s;
+    mlp_gemm += forward;
+    routed_dgrad_extra = fc1.dgrad_s + fc2.dgrad_s - forward;
+    routed_wgrad_extra = fc1.wgrad_s + fc2.wgrad_s - forward;
     gemm_flops += routed * 2.0 * routed_rows * h * (gate_up * f / e + f / e);
   }
+  // Weights of the layer's GEMMs on this rank: the attention projections and the dense (or
+  // shared) MLPs split over t, every local routed expert split over e (gate, up and down, or fc1
+  // and fc2).
+  const double layer_weights = (h * (q + 2.0 * kv) + q * h) / t +
+                               (tp_mlps / t + local_experts / e) * f * h * (gate_up + 1.0);
   const double mlp_active = tp_mlps + routed;
   lt.fwd_gemm = gemm + mlp_gemm;
 
@@ -224,9 +241,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     mlp_other = act_times.forward_s * act_outputs + mlp_rest_s;
     mlp_bwd_other = act_times.backward_s * act_outputs + 2.0 * mlp_rest_s;
   }
+  // Backward GEMMs: data gradients and (trainable weights only) weight gradients.
+  const double bwd_gemm_extra = routed_dgrad_extra + (lora ? 0.0 : routed_wgrad_extra);
   lt.mlp_fwd = mlp_gemm + mlp_other;
-  lt.mlp_wgrad = lora ? 0.0 : mlp_gemm;
-  lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + mlp_bwd_other;
+  lt.mlp_wgrad = lora ? 0.0 : mlp_gemm + routed_wgrad_extra;
+  lt.mlp_bwd = (lora ? 1.0 : 2.0) * mlp_gemm + bwd_gemm_extra + mlp_bwd_other;
 
   // Quantized GEMMs (Transformer Engine). fp8 (delayed scaling): each GEMM operand is cast from
   // 16 bits to fp8 together with its transpose, which the other pass's GEMM reads (TE's fused
@@ -241,28 +260,28 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   if (QuantizedLinears(tr.precision)) {
     const FrameworkSpec& stack = tr.framework;
     const QuantizedCast cast = QuantizedCastOf(tr.precision);
-    const double up = swiglu ? 2.0 : 1.0;
     const double norm_fed = (h + mlp_visits * h) * T;          // QKV and FC1 inputs
     const double other_in = (q / t + mlp_visits * f / t) * T;  // O and FC2 inputs
-    const double grads = ((q + 2.0 * kv) / t + h + mlp_visits * up * f / t + mlp_visits * h) * T;
-    const double layer_params = (h * (q + 2.0 * kv) + q * h + mlp_visits * f * h * (up + 1.0)) / t;
+    const double grads =
+        ((q + 2.0 * kv) / t + h + mlp_visits * gate_up * f / t + mlp_visits * h) * T;
     const double weight_casts =
         stack.fp8_weight_cast_every_microbatch
             ? 1.0
             : 1.0 / static_cast<double>(std::max<int64_t>(1, MicrobatchesPerStep(job)));
     const double norm_bytes = stack.fp8_norm_fused_cast ? cast.norm_fed_bytes : cast.bytes;
     const double fwd_bytes =
-        norm_bytes * norm_fed + cast.bytes * other_in + cast.bytes * layer_params * weight_casts;
+        norm_bytes * norm_fed + cast.bytes * other_in + cast.bytes * layer_weights * weight_casts;
     const double k = cast.kernels_per_tensor;
     quant_fwd = cast.layer_share * MemoryBoundSeconds(r, fwd_bytes, k * (4.0 + 4.0 * weight_casts));
     quant_bwd = cast.layer_share * MemoryBoundSeconds(r, cast.bytes * grads, k * 4.0);
   }
 
   // Backward: data gradients and weight gradients, each a GEMM as large as the forward one
-  // (2x forward). Frozen (LoRA) weights need data gradients only.
-  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + lt.bwd_attn + bwd_other + quant_bwd;
+  // (2x forward; the routed experts' as GroupedGemmPasses prices them). Frozen (LoRA) weights
+  // need data gradients only.
+  lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + bwd_gemm_extra + lt.bwd_attn + bwd_other + quant_bwd;
   lt.fwd_other += quant_fwd;
-  lt.wgrad = lora ? 0.0 : lt.fwd_gemm;
+  lt.wgrad = lora ? 0.0 : lt.fwd_gemm + routed_wgrad_extra;
   if (lora) {
     // Adapters: forward down(in->r) and up(r->out) GEMMs, backward 2x.
     const uint32_t tg = tr.lora.targets;
@@ -282,9 +301,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       // A frozen base stored narrower than the GEMM operands is converted before each use:
       // QLoRA dequantises each NF4 matrix (Dettmers et al. 2023, Sec. 3), an fp8-stored base
       // under 16-bit math is cast; in forward, backward and any recomputation.
-      const double layer_params =
-          (h * (q + 2.0 * kv) + q * h + mlp_active * f * h * (swiglu ? 3.0 : 2.0)) / t;
-      const double cast = MemoryBoundSeconds(r, cast_bytes * layer_params, swiglu ? 7 : 6);
+      const double cast = MemoryBoundSeconds(r, cast_bytes * layer_weights, swiglu ? 7 : 6);
       lt.fwd_other += cast;
       lt.bwd += cast;
     }

@@ -20,6 +20,7 @@ struct Dims {
   double experts;
   double routed_rows;  // routed copies of the rank's local tokens (T/t under SP) x top_k
   bool shared;         // shared experts: the dense TP pair around the MLP
+  double shared_experts, local_experts;  // shared experts; routed experts held by the rank
 };
 
 Dims LayerDims(const JobSpec& job, bool moe) {
@@ -46,8 +47,34 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.experts = static_cast<double>(m.moe_num_experts);
   d.routed_rows = (d.sp ? d.T / d.t : d.T) * static_cast<double>(m.moe_top_k);
   d.shared = m.moe_shared_experts > 0;
+  d.shared_experts = static_cast<double>(m.moe_shared_experts);
+  d.local_experts = d.experts / static_cast<double>(p.ep);
   return d;
 }
+
+// The MLP's GEMM pairs (fc1, fc2) on this rank: the dense MLP; or a MoE layer's shared experts
+// (one MLP of S x f, Megatron-Core's SharedExpertMLP) and each local routed expert over the
+// copies routed to it (T x top_k gathered rows spread evenly over the local experts), one GEMM
+// each as Transformer Engine's GroupedLinear runs them (the cost model's GroupedGemmPasses).
+struct MlpPart {
+  std::string prefix;  // weight key prefix: "", "shared " or "expert<i> "
+  double rows;
+  double width;  // the part's f/t
+};
+
+std::vector<MlpPart> MlpParts(const Dims& d) {
+  if (!d.moe) return {{"", d.rows, d.f / d.t}};
+  std::vector<MlpPart> parts;
+  if (d.shared) parts.push_back({"shared ", d.T, d.shared_experts * d.f / d.t});
+  const double rows = (d.rows - d.T * d.shared_experts) / d.local_experts;
+  for (int i = 0; i < static_cast<int>(d.local_experts); ++i) {
+    parts.push_back({StrFormat("expert%d ", i), rows, d.f / d.t});
+  }
+  return parts;
+}
+
+// Up (gate and up fused for SwiGLU) width of a part.
+double UpWidth(const Dims& d, const MlpPart& part) { return (d.swiglu ? 2.0 : 1.0) * part.width; }
 
 RankOp Compute(std::string name, std::string shape) {
   RankOp op;
@@ -137,10 +164,14 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
       ExpertTpCollective(d, "all_gather routed", ops);
     }
   }
-  const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
-  ops->push_back(Compute("gemm fc1", Gemm(d.rows, up, d.h)));
+  const std::vector<MlpPart> parts = MlpParts(d);
+  for (const MlpPart& part : parts) {
+    ops->push_back(Compute("gemm " + part.prefix + "fc1", Gemm(part.rows, UpWidth(d, part), d.h)));
+  }
   ops->push_back(Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(d.rows, d.f / d.t)));
-  ops->push_back(Compute("gemm fc2", Gemm(d.rows, d.h, d.f / d.t)));
+  for (const MlpPart& part : parts) {
+    ops->push_back(Compute("gemm " + part.prefix + "fc2", Gemm(part.rows, d.h, part.width)));
+  }
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed", ops);
     ExpertAllToAll(job, d, "alltoall combine", ops);
@@ -151,21 +182,25 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
 }
 
 // Weight-gradient GEMM of a weight [out x in]: dW = dY^T X over the T rows.
-RankOp Wgrad(const char* name, double rows, double out, double in) {
-  return Compute(std::string("gemm ") + name + " wgrad", Gemm(out, in, rows));
+RankOp Wgrad(const std::string& name, double rows, double out, double in) {
+  return Compute("gemm " + name + " wgrad", Gemm(out, in, rows));
 }
 
 void WeightGrads(const Dims& d, std::vector<RankOp>* ops) {
-  const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
-  ops->push_back(Wgrad("fc2", d.rows, d.h, d.f / d.t));
-  ops->push_back(Wgrad("fc1", d.rows, up, d.h));
+  const std::vector<MlpPart> parts = MlpParts(d);
+  for (const MlpPart& part : parts) {
+    ops->push_back(Wgrad(part.prefix + "fc2", part.rows, d.h, part.width));
+  }
+  for (const MlpPart& part : parts) {
+    ops->push_back(Wgrad(part.prefix + "fc1", part.rows, UpWidth(d, part), d.h));
+  }
   ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
   ops->push_back(Wgrad("qkv", d.T, (d.q + 2 * d.kv) / d.t, d.h));
 }
 
 void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
-  const double up = (d.swiglu ? 2.0 : 1.0) * d.f / d.t;
+  const std::vector<MlpPart> parts = MlpParts(d);
   const bool wgrad = !d.split_w && !job.training.lora.enabled;
   // MLP block, last op first.
   if (MoeDispatches(d)) {
@@ -175,11 +210,16 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   } else {
     TpGather(d, ops);  // backward of the reduce-scatter after FC2
   }
-  ops->push_back(Compute("gemm fc2 dgrad", Gemm(d.rows, d.f / d.t, d.h)));
-  if (wgrad) ops->push_back(Wgrad("fc2", d.rows, d.h, d.f / d.t));
+  for (const MlpPart& part : parts) {
+    ops->push_back(Compute("gemm " + part.prefix + "fc2 dgrad", Gemm(part.rows, part.width, d.h)));
+    if (wgrad) ops->push_back(Wgrad(part.prefix + "fc2", part.rows, d.h, part.width));
+  }
   ops->push_back(Compute(d.swiglu ? "swiglu_bwd" : "gelu_bwd", Rows(d.rows, d.f / d.t)));
-  ops->push_back(Compute("gemm fc1 dgrad", Gemm(d.rows, d.h, up)));
-  if (wgrad) ops->push_back(Wgrad("fc1", d.rows, up, d.h));
+  for (const MlpPart& part : parts) {
+    ops->push_back(
+        Compute("gemm " + part.prefix + "fc1 dgrad", Gemm(part.rows, d.h, UpWidth(d, part))));
+    if (wgrad) ops->push_back(Wgrad(part.prefix + "fc1", part.rows, UpWidth(d, part), d.h));
+  }
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed (grad)", ops);
     ExpertAllToAll(job, d, "alltoall dispatch (grad)", ops);

@@ -674,5 +674,83 @@ TEST(Golden, HostElementwiseKernelsAreTheProfilesPerElement) {
   measured.gpu_id = h100.id;
   EXPECT_EQ(CalibratedRates(h100, Precision::kBf16, &measured).host_kernels.cross_entropy_s, 0.0);
 }
+// Megatron-Core runs a rank's routed experts with --moe-grouped-gemm as Transformer Engine's
+// GroupedLinear: one cuBLAS GEMM per local expert over the copies routed to it
+// (general_grouped_gemm, several streams), not top_k GEMMs over all the rank's tokens.
+// Qwen3-30B-A3B's expert FC1 (hidden 2,048 -> SwiGLU 2 x 768) on an H100 at 4,096 tokens x top-8:
+// at EP 8 the rank's 16 experts take 2,048 rows each; at EP 1 its 128 experts 256 each, and reading
+// their weights (128 x 2,048 x 1,536 x 2 bytes) outlasts the arithmetic.
+TEST(Golden, GroupedExpertGemmsRunOneGemmPerLocalExpert) {
+  const GpuSpec& h100 = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  const DeviceRates r = DatasheetRates(h100, Precision::kBf16);
+  ASSERT_EQ(r.sm_count, 132);
+  const double fill = r.gemm_fill_depth;
+
+  // One expert is one GEMM.
+  const GemmPasses one = GroupedGemmPasses(r, 1, 4096, 1536, 2048);
+  EXPECT_DOUBLE_EQ(one.forward_s, GemmSeconds(r, 4096, 1536, 2048));
+  EXPECT_DOUBLE_EQ(one.dgrad_s, GemmSeconds(r, 4096, 2048, 1536));
+  EXPECT_DOUBLE_EQ(one.wgrad_s, GemmSeconds(r, 1536, 2048, 4096));
+
+  // EP 8: 16 x 12 tiles per expert, 3,072 in all over 24 waves of 132 SMs; compute-bound.
+  const GemmPasses ep8 = GroupedGemmPasses(r, 16, 2048, 1536, 2048);
+  const double flops = 2.0 * 2048 * 1536 * 2048 * 16;
+  const double ep8_forward =
+      flops / (r.matmul_flops_per_s * (3072.0 / (24 * 132)) * (2048.0 / (2048 + fill))) +
+      16 * r.kernel_overhead_s;
+  EXPECT_NEAR(ep8.forward_s, ep8_forward, 1e-12);
+  EXPECT_NEAR(ep8.forward_s, 0.00040, 0.00005);
+
+  // EP 1: the same FLOPs, tiles and waves, but 1.04 GB of weights and rows to read, and 128
+  // kernels.
+  const GemmPasses ep1 = GroupedGemmPasses(r, 128, 256, 1536, 2048);
+  const double bytes = 2.0 * 128 * (256 * 2048 + 2048 * 1536 + 256 * 1536);
+  EXPECT_NEAR(ep1.forward_s, bytes / r.memory_bytes_per_s + 128 * r.kernel_overhead_s, 1e-12);
+  EXPECT_GT(ep1.forward_s, 1.5 * ep8.forward_s);
+  // Its weight gradient reduces over 256 rows per expert: 256 / (256 + fill) of the main loop.
+  const double wgrad_compute =
+      flops / (r.matmul_flops_per_s * (12.0 * 16 * 128 / (std::ceil(12.0 * 16 * 128 / 132) * 132)) *
+               (256 / (256 + fill)));
+  EXPECT_NEAR(ep1.wgrad_s,
+              std::max(wgrad_compute, bytes / r.memory_bytes_per_s) + 128 * r.kernel_overhead_s,
+              1e-12);
+
+  // In a layer: the MLP's forward follows the local experts, where top_k GEMMs over all of the
+  // rank's tokens would cost the same at every EP degree.
+  auto mlp_forward = [](int ep) {
+    const JobSpec job =
+        ParseTestJob(nlohmann::json{{"model",
+                                     {{"name", "qwen3-30b-a3b-like"},
+                                      {"num_layers", 4},
+                                      {"hidden_size", 2048},
+                                      {"ffn_hidden_size", 6144},
+                                      {"num_attention_heads", 32},
+                                      {"num_kv_heads", 4},
+                                      {"head_dim", 128},
+                                      {"vocab_size", 151936},
+                                      {"mlp", "swiglu"},
+                                      {"moe_num_experts", 128},
+                                      {"moe_top_k", 8},
+                                      {"moe_ffn_hidden_size", 768}}},
+                                    {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 8}}},
+                                    {"training",
+                                     {{"seq_len", 4096},
+                                      {"micro_batch_size", 1},
+                                      {"global_batch_size", 64},
+                                      {"precision", "bf16"}}},
+                                    {"parallelism", {{"dp", 8}, {"ep", ep}}}});
+    const GpuSpec& gpu = GpuOf(job);
+    const StepCosts costs =
+        ComputeStepCosts(job, gpu, *BuiltinDb().FindNetwork(job.cluster.inter_node),
+                         DatasheetRates(gpu, Precision::kBf16));
+    return costs.moe;
+  };
+  const LayerCosts at_ep1 = mlp_forward(1);
+  const LayerCosts at_ep8 = mlp_forward(8);
+  EXPECT_GT(at_ep1.mlp_fwd, 1.4 * at_ep8.mlp_fwd);
+  EXPECT_GT(at_ep1.mlp_wgrad, 1.4 * at_ep8.mlp_wgrad);
+  EXPECT_DOUBLE_EQ(at_ep1.fwd_flops, at_ep8.fwd_flops);
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -153,6 +153,33 @@ TEST(RankProgram, MoeLayerDispatchesLocalTokens) {
   EXPECT_EQ(Count(bwd, "alltoall dispatch (grad)"), 1);
 }
 
+// A MoE layer's routed experts run as the cost model times them (GroupedGemmPasses): one GEMM
+// per local expert, over its own weights, on the T x top_k routed rows spread over the rank's
+// experts; every expert has its data- and weight-gradient GEMMs.
+TEST(RankProgram, MoeLayerRunsOneGemmPerLocalExpert) {
+  const JobSpec job = TestJob({.dp = 8, .ep = 4, .model = "mixtral-8x7b", .seq_len = 4096});
+  const std::vector<RankOp> fwd = LayerProgram(job, PassKind::kForward, true);
+  // 8 experts over EP 4: 2 local experts, 4,096 x 2 / 2 rows each, FC1 to 2 x 14,336.
+  EXPECT_EQ(Count(fwd, "gemm fc1"), 0);
+  for (const char* expert : {"expert0", "expert1"}) {
+    int fc1 = 0;
+    for (const RankOp& op : fwd) {
+      if (op.name == std::string("gemm ") + expert + " fc1") {
+        ++fc1;
+        EXPECT_EQ(op.shape, "4096 x 28672 x 4096");
+      }
+    }
+    EXPECT_EQ(fc1, 1) << expert;
+    EXPECT_EQ(Count(fwd, std::string("gemm ") + expert + " fc2"), 1);
+  }
+  EXPECT_EQ(Count(fwd, "gemm expert2 fc1"), 0);
+  const std::vector<RankOp> bwd = LayerProgram(job, PassKind::kBackward, true);
+  for (const char* name : {"gemm expert1 fc1 dgrad", "gemm expert1 fc1 wgrad",
+                           "gemm expert1 fc2 dgrad", "gemm expert1 fc2 wgrad"}) {
+    EXPECT_EQ(Count(bwd, name), 1) << name;
+  }
+}
+
 TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
   JobSpec job = Job(1, 8, 1);
   const RankLayout l = MakeRankLayout(job);
