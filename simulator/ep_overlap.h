@@ -35,10 +35,11 @@ struct EpOverlapLayer {
 /// 256 H100, TP2 EP32 PP8 VPP4, DeepEP, 19.7 s a step without and 17.6 s with
 /// --overlap-moe-expert-parallel-comm (yanring/Megatron-MoE-ModelZoo
 /// best_practice/Qwen3/readme.md): a step 0.893x as long, where hiding all that the schedule
-/// could would give 0.755x (tests/simulator/ep_overlap_test.cpp). Megatron-Core's MoE layers
+/// could would give 0.767x (tests/simulator/ep_overlap_test.cpp; 0.43 before the token
+/// permutation, MoePermutationOf, was charged). Megatron-Core's MoE layers
 /// wait on the host (a device-to-host sync for the tokens per expert before the experts run;
 /// docs/discussions/deepseek-v3-gb200-optimization), which the two streams above do not model.
-inline constexpr double kEpOverlapEfficiency = 0.43;
+inline constexpr double kEpOverlapEfficiency = 0.46;
 
 /// Communication seconds a paired forward + backward of `layer` leaves exposed: the pair's
 /// length on the two streams above (each in issue order, each node after what it consumes)

@@ -100,6 +100,14 @@ double MoeRankImbalance(const JobSpec& job) {
   return std::min(job.training.moe_load_imbalance, ep);
 }
 
+MoePermutation MoePermutationOf(double top_k, double local_tokens, double routed_rows,
+                                double local_experts, double hidden, double element_bytes) {
+  const double sorts = local_experts > 1.0 ? 2.0 : 0.0;
+  const double rows =
+      2.0 * top_k * local_tokens + sorts * 2.0 * routed_rows + (top_k + 1.0) * local_tokens;
+  return {rows * hidden * element_bytes, 2.0 + sorts};
+}
+
 bool DeepEpRuns(const GpuSpec& gpu, int64_t gpus_per_node) {
   return gpu.scaleup_kind == "nvswitch" && gpu.scaleup_domain_gpus >= gpus_per_node &&
          gpus_per_node <= kDeepEpMaxNvlinkPeers;

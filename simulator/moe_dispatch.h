@@ -53,6 +53,25 @@ std::string MoeLoadImbalanceProblem(double load_imbalance);
 /// ep = 1 (every rank then computes every expert's share).
 double MoeRankImbalance(const JobSpec& job);
 
+/// The memory-bound copies of one pass of Megatron-Core's token permutation around a MoE
+/// layer's experts on one rank (token_dispatcher.py, all-to-all dispatcher).
+struct MoePermutation {
+  double bytes = 0;    ///< read and written
+  double kernels = 0;  ///< launches
+};
+
+/// The forward permutation of a rank that routes `local_tokens` (> 0) tokens to `top_k` experts
+/// each and receives `routed_rows` rows for its `local_experts` (>= 1) experts, rows of `hidden`
+/// elements of `element_bytes`: permute copies each local token to its top_k slots (a gather:
+/// reads and writes top_k x local_tokens rows); with more than one local expert the received rows
+/// are sorted by expert after the dispatch and restored before the combine (sort_chunks_by_idxs:
+/// each reads and writes routed_rows rows); unpermute sums each token's top_k rows (reads top_k,
+/// writes one row per token). Backward moves the same bytes over the gradients. DeepEP's flex
+/// dispatcher permutes the received rows by expert and back alike. Golden test
+/// Golden.MoePermutationCopiesEveryRoutedRow.
+MoePermutation MoePermutationOf(double top_k, double local_tokens, double routed_rows,
+                                double local_experts, double hidden, double element_bytes);
+
 /// DeepEP's normal kernels forward among at most this many NVLink peers of one node
 /// (deepseek-ai/DeepEP csrc/kernels/configs.cuh: `#define NUM_MAX_NVL_PEERS 8`).
 inline constexpr int64_t kDeepEpMaxNvlinkPeers = 8;

@@ -241,6 +241,15 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     mlp_other = act_times.forward_s * act_outputs + mlp_rest_s;
     mlp_bwd_other = act_times.backward_s * act_outputs + 2.0 * mlp_rest_s;
   }
+  if (moe) {
+    // Token permutation around the experts (MoePermutationOf), part of the layer's non-expert
+    // work (EP overlap's attention node); backward moves the same bytes once.
+    const MoePermutation p =
+        MoePermutationOf(routed, local_tokens, routed * routed_rows, local_experts, h, c.act_bytes);
+    const double permutation = MemoryBoundSeconds(r, p.bytes, p.kernels);
+    lt.fwd_other += permutation;
+    bwd_other += permutation;
+  }
   // Backward GEMMs: data gradients and (trainable weights only) weight gradients.
   const double bwd_gemm_extra = routed_dgrad_extra + (lora ? 0.0 : routed_wgrad_extra);
   lt.mlp_fwd = mlp_gemm + mlp_other;
