@@ -18,9 +18,9 @@ struct Dims {
   bool sp, swiglu, moe, split_w;
   double f, rows;  // MLP width and rows (tokens x active experts for MoE)
   double experts;
-  double routed_rows;  // routed copies of the rank's local tokens (T/t under SP) x top_k
-  bool shared;         // shared experts: the dense TP pair around the MLP
-  double shared_experts, local_experts;  // shared experts; routed experts held by the rank
+  double routed_rows;     // routed copies of the rank's local tokens (T/t under SP) x top_k
+  double shared_experts;  // shared experts: the dense TP pair around the MLP when > 0
+  double local_experts;   // routed experts held by the rank
 };
 
 Dims LayerDims(const JobSpec& job, bool moe) {
@@ -46,7 +46,6 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.rows = moe ? d.T * static_cast<double>(m.moe_top_k + m.moe_shared_experts) : d.T;
   d.experts = static_cast<double>(m.moe_num_experts);
   d.routed_rows = (d.sp ? d.T / d.t : d.T) * static_cast<double>(m.moe_top_k);
-  d.shared = m.moe_shared_experts > 0;
   d.shared_experts = static_cast<double>(m.moe_shared_experts);
   d.local_experts = d.experts / static_cast<double>(p.ep);
   return d;
@@ -65,7 +64,7 @@ struct MlpPart {
 std::vector<MlpPart> MlpParts(const Dims& d) {
   if (!d.moe) return {{"", d.rows, d.f / d.t}};
   std::vector<MlpPart> parts;
-  if (d.shared) parts.push_back({"shared ", d.T, d.shared_experts * d.f / d.t});
+  if (d.shared_experts > 0) parts.push_back({"shared ", d.T, d.shared_experts * d.f / d.t});
   const double rows = (d.rows - d.T * d.shared_experts) / d.local_experts;
   for (int i = 0; i < static_cast<int>(d.local_experts); ++i) {
     parts.push_back({StrFormat("expert%d ", i), rows, d.f / d.t});
@@ -159,7 +158,7 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   if (d.moe) {
     ops->push_back(Compute("gemm router", Gemm(norm_rows, d.experts, d.h)));
     if (MoeDispatches(d)) {
-      if (d.shared) TpGather(d, ops);
+      if (d.shared_experts > 0) TpGather(d, ops);
       ExpertAllToAll(job, d, "alltoall dispatch", ops);
       ExpertTpCollective(d, "all_gather routed", ops);
     }
@@ -175,7 +174,7 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed", ops);
     ExpertAllToAll(job, d, "alltoall combine", ops);
-    if (d.shared) TpReduce(d, ops);
+    if (d.shared_experts > 0) TpReduce(d, ops);
   } else {
     TpReduce(d, ops);
   }
@@ -204,7 +203,7 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const bool wgrad = !d.split_w && !job.training.lora.enabled;
   // MLP block, last op first.
   if (MoeDispatches(d)) {
-    if (d.shared) TpGather(d, ops);
+    if (d.shared_experts > 0) TpGather(d, ops);
     ExpertAllToAll(job, d, "alltoall combine (grad)", ops);
     ExpertTpCollective(d, "all_gather routed (grad)", ops);
   } else {
@@ -223,7 +222,7 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed (grad)", ops);
     ExpertAllToAll(job, d, "alltoall dispatch (grad)", ops);
-    if (d.shared) TpReduce(d, ops);
+    if (d.shared_experts > 0) TpReduce(d, ops);
   } else {
     TpReduce(d, ops);  // backward of the identity before FC1 (Megatron's f)
   }

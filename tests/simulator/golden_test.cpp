@@ -718,7 +718,7 @@ TEST(Golden, GroupedExpertGemmsRunOneGemmPerLocalExpert) {
 
   // In a layer: the MLP's forward follows the local experts, where top_k GEMMs over all of the
   // rank's tokens would cost the same at every EP degree.
-  auto mlp_forward = [](int ep) {
+  auto moe_layer = [](int ep) {
     const JobSpec job =
         ParseTestJob(nlohmann::json{{"model",
                                      {{"name", "qwen3-30b-a3b-like"},
@@ -746,8 +746,8 @@ TEST(Golden, GroupedExpertGemmsRunOneGemmPerLocalExpert) {
                          DatasheetRates(gpu, Precision::kBf16));
     return costs.moe;
   };
-  const LayerCosts at_ep1 = mlp_forward(1);
-  const LayerCosts at_ep8 = mlp_forward(8);
+  const LayerCosts at_ep1 = moe_layer(1);
+  const LayerCosts at_ep8 = moe_layer(8);
   EXPECT_GT(at_ep1.mlp_fwd, 1.4 * at_ep8.mlp_fwd);
   EXPECT_GT(at_ep1.mlp_wgrad, 1.4 * at_ep8.mlp_wgrad);
   EXPECT_DOUBLE_EQ(at_ep1.fwd_flops, at_ep8.fwd_flops);
