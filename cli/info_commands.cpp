@@ -13,6 +13,7 @@
 #include "simulator/cross_validation.h"
 #include "simulator/error_band.h"
 #include "simulator/layout_sweep.h"
+#include "simulator/memory.h"
 #include "simulator/presets.h"
 #include "simulator/stack_comparison.h"
 #include "simulator/sweep_cross_validation.h"
@@ -120,7 +121,7 @@ Status RunHardware(bool sources, const GlobalOptions& g) {
   std::printf(
       "GPUs (dense TFLOP/s per precision; scale-up GB/s per GPU one way x GPUs of its domain; host "
       "link GB/s one way)\n  %-16s %7s %7s %7s %7s %7s %8s  %-14s %11s %-9s %s\n",
-      "id", "bf16", "fp16", "fp8", "fp4", "mem GB", "HBM TB/s", "scale-up", "GB/s x GPUs",
+      "id", "bf16", "fp16", "fp8", "fp4", "mem GiB", "HBM TB/s", "scale-up", "GB/s x GPUs",
       "host link", "name");
   for (const auto& [id, gpu] : db->gpus()) {
     const std::string domain =
@@ -131,8 +132,8 @@ Status RunHardware(bool sources, const GlobalOptions& g) {
         "  %-16s %7s %7s %7s %7s %7.1f %8.2f  %-14s %11s %-9s %s\n", id.c_str(),
         DenseTflops(gpu, Precision::kBf16).c_str(), DenseTflops(gpu, Precision::kFp16).c_str(),
         DenseTflops(gpu, Precision::kFp8).c_str(), DenseTflops(gpu, Precision::kFp4).c_str(),
-        gpu.memory_bytes / 1e9, gpu.memory_bandwidth_bytes_per_s / 1e12, gpu.scaleup_kind.c_str(),
-        domain.c_str(), HostLink(gpu).c_str(), gpu.name.c_str());
+        gpu.memory_bytes / kBytesPerGiB, gpu.memory_bandwidth_bytes_per_s / 1e12,
+        gpu.scaleup_kind.c_str(), domain.c_str(), HostLink(gpu).c_str(), gpu.name.c_str());
     PrintSource(sources, gpu.source);
   }
   // latency: one crossing of the fabric; hop: what each further hop of a ring or tree adds

@@ -26,6 +26,7 @@
 #include "planner/units_format.h"
 #include "simulator/hf_config.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/memory.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/presets.h"
 
@@ -1121,8 +1122,8 @@ void InputPanel::Refresh() {
 
   if (const GpuSpec* gpu = db_.FindGpu(session_.job.cluster.gpu)) {
     gpu_summary_->setText(
-        tr("%1 memory, %2 TFLOP/s dense %3")
-            .arg(Q(FormatGb(gpu->memory_bytes)))
+        tr("%1 usable memory, %2 TFLOP/s dense %3")
+            .arg(Q(FormatGb(UsableBytes(*gpu, session_.job.overhead))))
             .arg(gpu->PeakFlops(session_.job.training.precision) / 1e12, 0, 'f', 0)
             .arg(Q(PrecisionName(session_.job.training.precision))));
   }

@@ -29,7 +29,10 @@ struct GpuSpec {
   std::string architecture;
   /// Dense (no structured sparsity) peak FLOP/s per precision; 0 means not supported.
   std::array<double, kPrecisionCount> peak_flops_per_s{};
-  double memory_bytes = 0;                  ///< HBM/GDDR capacity
+  /// Device memory as the driver reports it (nvidia-smi's total, cudaMemGetInfo): entry field
+  /// `memory_mib`, else the datasheet's `memory_gb` read as GiB. What a job may use of it is less
+  /// (MemoryBreakdown::capacity_bytes: the allocator's headroom, simulator/memory.h).
+  double memory_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;  ///< datasheet peak
   int sm_count = 0;                         ///< streaming multiprocessors (CUs on AMD)
   /// Best measured dense-GEMM throughput / dense peak (the "maximum achievable matmul FLOPS").

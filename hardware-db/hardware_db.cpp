@@ -25,15 +25,19 @@ namespace {
 using nlohmann::json;
 
 // Units of the JSON files (docs/HARDWARE_DB.md) to the SI units of the structs.
-constexpr double kTera = 1e12;   // TFLOP/s -> FLOP/s
-constexpr double kGiga = 1e9;    // GB -> bytes, GB/s -> bytes/s
-constexpr double kMicro = 1e-6;  // us -> s
+constexpr double kTera = 1e12;          // TFLOP/s -> FLOP/s
+constexpr double kGiga = 1e9;           // GB -> bytes, GB/s -> bytes/s
+constexpr double kGibi = 1073741824.0;  // GiB -> bytes
+constexpr double kMebi = 1048576.0;     // MiB -> bytes
+constexpr double kMicro = 1e-6;         // us -> s
 
 // Physical ranges, checked after the unit conversion (JsonObjectReader::ScaledNumber) so that no
 // figure can overflow or vanish in the cost model: far wider than any real part, narrow enough
 // that times, costs and fractions stay finite and meaningful (docs/HARDWARE_DB.md).
 constexpr double kMinBytesPerS = 1e6, kMaxBytesPerS = 1e15;  // 1 MB/s .. 1 PB/s
 constexpr double kMinMemoryBytes = 1e6;  // 1 MB .. kMaxDeviceMemoryBytes (100 TB)
+// A GPU's memory: 0.001 GiB .. 90,000 GiB (within kMaxDeviceMemoryBytes).
+constexpr double kMinGpuMemoryGib = 0.001, kMaxGpuMemoryGib = 90000;
 constexpr double kMinFlopsPerS = 1e9, kMaxFlopsPerS = 1e18;  // 1 GFLOP/s .. 1 EFLOP/s
 constexpr double kMaxLatencyS = 1.0;
 constexpr double kMinEfficiency = 0.01;  // efficiencies are fractions in [0.01, 1]
@@ -174,6 +178,7 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
                          "architecture",
                          "tflops_dense",
                          "memory_gb",
+                         "memory_mib",
                          "memory_bandwidth_gbps",
                          "sm_count",
                          "gemm_efficiency",
@@ -201,7 +206,15 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
                g->architecture + "'");
   }
   const json* tflops = r.Object("tflops_dense");
-  g->memory_bytes = r.ScaledNumber("memory_gb", kGiga, kMinMemoryBytes, kMaxDeviceMemoryBytes);
+  // The capacity is what the driver offers (docs/HARDWARE_DB.md): `memory_mib`, nvidia-smi's or
+  // rocm-smi's total, when the entry gives it; else the datasheet's `memory_gb` read as GiB, the
+  // unit HBM datasheets quote (an "80GB" A100 has 81,920 MiB, an H100 81,559). GDDR parts with ECC
+  // on give up 1/16 of it (an L40S "48GB" has 46,068 MiB), so their entries give memory_mib.
+  g->memory_bytes =
+      r.ScaledNumber("memory_gb", kGibi, kMinGpuMemoryGib * kGibi, kMaxGpuMemoryGib * kGibi);
+  if (r.Has("memory_mib")) {
+    g->memory_bytes = r.ScaledNumber("memory_mib", kMebi, kMebi, kMaxGpuMemoryGib * kGibi);
+  }
   g->memory_bandwidth_bytes_per_s =
       r.ScaledNumber("memory_bandwidth_gbps", kGiga, kMinBytesPerS, kMaxBytesPerS);
   g->sm_count = SmallPositiveInt(r, "sm_count");

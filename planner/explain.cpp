@@ -261,7 +261,8 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
 
 std::string SmallestFootprintSentence(const Plan& smallest, const GpuSpec& gpu) {
   return "smallest footprint found: " + FormatGb(smallest.step.memory.peak_bytes) + " per GPU at " +
-         PlanName(smallest) + "; " + gpu.id + " has " + FormatGb(gpu.memory_bytes);
+         PlanName(smallest) + "; " + gpu.id + " has " +
+         FormatGb(smallest.step.memory.capacity_bytes);
 }
 
 }  // namespace gpuplan

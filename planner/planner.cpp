@@ -17,6 +17,7 @@
 #include "planner/export.h"
 #include "planner/rerank.h"
 #include "planner/units_format.h"
+#include "simulator/memory.h"
 #include "simulator/model.h"
 
 namespace gpuplan {
@@ -422,9 +423,9 @@ void DiagnoseNoFit(const PlanRequest& req, const HardwareDb& db,
     if (Contains(req.gpus, id) || other.memory_bytes <= gpu->memory_bytes) continue;
     const int64_t n = first_fit(req, other, req.max_gpus);
     if (n > 0) {
-      d.suggestions.push_back(id + " (" + FormatGb(other.memory_bytes) + ") fits on " +
-                              std::to_string(n) + " " + Noun(n, "GPU", "GPUs") + " (--gpu " + id +
-                              ")");
+      d.suggestions.push_back(id + " (" + FormatGb(UsableBytes(other, req.overhead)) +
+                              ") fits on " + std::to_string(n) + " " + Noun(n, "GPU", "GPUs") +
+                              " (--gpu " + id + ")");
     }
   }
   if (!req.lora.enabled) {

@@ -170,10 +170,24 @@ struct ParallelSpec {
   }
 };
 
+/// OverheadSpec::allocator_headroom's default: the share of a GPU's memory (what the driver
+/// reports) that PyTorch's caching allocator cannot hand out near a full GPU, where segments
+/// holding freed blocks of other sizes and the driver's own allocations are in the way. It is the
+/// share that reading the H100's "80 GB" as 80·10⁹ bytes set aside of its 81,559 MiB until
+/// 2026-11-30 (1 − 80·10⁹ / 85.52·10⁹), kept because the layout sweep's crashes support it
+/// (docs/ACCURACY.md, "Memory"): they begin at 0.90–0.95 of the true capacity, and on a 0.005
+/// grid 85% of the crashed rows are first predicted to fail at 0.065 (465 of 547; 449 with no
+/// headroom, 461 at 0.06), while 7 of the 1,026 rows that ran are (4 with none).
+inline constexpr double kAllocatorHeadroom = 0.0646;
+
 /// Memory the framework needs beyond the model state (stated parameters, see docs/METRICS.md).
 struct OverheadSpec {
   double framework_bytes = 2.0e9;  ///< CUDA context, cuBLAS/NCCL workspaces, allocator reserve
   double fragmentation = 0.10;     ///< extra fraction of activation memory lost to fragmentation
+  /// Fraction of the GPU's memory (GpuSpec::memory_bytes, what the driver reports) that PyTorch's
+  /// caching allocator cannot hand out near a full GPU: a job fits when its peak is within the
+  /// rest (MemoryBreakdown::capacity_bytes, UsableBytes in simulator/memory.h).
+  double allocator_headroom = kAllocatorHeadroom;
 };
 
 struct JobSpec {

@@ -492,10 +492,12 @@ Status ParseOverhead(const nlohmann::json* j, const std::string& origin,
   *o = defaults;
   if (j == nullptr) return Status::Ok();
   JsonObjectReader r(*j, origin + ": overhead");
-  r.RejectUnknownFields({"framework_gb", "fragmentation"});
+  r.RejectUnknownFields({"framework_gb", "fragmentation", "allocator_headroom"});
   o->framework_bytes =
       r.OptionalScaledNumber("framework_gb", o->framework_bytes, 1e9, 0.0, kMaxDeviceMemoryBytes);
   o->fragmentation = r.OptionalNumberInRange("fragmentation", o->fragmentation, 0.0, 1.0);
+  o->allocator_headroom =
+      r.OptionalNumberInRange("allocator_headroom", o->allocator_headroom, 0.0, 0.5);
   return r.status();
 }
 
@@ -1196,7 +1198,8 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
         {kLossSlot, p.loss_slot}}},
       {"overhead",
        {{"framework_gb", job.overhead.framework_bytes / 1e9},
-        {"fragmentation", job.overhead.fragmentation}}},
+        {"fragmentation", job.overhead.fragmentation},
+        {"allocator_headroom", job.overhead.allocator_headroom}}},
   };
   if (p.first_stage_layers > 0) out["parallelism"][kFirstStageLayers] = p.first_stage_layers;
   if (p.last_stage_layers > 0) out["parallelism"][kLastStageLayers] = p.last_stage_layers;

@@ -12,7 +12,7 @@
 namespace gpuplan {
 
 OverheadSpec DefaultOverhead(const GpuSpec& gpu) {
-  return gpu.HostDevice() ? OverheadSpec{0.0, 0.0} : OverheadSpec{};
+  return gpu.HostDevice() ? OverheadSpec{0.0, 0.0, 0.0} : OverheadSpec{};
 }
 
 namespace {
@@ -239,6 +239,10 @@ double StageActivationBytes(const JobSpec& job, const LayerActivations& act, int
   return peak;
 }
 
+double UsableBytes(const GpuSpec& gpu, const OverheadSpec& overhead) {
+  return gpu.memory_bytes * (1.0 - overhead.allocator_headroom);
+}
+
 double BytesOutsideAllocator(const JobSpec& job) {
   const ParallelSpec& par = job.parallel;
   double bytes = job.overhead.framework_bytes;
@@ -359,7 +363,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
       BytesOutsideAllocator(job) + job.overhead.fragmentation * mb.activations_bytes;
   mb.peak_bytes = mb.weights_bytes + mb.grads_bytes + mb.optimizer_bytes + mb.activations_bytes +
                   mb.logits_bytes + mb.overhead_bytes;
-  mb.capacity_bytes = gpu.memory_bytes;
+  mb.capacity_bytes = UsableBytes(gpu, job.overhead);
   mb.fits = mb.peak_bytes <= mb.capacity_bytes;
   return mb;
 }

@@ -106,9 +106,12 @@ struct MemoryBreakdown {
   double overhead_bytes = 0;     ///< framework + fragmentation (OverheadSpec) + TP userbuffers
   double peak_bytes = 0;         ///< sum of the above on pipeline stage `peak_stage`
   int64_t peak_stage = 0;        ///< the stage (0-based) these bytes are of
-  double capacity_bytes = 0;     ///< the GPU's memory
+  double capacity_bytes = 0;     ///< what the job may use: UsableBytes of the GPU
   bool fits = false;             ///< peak_bytes <= capacity_bytes
 };
+
+/// The bytes a job may use on `gpu`: its memory less the allocator headroom of `overhead`.
+double UsableBytes(const GpuSpec& gpu, const OverheadSpec& overhead);
 
 /// The overhead a job spec gets when it states none: OverheadSpec's defaults on a GPU; none on the
 /// host device (HostDevice: the CPU executor's ranks have no CUDA context, cuBLAS or NCCL

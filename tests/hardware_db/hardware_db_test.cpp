@@ -93,7 +93,7 @@ TEST_F(BuiltinDbTest, SpotValuesInSiUnits) {
   ASSERT_NE(h100, nullptr);
   EXPECT_DOUBLE_EQ(h100->PeakFlops(Precision::kBf16), 989.5e12);
   EXPECT_DOUBLE_EQ(h100->PeakFlops(Precision::kFp8), 1979e12);
-  EXPECT_DOUBLE_EQ(h100->memory_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(h100->memory_bytes, 81559.0 * 1024 * 1024);  // memory_mib, nvidia-smi's total
   EXPECT_DOUBLE_EQ(h100->memory_bandwidth_bytes_per_s, 3.35e12);
   EXPECT_EQ(h100->sm_count, 132);
   EXPECT_NEAR(h100->gemm_efficiency * 989.5, 794.5, 0.1);  // ml-engineering MAMF
@@ -130,7 +130,7 @@ TEST_F(BuiltinDbTest, SpotValuesInSiUnits) {
   ASSERT_NE(mi300x, nullptr);
   EXPECT_EQ(mi300x->scaleup_kind, "xgmi");
   EXPECT_EQ(mi300x->sm_count, 304);
-  EXPECT_DOUBLE_EQ(mi300x->memory_bytes, 192e9);
+  EXPECT_DOUBLE_EQ(mi300x->memory_bytes, 205822885888.0);  // rocm-smi's total, 196,288 MiB
 
   const NetworkSpec* hdr = db().FindNetwork("ib-hdr-200");
   ASSERT_NE(hdr, nullptr);
@@ -302,7 +302,7 @@ TEST_F(HardwareDbFilesTest, ValidFixtureLoads) {
   ASSERT_TRUE(db.LoadFile(path).ok()) << db.LoadFile(path).message();
   const GpuSpec* g = db.FindGpu("test-gpu");
   ASSERT_NE(g, nullptr);
-  EXPECT_DOUBLE_EQ(g->memory_bytes, 96e9);
+  EXPECT_DOUBLE_EQ(g->memory_bytes, 96.0 * 1024 * 1024 * 1024);  // memory_gb read as GiB
   EXPECT_DOUBLE_EQ(g->PeakFlops(Precision::kBf16), 1000e12);
   EXPECT_EQ(g->PeakFlops(Precision::kFp8), 0);   // null = unsupported
   EXPECT_EQ(g->PeakFlops(Precision::kTf32), 0);  // absent = unsupported
@@ -317,6 +317,23 @@ TEST_F(HardwareDbFilesTest, NegativeMemoryNamesFileEntryAndField) {
   EXPECT_TRUE(Contains(err, "gpu 'bad-gpu'"));
   EXPECT_TRUE(Contains(err, "field 'memory_gb'"));
   EXPECT_TRUE(Contains(err, "-1"));
+}
+
+// memory_mib, the driver's total, is the capacity when given (a GDDR card with ECC on offers
+// 15/16 of its datasheet GiB); a bad one names the field.
+TEST_F(HardwareDbFilesTest, MemoryMibIsTheDriversTotal) {
+  json gpu = ValidGpu("ecc-gpu");
+  gpu["memory_gb"] = 48;
+  gpu["memory_mib"] = 46068;
+  HardwareDb db;
+  const std::string path = Write("gpus.json", json{{"gpus", {gpu}}});
+  ASSERT_TRUE(db.LoadFile(path).ok()) << db.LoadFile(path).message();
+  EXPECT_DOUBLE_EQ(db.FindGpu("ecc-gpu")->memory_bytes, 46068.0 * 1024 * 1024);
+  gpu["memory_mib"] = 0;
+  const std::string bad = Write("bad.json", json{{"gpus", {gpu}}});
+  const std::string err = LoadError(bad);
+  EXPECT_TRUE(Contains(err, "gpu 'ecc-gpu'")) << err;
+  EXPECT_TRUE(Contains(err, "field 'memory_mib'")) << err;
 }
 
 // hop_latency_us is optional (absent: the crossing latency, paid per hop) and at most
@@ -817,13 +834,13 @@ TEST_F(HardwareDbFilesTest, UserDirOverridesBuiltinById) {
   const GpuSpec* g = db->FindGpu("h100-sxm5-80gb");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->name, "H100 as measured on our cluster");
-  EXPECT_DOUBLE_EQ(g->memory_bytes, 96e9);
+  EXPECT_DOUBLE_EQ(g->memory_bytes, 96.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(g->PeakFlops(Precision::kBf16), 1000e12);
   ASSERT_NE(db->FindNode("my-h100-node"), nullptr);
   EXPECT_EQ(db->FindNode("my-h100-node")->gpus_per_node, 4);
   // Untouched built-in entries stay.
   ASSERT_NE(db->FindGpu("a100-sxm4-80gb"), nullptr);
-  EXPECT_DOUBLE_EQ(db->FindGpu("a100-sxm4-80gb")->memory_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(db->FindGpu("a100-sxm4-80gb")->memory_bytes, 81920.0 * 1024 * 1024);
 }
 
 TEST_F(HardwareDbFilesTest, LaterFilesOverrideEarlierOnes) {
@@ -836,7 +853,7 @@ TEST_F(HardwareDbFilesTest, LaterFilesOverrideEarlierOnes) {
   HardwareDb db;
   ASSERT_TRUE(db.LoadDirectory(dir()).ok());
   ASSERT_NE(db.FindGpu("g"), nullptr);
-  EXPECT_DOUBLE_EQ(db.FindGpu("g")->memory_bytes, 20e9);
+  EXPECT_DOUBLE_EQ(db.FindGpu("g")->memory_bytes, 20.0 * 1024 * 1024 * 1024);
 }
 
 }  // namespace

@@ -121,6 +121,7 @@ TEST(JobSpec, DefaultsFromPresetAndHardwareDb) {
   EXPECT_FALSE(job->parallel.tp_overlap);
   EXPECT_DOUBLE_EQ(job->overhead.framework_bytes, 2.0e9);
   EXPECT_DOUBLE_EQ(job->overhead.fragmentation, 0.10);
+  EXPECT_DOUBLE_EQ(job->overhead.allocator_headroom, kAllocatorHeadroom);
 }
 
 TEST(JobSpec, GpusPerNodeDefaultIsCappedAtNumGpus) {
@@ -153,7 +154,7 @@ TEST(JobSpec, LoraAndOverhead) {
         {"global_batch_size", 16},
         {"lora", {{"rank", 16}, {"targets", {"attention", "gate"}}, {"base", "nf4"}}}}},
       {"parallelism", {{"tp", 8}}},
-      {"overhead", {{"framework_gb", 3.5}, {"fragmentation", 0.2}}}};
+      {"overhead", {{"framework_gb", 3.5}, {"fragmentation", 0.2}, {"allocator_headroom", 0.02}}}};
   Expected<JobSpec> job = Parse(spec);
   ASSERT_TRUE(job.ok()) << job.status().message();
   EXPECT_TRUE(job->training.lora.enabled);
@@ -162,6 +163,7 @@ TEST(JobSpec, LoraAndOverhead) {
   EXPECT_EQ(job->training.lora.base, BaseWeights::kNf4);
   EXPECT_DOUBLE_EQ(job->overhead.framework_bytes, 3.5e9);
   EXPECT_DOUBLE_EQ(job->overhead.fragmentation, 0.2);
+  EXPECT_DOUBLE_EQ(job->overhead.allocator_headroom, 0.02);
   const nlohmann::json written = JobSpecToJson(*job);
   Expected<JobSpec> again = ParseJobSpec(written, "roundtrip", "", Db());
   ASSERT_TRUE(again.ok()) << again.status().message();
@@ -175,6 +177,9 @@ TEST(JobSpec, LoraAndOverhead) {
 
   spec["training"]["lora"] = {{"rank", 8}, {"targets", {"q", "qkv"}}};
   EXPECT_TRUE(Contains(ErrorOf(spec), "training: lora: field 'targets': 'qkv' is not allowed"));
+  spec["training"]["lora"] = {{"rank", 8}};
+  spec["overhead"]["allocator_headroom"] = 0.6;
+  EXPECT_TRUE(Contains(ErrorOf(spec), "overhead: field 'allocator_headroom'")) << ErrorOf(spec);
 }
 
 TEST(JobSpec, HfConfigModelRelativeToSpecFile) {

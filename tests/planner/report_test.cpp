@@ -349,7 +349,7 @@ TEST_F(ReportTest, TextOfANotFoundResultDiagnosesMemory) {
   EXPECT_EQ(text.find("Recommendation"), std::string::npos);
   for (const char* expected :
        {"No plan found", "Smallest memory footprint found", "8 x a100-sxm4-80gb", "memory per GPU",
-        "of 80.0 GB", "h200-sxm-141gb (141 GB) fits", "No layout of llama3-70b fits"}) {
+        "of 80.4 GB", "h200-sxm-141gb (141 GB) fits", "No layout of llama3-70b fits"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
   }
 }

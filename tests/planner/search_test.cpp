@@ -89,7 +89,7 @@ TEST_F(SearchTest, MemoryMarginKeepsHeadroom) {
   // with one it never finds a faster layout than without.
   PlanRequest req = Request("llama3-70b", 4096, 256);
   const HardwarePoint point = Point("h100-sxm5-80gb", 64);
-  const double capacity = db_.FindGpu("h100-sxm5-80gb")->memory_bytes;
+  const double capacity = UsableBytes(*db_.FindGpu("h100-sxm5-80gb"), req.overhead);
   req.memory_margin = 0.25;
   const PointResult kept = SearchPoint(req, point);
   ASSERT_FALSE(kept.best.empty());
@@ -106,7 +106,7 @@ TEST_F(SearchTest, SmallestFootprintIsTrackedWhenNothingFits) {
   const PointResult r = SearchPoint(req, Point("rtx-4090", 8));
   EXPECT_TRUE(r.best.empty());
   EXPECT_TRUE(r.any_layout);
-  EXPECT_GT(r.smallest.step.memory.peak_bytes, db_.FindGpu("rtx-4090")->memory_bytes);
+  EXPECT_GT(r.smallest.step.memory.peak_bytes, r.smallest.step.memory.capacity_bytes);
 }
 
 // Brute force over a sub-space of the search's space (vpp <= 4; MoE: every expert TP) without

@@ -76,6 +76,25 @@ MemoryBreakdown EveryStage(const JobSpec& job) {
   return peak;
 }
 
+// A job may use the GPU's memory as the driver reports it (an H100's 81,559 MiB) less the
+// allocator headroom (kAllocatorHeadroom, fitted on the layout sweep's crashes); the host
+// device's ranks count exact bytes and keep none.
+TEST(StageMemory, CapacityIsTheDriversTotalLessTheAllocatorHeadroom) {
+  JobSpec job = ParseTestJob(
+      {{"model", "llama3-8b"},
+       {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 8}}},
+       {"training", {{"seq_len", 4096}, {"global_batch_size", 64}, {"micro_batch_size", 1}}},
+       {"parallelism", {{"zero_stage", 1}}}});
+  const GpuSpec& h100 = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  const MemoryBreakdown m = EstimateMemory(job, h100);
+  EXPECT_DOUBLE_EQ(m.capacity_bytes, 81559.0 * 1048576.0 * (1.0 - 0.0646));
+  EXPECT_EQ(m.fits, m.peak_bytes <= m.capacity_bytes);
+  job.overhead.allocator_headroom = 0;
+  EXPECT_DOUBLE_EQ(EstimateMemory(job, h100).capacity_bytes, 81559.0 * 1048576.0);
+  const GpuSpec& cpu = *BuiltinDb().FindGpu("cpu");
+  EXPECT_DOUBLE_EQ(DefaultOverhead(cpu).allocator_headroom, 0.0);
+}
+
 TEST(StageMemory, WithSlotsTheLargestStageIsAMiddleOne) {
   const JobSpec job = ParseTestJob(Llama405bSpec());
   const MemoryBreakdown est = EstimateMemory(job, GpuOf(job));
