@@ -124,6 +124,12 @@ struct FrameworkSpec {
   /// backward without gradient sync but the last). false: every micro-batch gathers and
   /// reduce-scatters each layer, as without pipelining.
   bool zero3_unsharded_stage_with_pp = false;
+  /// ZeRO-3/FSDP: whether the sharded parameter is the fp32 master weight the optimizer updates,
+  /// cast to 16 bits only into the gathered copy (PyTorch FSDP's FlatParameter and FSDP2's
+  /// sharded DTensor: "outside forward and backward, the sharded parameters are kept in full
+  /// precision"), so no 16-bit shard is kept beside it. false: a 16-bit shard is kept beside the
+  /// optimizer's fp32 master shard (Megatron-FSDP's weight buffer, DeepSpeed ZeRO-3's partition).
+  bool zero3_shard_is_master = false;
   /// Highest ZeRO stage the stack runs (nanotron shards only the optimizer state: 1).
   int max_zero_stage = 3;
   /// Highest ZeRO stage it runs with pipeline parallelism (pp >= 2; DeepSpeed's PipelineEngine

@@ -520,6 +520,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "pipeline_split",
                                                  "weight_gather_in_forward",
                                                  "zero3_unsharded_stage_with_pp",
+                                                 "zero3_shard_is_master",
                                                  "zero1_grad_reduction",
                                                  "host_ms_per_layer",
                                                  "pipeline_host_ms_per_tp_rank",
@@ -575,6 +576,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
                           : PipelineSplit::kEven;
   f->weight_gather_in_forward = RequiredBool(r, entry, "weight_gather_in_forward");
   f->zero3_unsharded_stage_with_pp = RequiredBool(r, entry, "zero3_unsharded_stage_with_pp");
+  f->zero3_shard_is_master = RequiredBool(r, entry, "zero3_shard_is_master");
   f->zero1_grad_reduction =
       r.Enum("zero1_grad_reduction", {"reduce-scatter-in-backward", "all-reduce-after-backward"}) ==
               "all-reduce-after-backward"

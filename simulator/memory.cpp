@@ -269,6 +269,7 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
   const double expert_shards = static_cast<double>(par.ExpertShardRanks());
   const int zero = par.ZeroStage();
   const ShardParams shard = ParamsPerGpu(job, stage);
+  const bool shard_is_master = zero >= 3 && tr.framework.zero3_shard_is_master;
   MemoryBreakdown mb;
   mb.peak_stage = stage;
   // Bytes per parameter of a gathered ZeRO-3 layer: 16-bit weights, or the frozen base as stored.
@@ -288,6 +289,9 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     const ModelStateBytes expert = ZeroModelStateBytes(shard.expert, expert_shards, zero,
                                                        tr.precision, par.cpu_offload, grad_bytes);
     mb.weights_bytes = dense.weights + expert.weights;
+    // PyTorch FSDP's shard is the fp32 master the optimizer state already counts: no 16-bit
+    // shard beside it (FrameworkSpec::zero3_shard_is_master); only gathered layers are 16-bit.
+    if (shard_is_master) mb.weights_bytes = 0;
     mb.grads_bytes = dense.grads + expert.grads;
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
   }
@@ -323,8 +327,9 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     const double fp8_params = tr.fp8_param_gather ? 1.0 : 0.0;
     const bool stored_fp8 =
         tr.fp8_param_gather || (tr.lora.enabled && tr.lora.base == BaseWeights::kFp8);
+    const double stored_shards = shard_is_master ? 0.0 : 1.0 / dp_shards;
     mb.weights_bytes -=
-        fp8_params * linear_params * (zero >= 3 ? 1.0 / dp_shards + 2.0 / layers : 1.0);
+        fp8_params * linear_params * (zero >= 3 ? stored_shards + 2.0 / layers : 1.0);
     mb.weights_bytes += cast.layer_share * (cast.weight_copy_bytes - (stored_fp8 ? 1.0 : 0.0)) *
                         linear_params * (zero >= 3 ? 2.0 / layers : 1.0);
   }

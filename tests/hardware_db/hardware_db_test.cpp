@@ -672,6 +672,7 @@ json ValidFramework(const std::string& id) {
       {"pipeline_split", "even"},
       {"weight_gather_in_forward", false},
       {"zero3_unsharded_stage_with_pp", true},
+      {"zero3_shard_is_master", true},
       {"zero1_grad_reduction", "all-reduce-after-backward"},
       {"host_ms_per_layer", 1.5},
       {"pipeline_host_ms_per_tp_rank", 0},
@@ -721,6 +722,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
   EXPECT_TRUE(f->zero3_unsharded_stage_with_pp);
+  EXPECT_TRUE(f->zero3_shard_is_master);
   EXPECT_EQ(f->zero1_grad_reduction, Zero1GradReduction::kAllReduceAfterBackward);
   EXPECT_EQ(f->sources.at("host_ms_per_layer"), "our code, commit abc");
   EXPECT_EQ(f->parallel_dims, (std::set<std::string>{"tp"}));

@@ -61,7 +61,7 @@ TEST(Framework, BuiltinStacks) {
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
     const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
                             (id.starts_with("torchtitan-") || id == "torchtitan" ? 1 : 0);
-    EXPECT_EQ(f.sources.size(), 25u + optional) << id;
+    EXPECT_EQ(f.sources.size(), 26u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
@@ -86,6 +86,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.pipeline_split, m.pipeline_split);
   EXPECT_EQ(def.weight_gather_in_forward, m.weight_gather_in_forward);
   EXPECT_EQ(def.zero3_unsharded_stage_with_pp, m.zero3_unsharded_stage_with_pp);
+  EXPECT_EQ(def.zero3_shard_is_master, m.zero3_shard_is_master);
   EXPECT_EQ(def.zero1_grad_reduction, m.zero1_grad_reduction);
   EXPECT_EQ(def.host_seconds_per_layer, m.host_seconds_per_layer);
   EXPECT_EQ(def.pipeline_host_seconds_per_tp_rank, m.pipeline_host_seconds_per_tp_rank);
@@ -217,6 +218,30 @@ TEST(Framework, LossBuffersAndDdpBuckets) {
   single.cluster.num_gpus = 1;
   const MemoryBreakdown alone = EstimateMemory(single, gpu);
   EXPECT_DOUBLE_EQ(alone.grads_bytes, 2 * alone.weights_bytes);  // fp32 main grads, no buckets
+}
+
+// ZeRO-3 model state per parameter and shard: Megatron-FSDP and DeepSpeed keep a 16-bit shard
+// beside the optimizer's fp32 master, 2 + 4 + 12 bytes (ZeRO paper, with fp32 main gradients);
+// PyTorch FSDP's shard is the fp32 master itself ("outside forward and backward, the sharded
+// parameters are kept in full precision"), 4 + 4 + 8 (Composer, the HF Trainer, torchtitan). The
+// two gathered layers are 16-bit under both.
+TEST(Framework, PyTorchFsdpShardIsTheFp32Master) {
+  const GpuSpec& gpu = *BuiltinDb().FindGpu("h100-sxm5-80gb");
+  for (const std::string id :
+       {"megatron-core", "deepspeed", "composer", "hf-trainer", "torchtitan"}) {
+    JobSpec j = Llama1B(id);
+    j.parallel.zero_stage = 3;
+    j.parallel.fsdp = true;
+    const MemoryBreakdown m = EstimateMemory(j, gpu);
+    const double params = ParamsPerGpu(j, 0).Total();
+    const double gathered = 2.0 * 2.0 * params / 16.0;  // two of the 16 layers, 16-bit
+    const double shard = Stack(id).zero3_shard_is_master ? 0.0 : 2.0 * params / 8.0;
+    EXPECT_EQ(Stack(id).zero3_shard_is_master,
+              id == "composer" || id == "hf-trainer" || id == "torchtitan")
+        << id;
+    EXPECT_NEAR(m.weights_bytes, shard + gathered, 1e-6 * params) << id;
+    EXPECT_NEAR(m.optimizer_bytes, 12.0 * params / 8.0, 1e-6 * params) << id;
+  }
 }
 
 // Job `j`'s dense layer costs on `gpus` GPUs at TP `tp` (sequence parallel when tp > 1), PP `pp`
