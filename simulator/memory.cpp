@@ -288,10 +288,9 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
                                                       par.cpu_offload, grad_bytes);
     const ModelStateBytes expert = ZeroModelStateBytes(shard.expert, expert_shards, zero,
                                                        tr.precision, par.cpu_offload, grad_bytes);
-    mb.weights_bytes = dense.weights + expert.weights;
     // PyTorch FSDP's shard is the fp32 master the optimizer state already counts: no 16-bit
     // shard beside it (FrameworkSpec::zero3_shard_is_master); only gathered layers are 16-bit.
-    if (shard_is_master) mb.weights_bytes = 0;
+    mb.weights_bytes = shard_is_master ? 0.0 : dense.weights + expert.weights;
     mb.grads_bytes = dense.grads + expert.grads;
     mb.optimizer_bytes = dense.optimizer + expert.optimizer;
   }
