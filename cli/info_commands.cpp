@@ -156,9 +156,9 @@ Status RunHardware(bool sources, const GlobalOptions& g) {
     PrintSource(sources, node.source);
   }
   std::printf(
-      "\nTraining stacks (frameworks.json)\n  %-18s %13s %13s %12s %9s %5s %-11s %-17s  %s\n", "id",
-      "host ms/layer", "pp ms/TP rank", "TP ms/node", "max ZeRO", "FSDP", "model par.",
-      "Hopper attn.", "name");
+      "\nTraining stacks (frameworks.json)\n  %-18s %13s %12s %13s %12s %9s %5s %-11s %-17s  %s\n",
+      "id", "host ms/layer", "+MoE layer", "pp ms/TP rank", "TP ms/node", "max ZeRO", "FSDP",
+      "model par.", "Hopper attn.", "name");
   for (const auto& [id, f] : db->frameworks()) {
     std::string dims;
     for (const std::string& d : f.parallel_dims) dims += (dims.empty() ? "" : ",") + d;
@@ -167,10 +167,11 @@ Status RunHardware(bool sources, const GlobalOptions& g) {
         hopper == f.attention_kernels.end()
             ? "reference"
             : StrFormat("%s %.2f", hopper->second.kernel.c_str(), hopper->second.relative_speed);
-    std::printf("  %-18s %13.2f %13.2f %12.2f %9d %5s %-11s %-17s  %s\n", id.c_str(),
-                f.host_seconds_per_layer * 1e3, f.pipeline_host_seconds_per_tp_rank * 1e3,
-                f.tp_seconds_per_inter_node_hop * 1e3, f.max_zero_stage, f.fsdp ? "yes" : "no",
-                dims.empty() ? "-" : dims.c_str(), attention.c_str(),
+    std::printf("  %-18s %13.2f %12.2f %13.2f %12.2f %9d %5s %-11s %-17s  %s\n", id.c_str(),
+                f.host_seconds_per_layer * 1e3, f.moe_host_seconds_per_layer * 1e3,
+                f.pipeline_host_seconds_per_tp_rank * 1e3, f.tp_seconds_per_inter_node_hop * 1e3,
+                f.max_zero_stage, f.fsdp ? "yes" : "no", dims.empty() ? "-" : dims.c_str(),
+                attention.c_str(),
                 (f.name + (f.version.empty() ? "" : " [" + f.version + "]")).c_str());
   }
   return Status::Ok();

@@ -110,6 +110,10 @@ struct FrameworkSpec {
   /// Seconds the host needs to issue one transformer layer's forward and backward for one
   /// micro-batch: a floor under the layer's GPU time (docs/COST_MODEL.md, "Host-bound layers").
   double host_seconds_per_layer = 0;
+  /// Added to host_seconds_per_layer for a mixture-of-experts layer: the host time of its router,
+  /// token dispatcher and per-expert GEMMs, so that an MoE layer's floor is the sum
+  /// (docs/COST_MODEL.md, "Host-bound layers").
+  double moe_host_seconds_per_layer = 9 * 1e-3;  // the megatron-core entry's 9 ms (calibrated)
   /// Added to host_seconds_per_layer per tensor-parallel rank when the layout is pipelined.
   double pipeline_host_seconds_per_tp_rank = 0;
   /// Seconds added to each tensor-parallel collective per node boundary its ring crosses beyond

@@ -523,6 +523,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "zero3_shard_is_master",
                                                  "zero1_grad_reduction",
                                                  "host_ms_per_layer",
+                                                 "moe_host_ms_per_layer",
                                                  "pipeline_host_ms_per_tp_rank",
                                                  "tp_ms_per_inter_node_hop",
                                                  "max_zero_stage",
@@ -584,6 +585,8 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
           : Zero1GradReduction::kReduceScatterInBackward;
   f->host_seconds_per_layer =
       r.ScaledNumber("host_ms_per_layer", 1e-3, 0.0, kMaxHostSecondsPerLayer);
+  f->moe_host_seconds_per_layer =
+      r.ScaledNumber("moe_host_ms_per_layer", 1e-3, 0.0, kMaxHostSecondsPerLayer);
   f->pipeline_host_seconds_per_tp_rank =
       r.ScaledNumber("pipeline_host_ms_per_tp_rank", 1e-3, 0.0, kMaxHostSecondsPerLayer);
   f->tp_seconds_per_inter_node_hop =

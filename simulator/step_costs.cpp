@@ -407,8 +407,10 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   }
   lt.ep_exposed = lt.ep_comm;
   // Host-bound layers: an eager stack's CPU issues a layer's kernels and collectives no faster
-  // than FrameworkTraits::host_seconds_per_layer per micro-batch; when the GPU work of a pass
-  // (kernels and the blocking TP and EP collectives) is shorter, the GPU waits for the host.
+  // than FrameworkTraits::host_seconds_per_layer per micro-batch, and a mixture-of-experts layer's
+  // moe_host_seconds_per_layer more (router, dispatcher, per-expert GEMMs); when the GPU work of
+  // a pass (kernels and the blocking TP and EP collectives) is shorter, the GPU waits for the
+  // host.
   // One third of the floor is forward, two thirds backward (autograd issues about twice the
   // forward's ops); a full recomputation re-issues the forward.
   // Pipelined layouts raise the floor per TP rank by FrameworkTraits::
@@ -417,7 +419,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   const FrameworkSpec& stack = tr.framework;
   const double per_tp_rank = stack.pipeline_host_seconds_per_tp_rank +
                              stack.tp_seconds_per_inter_node_hop * inter_node_hops;
-  const double host = stack.host_seconds_per_layer + (par.pp > 1 ? per_tp_rank * t : 0.0);
+  const double host = stack.host_seconds_per_layer +
+                      (moe ? stack.moe_host_seconds_per_layer : 0.0) +
+                      (par.pp > 1 ? per_tp_rank * t : 0.0);
   if (host > 0) {
     const double host_fwd = host / 3.0;
     const double host_bwd = 2.0 * host / 3.0;

@@ -675,6 +675,7 @@ json ValidFramework(const std::string& id) {
       {"zero3_shard_is_master", true},
       {"zero1_grad_reduction", "all-reduce-after-backward"},
       {"host_ms_per_layer", 1.5},
+      {"moe_host_ms_per_layer", 2.5},
       {"pipeline_host_ms_per_tp_rank", 0},
       {"tp_ms_per_inter_node_hop", 0},
       {"max_zero_stage", 2},
@@ -725,6 +726,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_TRUE(f->zero3_shard_is_master);
   EXPECT_EQ(f->zero1_grad_reduction, Zero1GradReduction::kAllReduceAfterBackward);
   EXPECT_EQ(f->sources.at("host_ms_per_layer"), "our code, commit abc");
+  EXPECT_DOUBLE_EQ(f->moe_host_seconds_per_layer, 2.5e-3);  // ms in the file
   EXPECT_EQ(f->parallel_dims, (std::set<std::string>{"tp"}));
   EXPECT_FALSE(f->fp8_norm_fused_cast);
   EXPECT_TRUE(f->fp8_weight_cast_every_microbatch);
@@ -752,6 +754,8 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
        "field 'zero1_grad_reduction'"},
       {[](json* f) { (*f)["max_zero_stage"] = 4; }, "field 'max_zero_stage'"},
       {[](json* f) { (*f)["host_ms_per_layer"] = -1; }, "field 'host_ms_per_layer'"},
+      {[](json* f) { f->erase("moe_host_ms_per_layer"); }, "field 'moe_host_ms_per_layer'"},
+      {[](json* f) { (*f)["moe_host_ms_per_layer"] = 1001; }, "field 'moe_host_ms_per_layer'"},
       {[](json* f) { (*f)["id"] = "My Stack"; }, "field 'id': must be a lower-case word"},
       {[](json* f) { (*f)["sources"].erase("ep_overlap"); },
        "framework 'mystack': in 'sources': field 'ep_overlap': is required but missing"},

@@ -81,8 +81,10 @@ TEST(Calibration, RunsFileErrorsNameTheField) {
 }
 
 // The candidate runs (not in the calibration set yet, docs/ACCURACY.md) parse and are predicted:
-// within 35%, except the known miss docs/ACCURACY.md describes, Qwen3-30B-A3B dropless on 16
-// H100, predicted 2.3-2.4x too fast; when the model moves on it, that text must move too. All of
+// within 35%, except the known misses docs/ACCURACY.md describes; when the model moves on them,
+// that text must move too: Qwen3-30B-A3B dropless on 16 H100, predicted 2.3x too fast at
+// micro-batch 2 (25.11) and 1.7x at micro-batch 1 (26.02, under Megatron-Core's MoE host floor),
+// and the ModelZoo's Qwen3-235B-A22B with Megatron-FSDP at EP 8, predicted 39% too slow. All of
 // them ran, so each is predicted to fit (with the fp8 weights and bf16 main gradients the
 // benchmark scripts set).
 TEST(Calibration, CandidateRunsParse) {
@@ -90,12 +92,18 @@ TEST(Calibration, CandidateRunsParse) {
   const HardwareDb& db = BuiltinDb();
   Expected<AccuracyReport> report = CompareWithPublishedRuns(doc, path, db);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(report->overall.runs, 9);
+  EXPECT_EQ(report->overall.runs, 13);
   for (const RunComparison& r : report->runs) {
     EXPECT_TRUE(r.PredictedToRun()) << r.id;
-    if (r.id.find("qwen3_30b_a3b") != std::string::npos) {
-      EXPECT_GT(r.error, 1.2) << r.id;
-      EXPECT_LT(r.error, 1.45) << r.id;
+    if (r.id == "mbridge_2511_h100_qwen3_30b_a3b") {
+      EXPECT_GT(r.error, 1.15) << r.id;
+      EXPECT_LT(r.error, 1.35) << r.id;
+    } else if (r.id == "mbridge_2602_h100_qwen3_30b_a3b") {
+      EXPECT_GT(r.error, 0.6) << r.id;
+      EXPECT_LT(r.error, 0.8) << r.id;
+    } else if (r.id == "modelzoo_h100_qwen3_235b_tp2_ep8_megatron_fsdp") {
+      EXPECT_GT(r.error, -0.45) << r.id;
+      EXPECT_LT(r.error, -0.33) << r.id;
     } else {
       EXPECT_LE(std::abs(r.error), 0.35) << r.id;
     }
@@ -245,6 +253,35 @@ TEST(Calibration, VtrainSingleNodeRunsFitTheHostFloor) {
   EXPECT_LE(std::abs(report.overall.mean_error), 0.05);
   // Without the floor the small layouts are predicted up to 4.8x too fast.
   EXPECT_GT(median_log_error(0), 3 * at_shipped);
+}
+
+// Megatron-Core's host time per mixture-of-experts layer (frameworks.json, megatron-core
+// moe_host_ms_per_layer; docs/COST_MODEL.md, "Host-bound layers") is what its eight MoE runs on
+// H100 among the candidate runs say: the value of the 0.5 ms grid with the least median |log
+// error| of tokens/s. Without it their median error is over 8 times as large.
+TEST(Calibration, MegatronCoreMoeRunsFitTheMoeHostFloor) {
+  const auto [doc, path] = CalibrationFile("candidate_runs.json");
+  Expected<std::vector<PublishedRun>> parsed = ParsePublishedRuns(doc, path, BuiltinDb());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  std::vector<PublishedRun> runs;
+  for (const PublishedRun& r : *parsed) {
+    if (r.job.model.is_moe() && r.job.training.framework.id == "megatron-core") runs.push_back(r);
+  }
+  ASSERT_EQ(runs.size(), 8u);
+  const double shipped = runs[0].job.training.framework.moe_host_seconds_per_layer;
+  EXPECT_DOUBLE_EQ(shipped, 9e-3);
+  auto median_log_error = [&](double host_seconds) {
+    for (PublishedRun& r : runs) r.job.training.framework.moe_host_seconds_per_layer = host_seconds;
+    std::vector<double> errors;
+    for (const RunComparison& c : EvaluatePublishedRuns(runs).runs) {
+      errors.push_back(std::abs(std::log1p(c.error)));
+    }
+    return Median(errors);
+  };
+  const double at_shipped = median_log_error(shipped);
+  EXPECT_LT(at_shipped, median_log_error(shipped - 0.5e-3));
+  EXPECT_LT(at_shipped, median_log_error(shipped + 0.5e-3));
+  EXPECT_GT(median_log_error(0), 8 * at_shipped);
 }
 
 // Issue 18: each publication's runs predicted with the calibrated constants refitted on the

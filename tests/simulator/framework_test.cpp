@@ -61,7 +61,7 @@ TEST(Framework, BuiltinStacks) {
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
     const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
                             (id.starts_with("torchtitan-") || id == "torchtitan" ? 1 : 0);
-    EXPECT_EQ(f.sources.size(), 26u + optional) << id;
+    EXPECT_EQ(f.sources.size(), 27u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
@@ -89,6 +89,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.zero3_shard_is_master, m.zero3_shard_is_master);
   EXPECT_EQ(def.zero1_grad_reduction, m.zero1_grad_reduction);
   EXPECT_EQ(def.host_seconds_per_layer, m.host_seconds_per_layer);
+  EXPECT_EQ(def.moe_host_seconds_per_layer, m.moe_host_seconds_per_layer);
   EXPECT_EQ(def.pipeline_host_seconds_per_tp_rank, m.pipeline_host_seconds_per_tp_rank);
   EXPECT_EQ(def.max_zero_stage, m.max_zero_stage);
   EXPECT_EQ(def.max_zero_stage_with_pp, m.max_zero_stage_with_pp);
@@ -286,6 +287,48 @@ TEST(Framework, NanotronLayersAreHostBound) {
   // element-wise passes differ.
   EXPECT_DOUBLE_EQ(big.fwd_gemm, big_megatron.fwd_gemm);
   EXPECT_GT(big.fwd_other, big_megatron.fwd_other);
+}
+
+// Megatron-Core's mixture-of-experts layers: the host issues a layer's router, dispatcher and
+// per-expert GEMMs in moe_host_seconds_per_layer (9 ms), a floor under the MoE layer's GPU work
+// per micro-batch, a third in forward and two thirds in backward, all-to-alls included; its dense
+// layers keep no floor. A Qwen3-30B-A3B-shaped layer (hidden 2048, 128 experts of 768, top 8) on
+// 8 H100 at EP 8, micro-batch 1 of 4096 tokens, is ~7 ms of GPU work: it takes the floor, and
+// without it would stay below it. At micro-batch 4 the GPU work passes it and nothing changes.
+TEST(Framework, MegatronCoreMoeLayersAreHostBound) {
+  EXPECT_DOUBLE_EQ(Stack("megatron-core").moe_host_seconds_per_layer, 9e-3);
+  EXPECT_DOUBLE_EQ(Stack("nanotron").moe_host_seconds_per_layer, 0.0);
+  auto layers = [](int64_t mbs, double moe_host_seconds) {
+    JobSpec j = Llama1B("megatron-core");
+    j.training.framework.moe_host_seconds_per_layer = moe_host_seconds;
+    j.model.num_kv_heads = 4;
+    j.model.head_dim = 128;
+    j.model.ffn_hidden_size = 6144;
+    j.model.moe_num_experts = 128;
+    j.model.moe_top_k = 8;
+    j.model.moe_ffn_hidden_size = 768;
+    j.parallel.ep = 8;
+    j.training.micro_batch_size = mbs;
+    j.training.global_batch_size = 8 * mbs * 4;
+    const GpuSpec& gpu = *BuiltinDb().FindGpu(j.cluster.gpu);
+    return ComputeStepCosts(j, gpu, *BuiltinDb().FindNetwork(j.cluster.inter_node),
+                            DatasheetRates(gpu, j.training.precision));
+  };
+  const double host = 9e-3;
+  auto fwd = [](const LayerCosts& l) { return l.Forward() + l.tp_fwd + l.ep_comm / 2.0; };
+  auto bwd = [](const LayerCosts& l) { return l.bwd + l.tp_bwd + l.ep_comm / 2.0; };
+  const StepCosts small = layers(1, host);
+  EXPECT_NEAR(fwd(small.moe), host / 3.0, 1e-15);
+  EXPECT_NEAR(bwd(small.moe), 2.0 * host / 3.0, 1e-15);
+  const StepCosts gpu_only = layers(1, 0.0);
+  EXPECT_LT(fwd(gpu_only.moe) + bwd(gpu_only.moe), host);
+  EXPECT_DOUBLE_EQ(small.dense.Forward(), gpu_only.dense.Forward());  // dense layers: no floor
+  const StepCosts big = layers(4, host);
+  const StepCosts big_gpu_only = layers(4, 0.0);
+  EXPECT_GT(fwd(big_gpu_only.moe), host / 3.0);
+  EXPECT_GT(bwd(big_gpu_only.moe), 2.0 * host / 3.0);
+  EXPECT_DOUBLE_EQ(big.moe.Forward(), big_gpu_only.moe.Forward());
+  EXPECT_DOUBLE_EQ(big.moe.bwd, big_gpu_only.moe.bwd);
 }
 
 // Unfused element-wise code (frameworks.json unfused_passes): nanotron's SwiGLU as two ops (2
