@@ -226,6 +226,18 @@ TEST(Calibration, TorchtitanRunsHeldOut) {
   EXPECT_LT(memory_error_of_405b(resharding), -0.40);
 }
 
+// Median |log(1 + error)| of tokens/s over `runs` with every run's stack `field` set to
+// `seconds` (a host time of frameworks.json being fitted).
+double MedianLogErrorWith(std::vector<PublishedRun>& runs, double FrameworkSpec::*field,
+                          double seconds) {
+  for (PublishedRun& r : runs) r.job.training.framework.*field = seconds;
+  std::vector<double> errors;
+  for (const RunComparison& c : EvaluatePublishedRuns(runs).runs) {
+    errors.push_back(std::abs(std::log1p(c.error)));
+  }
+  return Median(errors);
+}
+
 // Megatron-DeepSpeed's host floor per layer and micro-batch (frameworks.json, deepspeed
 // host_ms_per_layer; docs/COST_MODEL.md, "Host-bound layers") is what vTrain's 1,440 single-node
 // runs say: the value of the 0.25 ms grid with the least median |log error| of tokens/s, and with
@@ -236,12 +248,7 @@ TEST(Calibration, VtrainSingleNodeRunsFitTheHostFloor) {
   const double shipped = runs[0].job.training.framework.host_seconds_per_layer;
   EXPECT_DOUBLE_EQ(shipped, 2.75e-3);
   auto median_log_error = [&](double host_seconds) {
-    for (PublishedRun& r : runs) r.job.training.framework.host_seconds_per_layer = host_seconds;
-    std::vector<double> errors;
-    for (const RunComparison& c : EvaluatePublishedRuns(runs).runs) {
-      errors.push_back(std::abs(std::log1p(c.error)));
-    }
-    return Median(errors);
+    return MedianLogErrorWith(runs, &FrameworkSpec::host_seconds_per_layer, host_seconds);
   };
   const double at_shipped = median_log_error(shipped);
   EXPECT_LT(at_shipped, median_log_error(shipped - 0.25e-3));
@@ -271,12 +278,7 @@ TEST(Calibration, MegatronCoreMoeRunsFitTheMoeHostFloor) {
   const double shipped = runs[0].job.training.framework.moe_host_seconds_per_layer;
   EXPECT_DOUBLE_EQ(shipped, 9e-3);
   auto median_log_error = [&](double host_seconds) {
-    for (PublishedRun& r : runs) r.job.training.framework.moe_host_seconds_per_layer = host_seconds;
-    std::vector<double> errors;
-    for (const RunComparison& c : EvaluatePublishedRuns(runs).runs) {
-      errors.push_back(std::abs(std::log1p(c.error)));
-    }
-    return Median(errors);
+    return MedianLogErrorWith(runs, &FrameworkSpec::moe_host_seconds_per_layer, host_seconds);
   };
   const double at_shipped = median_log_error(shipped);
   EXPECT_LT(at_shipped, median_log_error(shipped - 0.5e-3));
