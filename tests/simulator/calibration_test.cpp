@@ -238,6 +238,17 @@ double MedianLogErrorWith(std::vector<PublishedRun>& runs, double FrameworkSpec:
   return Median(errors);
 }
 
+// Expects `shipped` to be the minimum of MedianLogErrorWith over the grid of `step` around it and
+// returns the error there.
+double ExpectGridMinimum(std::vector<PublishedRun>& runs, double FrameworkSpec::*field,
+                         double shipped, double step) {
+  const double at_shipped = MedianLogErrorWith(runs, field, shipped);
+  EXPECT_LT(at_shipped, MedianLogErrorWith(runs, field, shipped - step));
+  EXPECT_LT(at_shipped, MedianLogErrorWith(runs, field, shipped + step));
+  for (PublishedRun& r : runs) r.job.training.framework.*field = shipped;
+  return at_shipped;
+}
+
 // Megatron-DeepSpeed's host floor per layer and micro-batch (frameworks.json, deepspeed
 // host_ms_per_layer; docs/COST_MODEL.md, "Host-bound layers") is what vTrain's 1,440 single-node
 // runs say: the value of the 0.25 ms grid with the least median |log error| of tokens/s, and with
@@ -247,19 +258,14 @@ TEST(Calibration, VtrainSingleNodeRunsFitTheHostFloor) {
   ASSERT_EQ(runs.size(), 1440u);
   const double shipped = runs[0].job.training.framework.host_seconds_per_layer;
   EXPECT_DOUBLE_EQ(shipped, 2.75e-3);
-  auto median_log_error = [&](double host_seconds) {
-    return MedianLogErrorWith(runs, &FrameworkSpec::host_seconds_per_layer, host_seconds);
-  };
-  const double at_shipped = median_log_error(shipped);
-  EXPECT_LT(at_shipped, median_log_error(shipped - 0.25e-3));
-  EXPECT_LT(at_shipped, median_log_error(shipped + 0.25e-3));
-  for (PublishedRun& r : runs) r.job.training.framework.host_seconds_per_layer = shipped;
+  const double at_shipped =
+      ExpectGridMinimum(runs, &FrameworkSpec::host_seconds_per_layer, shipped, 0.25e-3);
   const AccuracyReport report = EvaluatePublishedRuns(runs);
   std::printf("\n%s\n", FormatAccuracyTable(report).c_str());
   EXPECT_LE(report.overall.mape, 0.10);
   EXPECT_LE(std::abs(report.overall.mean_error), 0.05);
   // Without the floor the small layouts are predicted up to 4.8x too fast.
-  EXPECT_GT(median_log_error(0), 3 * at_shipped);
+  EXPECT_GT(MedianLogErrorWith(runs, &FrameworkSpec::host_seconds_per_layer, 0), 3 * at_shipped);
 }
 
 // Megatron-Core's host time per mixture-of-experts layer (frameworks.json, megatron-core
@@ -277,13 +283,10 @@ TEST(Calibration, MegatronCoreMoeRunsFitTheMoeHostFloor) {
   ASSERT_EQ(runs.size(), 8u);
   const double shipped = runs[0].job.training.framework.moe_host_seconds_per_layer;
   EXPECT_DOUBLE_EQ(shipped, 9e-3);
-  auto median_log_error = [&](double host_seconds) {
-    return MedianLogErrorWith(runs, &FrameworkSpec::moe_host_seconds_per_layer, host_seconds);
-  };
-  const double at_shipped = median_log_error(shipped);
-  EXPECT_LT(at_shipped, median_log_error(shipped - 0.5e-3));
-  EXPECT_LT(at_shipped, median_log_error(shipped + 0.5e-3));
-  EXPECT_GT(median_log_error(0), 8 * at_shipped);
+  const double at_shipped =
+      ExpectGridMinimum(runs, &FrameworkSpec::moe_host_seconds_per_layer, shipped, 0.5e-3);
+  EXPECT_GT(MedianLogErrorWith(runs, &FrameworkSpec::moe_host_seconds_per_layer, 0),
+            8 * at_shipped);
 }
 
 // Issue 18: each publication's runs predicted with the calibrated constants refitted on the
