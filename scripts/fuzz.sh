@@ -56,6 +56,26 @@ if [ "${#names[@]}" -eq 0 ]; then
   for t in "${available[@]}"; do names+=("${t#fuzz_}"); done
 fi
 
+# Prints what a harness found so that a log that is all one has (a CI run) is enough to act on:
+# the first report of the sanitizer, invariant or libFuzzer in its log, and the minimised input
+# in base64 when it is at most 8 KiB (`base64 -d > FILE` rebuilds it), and whether it fails again
+# when run once more (an input that does not points at the machine, not at the input).
+report() {
+  local h=$1 bin=$2 log=$3 input=$4
+  if "$bin" -timeout=10 -rss_limit_mb=2048 "$input" >/dev/null 2>&1; then
+    echo "$h: the minimised input does NOT fail when run again"
+  else
+    echo "$h: the minimised input fails again when run again"
+  fi
+  echo "$h: report (first of $log):"
+  grep -m1 -A30 -E 'ERROR:|runtime error|invariant broken|deadly signal|ALARM:' "$log" |
+    sed "s/^/  $h| /" || true
+  if [ "$(wc -c <"$input")" -le 8192 ]; then
+    echo "$h: minimised input, base64:"
+    base64 -w 100 "$input" | sed "s/^/  $h| /"
+  fi
+}
+
 # Runs one harness for $seconds; prints "<harness>: N runs" and returns 1 when it found something.
 fuzz_one() {
   local h=$1 bin="$build/fuzz/fuzz_$h"
@@ -88,6 +108,7 @@ fuzz_one() {
     mkdir -p "tests/data/fuzz-repro/$h"
     cp "$min" "tests/data/fuzz-repro/$h/$(basename "$a")"
     echo "$h: FOUND $(basename "$a") -> tests/data/fuzz-repro/$h/$(basename "$a")"
+    report "$h" "$bin" "$log" "$min"
     rm -f "$a" "$min"
     status=1
   done
