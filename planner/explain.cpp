@@ -197,9 +197,9 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
     // the stage and the embedding/head unit; once per step where the stage stays gathered.
     const int64_t layers = StageLayers(plan.job, 0);
     const bool kept = FsdpKeepsStageGathered(plan.job);
-    const int gathers = FsdpGathersPerMicroBatch(tr);
     const int64_t collectives =
-        kept ? (layers + 1) * 2 : (layers + 1) * (gathers + 1) * plan.step.microbatches;
+        kept ? (layers + 1) * 2
+             : (layers + 1) * (kFsdpGathersPerMicroBatch + 1) * plan.step.microbatches;
     const std::string name = p.fsdp ? "FSDP" : "ZeRO-3";
     std::string replicas;
     if (p.dp_replicate > 1) {
@@ -216,7 +216,8 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
             : std::string(
                   "every micro-batch gathers each layer's weights for forward and again "
                   "for backward") +
-                  (gathers == 3 ? " and recomputation" : "") + " and reduce-scatters its gradients";
+                  (tr.recompute == Recompute::kFull ? ", which its recomputation reuses," : "") +
+                  " and reduce-scatters its gradients";
     out.push_back(
         "Assumed for " + name + ": " + pattern + " (" +
         FormatCount(static_cast<double>(collectives)) +

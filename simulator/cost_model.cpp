@@ -138,7 +138,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     }
     st.ep = sum(&LayerCosts::ep_exposed);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for
-    // backward (but on a stack that keeps a pipeline stage's weights gathered, below), and
+    // backward, a full recomputation's forward included (kFsdpGathersPerMicroBatch; but on a
+    // stack that keeps a pipeline stage's weights gathered, below), and
     // reduce-scatters gradients (with HSDP also all-reduces them across the replicas); prefetching
     // hides them behind that micro-batch's computation except for the first layer's gather (Zhao et
     // al. 2023, PyTorch FSDP, Sec. 3.3); without dp_overlap all of it waits. Each layer is its own
@@ -169,7 +170,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
             par.dp_overlap ? Exposed(gather, forward) + FsdpGatherSeconds(costs, first) : gather;
         st.fsdp = (exposed_gather + reduce) / static_cast<double>(MicrobatchesPerStep(job));
       } else {
-        const double all = FsdpGathersPerMicroBatch(tr) * gather + reduce;
+        const double all = kFsdpGathersPerMicroBatch * gather + reduce;
         st.fsdp = par.dp_overlap ? Exposed(all, st.compute) + FsdpGatherSeconds(costs, first) : all;
       }
     }

@@ -111,7 +111,9 @@ class StepBuilder {
   // the chunk, or every backward under ZeRO-2).
   void Pass(int32_t stage, const PipelinePass& pass, bool reduces_grads);
   void EndMicrobatchGradients(int32_t rank);
-  int32_t Gather(int32_t rank, int64_t layer, double passes, int32_t mb);
+  // The all-gather of `layer`'s weights for one pass of micro-batch `mb`: its forward, or its
+  // backward with the full recomputation's forward that runs inside it.
+  int32_t Gather(int32_t rank, int64_t layer, int32_t mb);
 
   const LayerCosts& Layer(int64_t layer) const {
     return job_.model.is_moe() && layer >= job_.model.moe_first_dense_layers ? costs_.moe
@@ -306,11 +308,11 @@ void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
 // FSDP/ZeRO-3: gather one layer's weights `passes` times (forward 1; backward 1, or 2 with full
 // recomputation). Prefetch depth one layer (PyTorch FSDP forward/backward prefetch, Zhao et al.
 // 2023 Sec. 3.3): the gather may start once the compute op before the previous layer is done.
-int32_t StepBuilder::Gather(int32_t rank, int64_t layer, double passes, int32_t mb) {
+int32_t StepBuilder::Gather(int32_t rank, int64_t layer, int32_t mb) {
   const bool moe = IsMoe(layer);
   const ShardParams& p = moe ? moe_layer_ : dense_layer_;
   const double bytes = costs_.weight_gather_bytes_per_param * p.Total();
-  const double seconds = passes * FsdpGatherSeconds(costs_, p);
+  const double seconds = FsdpGatherSeconds(costs_, p);
   // Without dp_overlap nothing is prefetched: the gather waits for the computation before it.
   if (!par_.dp_overlap) {
     return Blocking(rank, SimStream::kDpGather, Category::kDp, "all-gather weights", seconds, mb,
@@ -358,7 +360,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
     for (int64_t l = first_layer; l < first_layer + layers; ++l) {
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
-      if (fsdp && (!keep || mb == 0)) Gather(stage, l, 1.0, mb);
+      if (fsdp && (!keep || mb == 0)) Gather(stage, l, mb);
       if (gather_weights) GatherWeights(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
       if (par_.cp > 1) {
         compute("attention", c.fwd_attn, li, 0);
@@ -390,7 +392,9 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       const LayerCosts& c = Layer(l);
       const int32_t li = static_cast<int32_t>(l);
       if (fsdp && !keep) {
-        Gather(stage, l, job_.training.recompute == Recompute::kFull ? 2.0 : 1.0, mb);
+        // One gather serves the backward and a full recomputation's forward
+        // (kFsdpGathersPerMicroBatch).
+        Gather(stage, l, mb);
       }
       if (job_.training.recompute == Recompute::kFull) {
         // The forward again, its collectives included (step_costs.cpp).

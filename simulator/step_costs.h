@@ -130,10 +130,16 @@ double BucketedWeightGatherSeconds(const StepCosts& costs, int zero_stage, doubl
                                    double expert_params);
 
 /// ZeRO-3/FSDP: all-gathers of each wrap unit's weights per micro-batch: before its forward and
-/// again before its backward, and once more for full recomputation's second forward.
-inline int FsdpGathersPerMicroBatch(const TrainingSpec& tr) {
-  return tr.recompute == Recompute::kFull ? 3 : 2;
-}
+/// again before its backward. Full recomputation's second forward runs inside the backward on the
+/// weights the backward gathered, so it gathers nothing more: PyTorch FSDP's pre-forward hook
+/// returns early in the pre-backward state ("the pre-backward hook is responsible for the
+/// unshard", torch/distributed/fsdp/_fully_shard/_fsdp_state.py; FSDP1 _runtime_utils.py
+/// _pre_forward, BACKWARD_PRE) and its post-forward does not reshard; Megatron-FSDP sets
+/// PRE_BACKWARD "to skip resharding and unsharding operations when performing activation
+/// recomputation" (megatron_fsdp.py _pre_backward); DeepSpeed ZeRO-3 keeps a parameter that is
+/// used again within stage3_max_reuse_distance (default 1e9 parameters), which covers a layer's
+/// recomputation and backward.
+inline constexpr int kFsdpGathersPerMicroBatch = 2;
 
 /// ZeRO-3/FSDP with pipeline parallelism on a stack that keeps each stage's weights gathered
 /// (FrameworkSpec::zero3_unsharded_stage_with_pp, torchtitan): sharded data parallelism, pp >= 2.

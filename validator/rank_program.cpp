@@ -256,7 +256,9 @@ std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_lay
   std::vector<RankOp> ops;
   const bool sharded = FullySharded(job) && DataParallelRanks(job) > 1;
   // ZeRO-3 / FSDP: gather the layer's 16-bit parameters before forward and before backward,
-  // reduce-scatter its gradients after backward (Rajbhandari et al. 2020 Sec. 5.3).
+  // reduce-scatter its gradients after backward (Rajbhandari et al. 2020 Sec. 5.3). Under full
+  // recomputation the backward pass runs the layer's forward first, and the weights that forward
+  // gathered serve the backward too (kFsdpGathersPerMicroBatch, simulator/step_costs.h).
   const ShardParams layer = LayerParamsPerGpu(job, moe_layer);
   const double param_bytes = layer.Total() * d.act_bytes;
   switch (kind) {
@@ -265,7 +267,9 @@ std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_lay
       Forward(job, d, &ops);
       break;
     case PassKind::kBackward:
-      if (sharded) ops.push_back(Coll("all_gather layer params", GroupKind::kDp, param_bytes));
+      if (sharded && job.training.recompute != Recompute::kFull) {
+        ops.push_back(Coll("all_gather layer params", GroupKind::kDp, param_bytes));
+      }
       Backward(job, d, &ops);
       if (sharded && !d.split_w) {
         ops.push_back(

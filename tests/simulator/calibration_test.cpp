@@ -84,7 +84,7 @@ TEST(Calibration, RunsFileErrorsNameTheField) {
 // within 35%, except the known misses docs/ACCURACY.md describes; when the model moves on them,
 // that text must move too: Qwen3-30B-A3B dropless on 16 H100, predicted 2.3x too fast at
 // micro-batch 2 (25.11) and 1.7x at micro-batch 1 (26.02, under Megatron-Core's MoE host floor),
-// and the ModelZoo's Qwen3-235B-A22B with Megatron-FSDP at EP 8, predicted 39% too slow. All of
+// and the ModelZoo's Qwen3-235B-A22B with Megatron-FSDP at EP 8, predicted 26% too slow. All of
 // them ran, so each is predicted to fit (with the fp8 weights and bf16 main gradients the
 // benchmark scripts set).
 TEST(Calibration, CandidateRunsParse) {
@@ -102,8 +102,8 @@ TEST(Calibration, CandidateRunsParse) {
       EXPECT_GT(r.error, 0.6) << r.id;
       EXPECT_LT(r.error, 0.8) << r.id;
     } else if (r.id == "modelzoo_h100_qwen3_235b_tp2_ep8_megatron_fsdp") {
-      EXPECT_GT(r.error, -0.45) << r.id;
-      EXPECT_LT(r.error, -0.33) << r.id;
+      EXPECT_GT(r.error, -0.30) << r.id;
+      EXPECT_LT(r.error, -0.20) << r.id;
     } else {
       EXPECT_LE(std::abs(r.error), 0.35) << r.id;
     }
@@ -271,7 +271,7 @@ TEST(Calibration, VtrainSingleNodeRunsFitTheHostFloor) {
 // Megatron-Core's host time per mixture-of-experts layer (frameworks.json, megatron-core
 // moe_host_ms_per_layer; docs/COST_MODEL.md, "Host-bound layers") is what its eight MoE runs on
 // H100 among the candidate runs say: the value of the 0.5 ms grid with the least median |log
-// error| of tokens/s. Without it their median error is over 8 times as large.
+// error| of tokens/s. Without it their median error is over 5 times as large.
 TEST(Calibration, MegatronCoreMoeRunsFitTheMoeHostFloor) {
   const auto [doc, path] = CalibrationFile("candidate_runs.json");
   Expected<std::vector<PublishedRun>> parsed = ParsePublishedRuns(doc, path, BuiltinDb());
@@ -286,7 +286,7 @@ TEST(Calibration, MegatronCoreMoeRunsFitTheMoeHostFloor) {
   const double at_shipped =
       ExpectGridMinimum(runs, &FrameworkSpec::moe_host_seconds_per_layer, shipped, 0.5e-3);
   EXPECT_GT(MedianLogErrorWith(runs, &FrameworkSpec::moe_host_seconds_per_layer, 0),
-            8 * at_shipped);
+            5 * at_shipped);
 }
 
 // Issue 18: each publication's runs predicted with the calibrated constants refitted on the

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "simulator/shard.h"
+#include "simulator/step_costs.h"
 #include "tests/validator/test_job.h"
 
 namespace gpuplan {
@@ -201,6 +202,32 @@ TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
   EXPECT_TRUE(step_ops("grad sync").empty());
   EXPECT_EQ(Count(LayerProgram(job, PassKind::kForward, false), "all_gather layer params"), 1);
   EXPECT_EQ(Count(LayerProgram(job, PassKind::kBackward, false), "reduce_scatter layer grads"), 1);
+}
+
+// ZeRO-3 gathers each layer twice a micro-batch, with or without full recomputation: the
+// recomputed forward inside the backward pass gathers, and the backward uses those weights
+// (kFsdpGathersPerMicroBatch, as the cost model charges).
+TEST(RankProgram, ZeroThreeGathersTwicePerMicroBatch) {
+  JobSpec job = Job(1, 8, 1);
+  job.parallel.zero_stage = 3;
+  const RankLayout l = MakeRankLayout(job);
+  auto gathers_per_layer = [&] {
+    int n = 0;
+    for (const ProgramStep& s : RankProgram(job, l, 0)) {
+      if (!s.is_pass) continue;
+      for (const RankOp& op : s.ops) {
+        if (op.kind != RankOpKind::kLayers) continue;
+        for (const LayerOp& x : ExpandLayers(job, 0, s, op)) {
+          n += x.op.name == "all_gather layer params" ? 1 : 0;
+        }
+      }
+    }
+    return static_cast<double>(n) /
+           static_cast<double>(job.model.num_layers * MicrobatchesPerStep(job));
+  };
+  EXPECT_EQ(gathers_per_layer(), kFsdpGathersPerMicroBatch);
+  job.training.recompute = Recompute::kFull;
+  EXPECT_EQ(gathers_per_layer(), kFsdpGathersPerMicroBatch);
 }
 
 TEST(RankProgram, ZeroBubbleSplitsWeightGradients) {
