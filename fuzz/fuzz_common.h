@@ -101,6 +101,12 @@ void RequireRoundTrip(const T& value, ToJson to_json, Read read, const char* wha
 /// an input never reads a file of the machine by a relative name.
 inline constexpr const char* kNoBaseDir = "/nonexistent-gpuplan-fuzz";
 
+/// A file name in kNoBaseDir, for the readers that resolve a job's relative {"hf_config": "path"}
+/// against the folder of the file they read (sessions, validation reports).
+inline std::string FileInNoBaseDir(const char* name) {
+  return std::string(kNoBaseDir) + "/" + name;
+}
+
 /// Reads `doc` as a job spec against the built-in database, as `simulate --spec` does.
 inline Expected<JobSpec> ReadSpec(const nlohmann::json& doc, const char* source) {
   return ParseJobSpec(doc, source, kNoBaseDir, BuiltinDb());

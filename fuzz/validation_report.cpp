@@ -1,7 +1,8 @@
 // Harness: a validation report (docs/VALIDATION.md) as `gpuplan validate --show` and
 // `gpuplan calibrate` read it: ParseJson, then ValidationReportFromJson. Invariants: an accepted
 // report written back with ValidationReportToJson reads again to the same JSON, its errors are
-// finite, and its Markdown renders.
+// finite, and its Markdown renders. The report's file lies in fuzz::kNoBaseDir, the folder its
+// job's relative {"hf_config": "path"} resolves against.
 #include "validator/validation_report.h"
 
 #include "fuzz/fuzz_common.h"
@@ -12,11 +13,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<nlohmann::json> doc = fuzz::Json(data, size);
   if (!doc) return 0;
   const HardwareDb& db = fuzz::BuiltinDb();
-  Expected<ValidationReport> report = ValidationReportFromJson(*doc, "<fuzz>", db);
+  static const std::string origin = fuzz::FileInNoBaseDir("<fuzz>");
+  static const std::string origin_again = fuzz::FileInNoBaseDir("<fuzz again>");
+  Expected<ValidationReport> report = ValidationReportFromJson(*doc, origin, db);
   if (!report.ok()) return 0;
   fuzz::RequireRoundTrip(
       *report, ValidationReportToJson,
-      [&db](const nlohmann::json& j) { return ValidationReportFromJson(j, "<fuzz again>", db); },
+      [&db](const nlohmann::json& j) { return ValidationReportFromJson(j, origin_again, db); },
       "an accepted report round-trips through ValidationReportToJson");
   fuzz::Require(std::isfinite(report->StepError()) && std::isfinite(report->MemoryError()),
                 "the errors of an accepted report are finite");

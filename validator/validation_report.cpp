@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 
 #include "common/json_reader.h"
 #include "common/str_format.h"
@@ -155,7 +156,9 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
     }
     v.step_seconds.push_back(s.get<double>());
   }
-  Expected<JobSpec> spec = ParseJobSpec(*job, origin + ": job", ".", db);
+  // A relative {"hf_config": path} resolves against the report's folder, as a spec file's does.
+  Expected<JobSpec> spec = ParseJobSpec(*job, origin + ": job",
+                                        std::filesystem::path(origin).parent_path().string(), db);
   if (!spec.ok()) return spec.status();
   v.job = *spec;
   if (v.mode == ValidationMode::kRankReplay) {

@@ -37,6 +37,24 @@ TEST(ValidationReport, FixtureReadsAndRoundTrips) {
   EXPECT_TRUE(Contains(md, "within 5%: met"));
 }
 
+// A report's job names its model by a relative {"hf_config": path} resolved against the report's
+// folder, as a job spec file's is, not against the working directory.
+TEST(ValidationReport, RelativeHfConfigResolvesAgainstTheReportsFolder) {
+  Expected<nlohmann::json> doc = ReadJsonFile(kFixture);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  (*doc)["job"]["model"] = {{"hf_config", "model/llama3-8b"}};
+  const std::string beside_the_model = std::string(GPUPLAN_TEST_DATA) + "/report.json";
+  Expected<ValidationReport> r = ValidationReportFromJson(*doc, beside_the_model, BuiltinDb());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->job.model.hidden_size, 4096);
+  EXPECT_EQ(r->job.model.num_layers, 32);
+  Expected<ValidationReport> elsewhere =
+      ValidationReportFromJson(*doc, "/nonexistent-folder/report.json", BuiltinDb());
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_TRUE(Contains(elsewhere.status().message(), "/nonexistent-folder/model/llama3-8b"))
+      << elsewhere.status().message();
+}
+
 // Targets per device: 10% / 5% on GPUs (issue 6), 25% / 10% on the CPU backend (issue 19). The
 // same errors meet the CPU's and miss the GPU's.
 TEST(ValidationReport, TargetsFollowTheDevice) {
