@@ -130,9 +130,9 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     if (stage == par.pp - 1) st.compute += costs.head_fwd + costs.head_bwd;
     st.tp = sum(&LayerCosts::tp_comm);
     if (par.cp > 1) {
-      // The ring hides behind the attention kernels of every pass: forward, backward and a full
+      // The ring hides behind the attention kernels of every pass: forward, backward and a
       // recomputation's forward.
-      const double forwards = tr.recompute == Recompute::kFull ? 2.0 : 1.0;
+      const double forwards = 1.0 + RecomputedAttentionForwards(tr);
       const double attn_window = sum(&LayerCosts::fwd_attn) * (forwards + kFlashBackwardRatio);
       st.cp = Exposed(sum(&LayerCosts::cp_comm), attn_window);
     }
@@ -320,8 +320,8 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const double s = static_cast<double>(tr.seq_len);
   if (tr.recompute == Recompute::kFull) {
     recompute_flops = ModelForwardFlopsPerSequence(m, s) - LogitsForwardFlops(m, s);
-  } else if (tr.recompute == Recompute::kSelective && tr.attention == AttentionImpl::kUnfused) {
-    // With fused attention, selective recompute re-runs nothing beyond the kernel's own backward.
+  } else if (tr.recompute == Recompute::kSelective) {
+    // The core attention's forward again, a fused kernel's too (step_costs.cpp).
     recompute_flops = static_cast<double>(m.num_layers) * DenseLayerForwardFlops(m, s).attn_core;
   }
   res.hardware_flops_per_step = res.model_flops_per_step + recompute_flops * seqs;

@@ -410,7 +410,11 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
                    c.ep_bytes);
         }
       } else if (c.recompute > 0) {
+        // Selective: the core attention again, its context-parallel ring included.
         compute("recompute", c.recompute, li, 0);
+        if (par_.cp > 1) {
+          Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
+        }
       }
       const double bwd = c.bwd - (split_ ? c.wgrad : 0.0);
       if (par_.cp > 1) {

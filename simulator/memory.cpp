@@ -116,7 +116,8 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
 
   // TP-split tensors: Q, K, V and the attention output O. Fused attention's backward reads O
   // (Dao et al. 2022, Alg. 4) in 16 bits, beside the out-projection's quantized copy where the
-  // stack keeps one; otherwise O is kept only as the out-projection's input.
+  // stack keeps one; otherwise (unfused, or a fused kernel whose forward selective recomputation
+  // runs again) O is kept only as the out-projection's input.
   // An eager stack also keeps the K/V copy it concatenates for the rotary kernel (2 x kv). A
   // stack that copies K and V to every query head first (FrameworkSpec::repeat_kv, torchtitan's
   // repeat_kv) keeps those copies instead, at the queries' width: Q, K, V and O, 2q each. On an
@@ -124,9 +125,10 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // bytes per token and hidden unit beside their input (docs/validation/
   // h200-torch-checks-2026-11-30.json): 8h here, 6h of the norms' outputs and the second norm's
   // input, 28h of SwiGLU, and the log-sum-exp and the norms' statistics.
-  const double out_input_bytes = tr.attention == AttentionImpl::kFlash
-                                     ? 2.0 + (quantized_inputs ? gemm_input : 0.0)
-                                     : (input_kept(kLoraO) ? gemm_input : 0.0);
+  const bool fused_keeps_output =
+      tr.attention == AttentionImpl::kFlash && recompute != Recompute::kSelective;
+  const double out_input_bytes = fused_keeps_output ? 2.0 + (quantized_inputs ? gemm_input : 0.0)
+                                                    : (input_kept(kLoraO) ? gemm_input : 0.0);
   const double kv_kept = stack.repeat_kv ? q : kv;
   double split = 2.0 * sb * (q + 2.0 * kv_kept) + out_input_bytes * sb * q +
                  (stack.eager_elementwise && !stack.repeat_kv ? 4.0 * sb * kv : 0.0);
@@ -177,9 +179,9 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
     case Recompute::kFull:
       return scale * (sp ? full_input / t : full_input);
     case Recompute::kSelective:
-      // Core attention is recomputed: its s^2 tensors are not stored (Korthikanti Sec. 5).
-      return scale * (replicated_share + split / t + adapters +
-                      (tr.attention == AttentionImpl::kUnfused ? 0.0 : core / t));
+      // Core attention is recomputed: what it keeps is not stored, its s^2 tensors (Korthikanti
+      // Sec. 5) or a fused kernel's log-sum-exp and output (below).
+      return scale * (replicated_share + split / t + adapters);
     case Recompute::kNone:
       break;
   }

@@ -317,13 +317,17 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   }
 
   // Recomputation (Korthikanti et al. 2022): full re-runs the layer's forward; selective
-  // re-runs core attention, which FlashAttention's backward already does on its own.
+  // re-runs core attention, the fused kernel's forward too: Megatron checkpoints the core
+  // attention module whatever its kernel (Attention._checkpointed_attention_forward runs
+  // tensor_parallel.checkpoint around TEDotProductAttention or flash attention), so the backward
+  // first runs the kernel's forward again for the output and log-sum-exp it did not keep; the
+  // score recomputation inside FlashAttention's backward (Dao et al. 2022, Alg. 4) is besides.
   switch (tr.recompute) {
     case Recompute::kFull:
       lt.recompute = lt.fwd_gemm + lt.fwd_attn + lt.fwd_other;
       break;
     case Recompute::kSelective:
-      lt.recompute = tr.attention == AttentionImpl::kUnfused ? lt.fwd_attn : 0.0;
+      lt.recompute = lt.fwd_attn;
       break;
     case Recompute::kNone:
       break;
@@ -384,12 +388,14 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // exchange and the token dispatcher's all-to-alls run again, as the TP collectives above).
   const double recomputed_forwards = tr.recompute == Recompute::kFull ? 1.0 : 0.0;
   // CP: ring attention passes each rank's K and V chunk around the ring (cp-1 hops) forward,
-  // and K, V plus their gradients backward (Liu et al. 2023; Megatron-LM context parallel).
+  // and K, V plus their gradients backward (Liu et al. 2023; Megatron-LM context parallel). The
+  // ring is inside the core attention, so a selective recomputation runs its forward pass again
+  // too (RecomputedAttentionForwards).
   if (par.cp > 1) {
     const double chunk = 2.0 * T * kv / t * c.act_bytes;
     const double hops = static_cast<double>(par.cp - 1);
     lt.cp_pass = hops * CollectiveSeconds(Collective::kSendRecv, chunk, c.cp_link);
-    lt.cp_comm = (3.0 + recomputed_forwards) * lt.cp_pass;
+    lt.cp_comm = (3.0 + RecomputedAttentionForwards(tr)) * lt.cp_pass;
     lt.cp_bytes = chunk;
   }
   // EP: dispatch and combine of the routed copies of the rank's local tokens (T/t under SP),

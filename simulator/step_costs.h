@@ -129,6 +129,13 @@ double BucketedGradReduceSeconds(const StepCosts& costs, int zero_stage, double 
 double BucketedWeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                                    double expert_params);
 
+/// Forward passes of the core attention (with its context-parallel ring) that recomputation
+/// runs again in the backward: one under full (the layer) and selective (the core attention)
+/// recomputation, none without.
+inline double RecomputedAttentionForwards(const TrainingSpec& tr) {
+  return tr.recompute == Recompute::kNone ? 0.0 : 1.0;
+}
+
 /// ZeRO-3/FSDP: all-gathers of each wrap unit's weights per micro-batch: before its forward and
 /// again before its backward. Full recomputation's second forward runs inside the backward on the
 /// weights the backward gathered, so it gathers nothing more: PyTorch FSDP's pre-forward hook

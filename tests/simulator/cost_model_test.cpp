@@ -10,6 +10,7 @@
 #include "simulator/event_sim.h"
 #include "simulator/flops.h"
 #include "simulator/job_spec_json.h"
+#include "simulator/memory.h"
 #include "simulator/model.h"
 #include "simulator/moe_dispatch.h"
 #include "simulator/pipeline.h"
@@ -614,6 +615,36 @@ TEST_F(CostModelTest, OptimizerUpdatesTheExpertShard) {
   ASSERT_TRUE(sim.ok()) << sim.status().message();
   EXPECT_NEAR(sim->breakdown_s.optimizer, ep8.breakdown_s.optimizer,
               1e-9 * ep8.breakdown_s.optimizer);
+}
+
+// Golden: selective recomputation checkpoints the core attention module whatever its kernel
+// (Megatron-Core Attention._checkpointed_attention_forward): with a fused kernel the backward
+// first runs its forward again, one attention forward per layer, and the layer keeps neither the
+// kernel's log-sum-exp (4 bytes per query row and head) nor its own copy of the output; in 16
+// bits the out-projection's input is that output, kept either way. The context-parallel ring is
+// inside the core attention: it runs 4 passes per micro-batch instead of 3, as under full
+// recomputation.
+TEST_F(CostModelTest, SelectiveRecomputationRerunsTheFusedAttentionForward) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 8);
+  spec["parallelism"] = {{"tp", 2}, {"sequence_parallel", true}};
+  const JobSpec none = Parse(spec);
+  spec["training"]["recompute"] = "selective";
+  const JobSpec selective = Parse(spec);
+  ASSERT_EQ(selective.training.attention, AttentionImpl::kFlash);
+  const StepCosts c = Costs(selective);
+  EXPECT_GT(c.dense.fwd_attn, 0);
+  EXPECT_DOUBLE_EQ(c.dense.recompute, c.dense.fwd_attn);
+  EXPECT_DOUBLE_EQ(Costs(none).dense.recompute, 0);
+  EXPECT_GT(Eval(selective).step_time_s, Eval(none).step_time_s);
+  const double sb = static_cast<double>(selective.training.seq_len);
+  const double lse = 4.0 * sb * static_cast<double>(selective.model.num_attention_heads) / 2.0;
+  EXPECT_NEAR(LayerActivationBytes(none, false, Recompute::kNone) -
+                  LayerActivationBytes(selective, false, Recompute::kSelective),
+              lse, 1e-9 * lse);
+  spec["parallelism"]["cp"] = 2;
+  const StepCosts ring = Costs(Parse(spec));
+  ASSERT_GT(ring.dense.cp_pass, 0);
+  EXPECT_DOUBLE_EQ(ring.dense.cp_comm, 4.0 * ring.dense.cp_pass);
 }
 
 // Golden: a full recomputation re-runs each layer's forward with its collectives: the CP ring
