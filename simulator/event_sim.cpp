@@ -305,9 +305,10 @@ void StepBuilder::GatherWeights(int32_t rank, const ShardParams& params) {
   r.weights_gathered = std::max(0.0, r.weights_gathered - need);
 }
 
-// FSDP/ZeRO-3: gather one layer's weights `passes` times (forward 1; backward 1, or 2 with full
-// recomputation). Prefetch depth one layer (PyTorch FSDP forward/backward prefetch, Zhao et al.
-// 2023 Sec. 3.3): the gather may start once the compute op before the previous layer is done.
+// FSDP/ZeRO-3: gather one layer's weights for one pass (kFsdpGathersPerMicroBatch: the forward,
+// and the backward, whose full recomputation reuses them). Prefetch depth one layer (PyTorch FSDP
+// forward/backward prefetch, Zhao et al. 2023 Sec. 3.3): the gather may start once the compute op
+// before the previous layer is done.
 int32_t StepBuilder::Gather(int32_t rank, int64_t layer, int32_t mb) {
   const bool moe = IsMoe(layer);
   const ShardParams& p = moe ? moe_layer_ : dense_layer_;
