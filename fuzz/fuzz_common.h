@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "common/json_reader.h"
 #include "hardware-db/hardware_db.h"
@@ -101,10 +103,25 @@ void RequireRoundTrip(const T& value, ToJson to_json, Read read, const char* wha
 /// an input never reads a file of the machine by a relative name.
 inline constexpr const char* kNoBaseDir = "/nonexistent-gpuplan-fuzz";
 
-/// A file name in kNoBaseDir, for the readers that resolve a job's relative {"hf_config": "path"}
-/// against the folder of the file they read (sessions, validation reports).
-inline std::string FileInNoBaseDir(const char* name) {
-  return std::string(kNoBaseDir) + "/" + name;
+/// The input read as a file in kNoBaseDir by `read(doc, origin, db)`, a reader that resolves a
+/// job's relative {"hf_config": "path"} against the folder of the file it reads (sessions,
+/// validation reports); aborts with `what` unless an accepted value written by `to_json` reads
+/// again the same way (RequireRoundTrip). Returns the accepted value, or nullopt.
+template <class ToJson, class Read>
+auto ReadFileInNoBaseDir(const uint8_t* data, size_t size, Read read, ToJson to_json,
+                         const char* what)
+    -> std::optional<
+        std::decay_t<decltype(read(nlohmann::json(), std::string(), BuiltinDb()).value())>> {
+  static const std::string origin = std::string(kNoBaseDir) + "/<fuzz>";
+  static const std::string origin_again = std::string(kNoBaseDir) + "/<fuzz again>";
+  std::optional<nlohmann::json> doc = Json(data, size);
+  if (!doc) return std::nullopt;
+  auto value = read(*doc, origin, BuiltinDb());
+  if (!value.ok()) return std::nullopt;
+  RequireRoundTrip(
+      *value, to_json,
+      [&read](const nlohmann::json& j) { return read(j, origin_again, BuiltinDb()); }, what);
+  return std::move(*value);
 }
 
 /// Reads `doc` as a job spec against the built-in database, as `simulate --spec` does.

@@ -11,16 +11,7 @@
 using namespace gpuplan;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::optional<nlohmann::json> doc = fuzz::Json(data, size);
-  if (!doc) return 0;
-  const HardwareDb& db = fuzz::BuiltinDb();
-  static const std::string origin = fuzz::FileInNoBaseDir("<fuzz>");
-  static const std::string origin_again = fuzz::FileInNoBaseDir("<fuzz again>");
-  Expected<Session> session = SessionFromJson(*doc, origin, db);
-  if (!session.ok()) return 0;
-  fuzz::RequireRoundTrip(
-      *session, SessionToJson,
-      [&db](const nlohmann::json& j) { return SessionFromJson(j, origin_again, db); },
-      "an accepted session round-trips through SessionToJson");
+  fuzz::ReadFileInNoBaseDir(data, size, SessionFromJson, SessionToJson,
+                            "an accepted session round-trips through SessionToJson");
   return 0;
 }

@@ -10,17 +10,10 @@
 using namespace gpuplan;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::optional<nlohmann::json> doc = fuzz::Json(data, size);
-  if (!doc) return 0;
-  const HardwareDb& db = fuzz::BuiltinDb();
-  static const std::string origin = fuzz::FileInNoBaseDir("<fuzz>");
-  static const std::string origin_again = fuzz::FileInNoBaseDir("<fuzz again>");
-  Expected<ValidationReport> report = ValidationReportFromJson(*doc, origin, db);
-  if (!report.ok()) return 0;
-  fuzz::RequireRoundTrip(
-      *report, ValidationReportToJson,
-      [&db](const nlohmann::json& j) { return ValidationReportFromJson(j, origin_again, db); },
-      "an accepted report round-trips through ValidationReportToJson");
+  std::optional<ValidationReport> report =
+      fuzz::ReadFileInNoBaseDir(data, size, ValidationReportFromJson, ValidationReportToJson,
+                                "an accepted report round-trips through ValidationReportToJson");
+  if (!report) return 0;
   fuzz::Require(std::isfinite(report->StepError()) && std::isfinite(report->MemoryError()),
                 "the errors of an accepted report are finite");
   fuzz::Require(!ValidationReportMarkdown(*report).empty(), "the report renders");
