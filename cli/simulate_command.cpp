@@ -35,6 +35,7 @@ struct SimulateOptions {
   bool json = false;
   // Flags that fill or override the spec; empty/nullopt = not given.
   std::string model, gpu, inter_node, precision, recompute, schedule, attention, framework;
+  std::vector<std::string> recompute_modules;
   MoeOptions moe;
   std::optional<int64_t> gpus, gpus_per_node, tp, pp, dp, cp, ep, etp, vpp;
   std::optional<int64_t> micro_batch, global_batch, seq_len, zero, dp_replicate;
@@ -80,10 +81,16 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
     if (!spec.contains(section) || !spec[section].is_object())
       spec[section] = nlohmann::json::object();
     spec[section][key] = *v;
-    // A switch is named alone; an option with its value, as typed.
-    flags->given[field] = v->is_boolean()  ? std::string(name)
-                          : v->is_string() ? std::string(name) + " " + v->get<std::string>()
-                                           : std::string(name) + " " + v->dump();
+    // A switch is named alone; an option with its value (a list's values), as typed.
+    std::string typed(name);
+    if (v->is_array()) {
+      for (const nlohmann::json& item : *v) {
+        typed += " " + (item.is_string() ? item.get<std::string>() : item.dump());
+      }
+    } else if (!v->is_boolean()) {
+      typed += " " + (v->is_string() ? v->get<std::string>() : v->dump());
+    }
+    flags->given[field] = typed;
   };
   if (!o.model.empty()) {
     // The flag's path is relative to the working folder: with a --spec file it is made
@@ -103,6 +110,9 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("training", "micro_batch_size", "--micro-batch", Given(o.micro_batch));
   flag("training", "precision", "--precision", Given(o.precision));
   flag("training", "recompute", "--recompute", Given(o.recompute));
+  flag("training", "recompute_modules", "--recompute-modules",
+       o.recompute_modules.empty() ? std::nullopt
+                                   : std::optional<nlohmann::json>(o.recompute_modules));
   flag("training", "attention", "--attention", Given(o.attention));
   flag("training", "framework", "--framework", Given(o.framework));
   flag("training", "moe_dispatcher", "--moe-dispatcher", Given(o.moe.dispatcher));
@@ -313,6 +323,9 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
                       ", as plan; docs/JOB_SPEC.md)");
   sub->add_option("--precision", o->precision, "fp32 | tf32 | bf16 | fp16 | fp8 | fp4");
   sub->add_option("--recompute", o->recompute, "none | selective | full");
+  sub->add_option("--recompute-modules", o->recompute_modules,
+                  "With --recompute selective: what it re-runs, core_attn (default) layernorm "
+                  "moe_act (Megatron-Core --recompute-modules; docs/JOB_SPEC.md)");
   sub->add_option("--attention", o->attention, "flash | unfused");
   sub->add_flag("--grad-reduce-bf16", o->grad_reduce_bf16,
                 "Accumulate and reduce the main gradients in bf16, 2 bytes (Megatron "

@@ -620,7 +620,8 @@ const std::vector<Field>& Fields() {
        .key = "recompute",
        .label = "Recompute",
        .tooltip = "Activation recomputation: selective re-runs attention's core (Korthikanti et "
-                  "al. 2022), full re-runs each layer's forward (one more forward pass).",
+                  "al. 2022), or the modules a session's training.recompute_modules names; full "
+                  "re-runs each layer's forward (one more forward pass).",
        .kind = Kind::kChoice,
        .choices = [](const HardwareDb&,
                      const Session&) { return Fixed("none", "selective", "full"); },
@@ -630,6 +631,11 @@ const std::vector<Field>& Fields() {
              s->job.training.recompute = v == "full"        ? Recompute::kFull
                                          : v == "selective" ? Recompute::kSelective
                                                             : Recompute::kNone;
+             // The modules a selective recomputation re-runs (a session's recompute_modules)
+             // stay with it; another level has none.
+             if (s->job.training.recompute != Recompute::kSelective) {
+               s->job.training.recompute_modules = kRecomputeCoreAttn;
+             }
            }},
       {.section = "Parallelism",
        .key = "activation_offload_layers",

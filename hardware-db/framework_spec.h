@@ -174,6 +174,9 @@ struct FrameworkSpec {
   /// LayerNormLinear, LayerNormMLP and GroupedLinear), or in 16 bits and casts it again in
   /// backward (torchao's Float8Linear).
   bool quantized_saved_inputs = true;
+  /// Whether it chooses the modules a selective recomputation re-runs (Megatron-Core
+  /// --recompute-modules; training.recompute_modules, simulator/job.h RecomputeModule).
+  bool recompute_modules = true;
   /// Whether it offloads the stored activations of whole layers to host memory
   /// (training.activation_offload_layers; Megatron-Core --cpu-offloading).
   bool activation_offload = true;

@@ -541,6 +541,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "fp8_weight_cast_every_microbatch",
                                                  "quantized_saved_inputs",
                                                  "activation_offload",
+                                                 "recompute_modules",
                                                  "unfused_passes"};
 constexpr double kMaxHostSecondsPerLayer = 1.0;  // a second per layer is a stalled stack, not data
 
@@ -607,6 +608,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->fp8_weight_cast_every_microbatch = RequiredBool(r, entry, "fp8_weight_cast_every_microbatch");
   f->quantized_saved_inputs = RequiredBool(r, entry, "quantized_saved_inputs");
   f->activation_offload = RequiredBool(r, entry, "activation_offload");
+  f->recompute_modules = RequiredBool(r, entry, "recompute_modules");
   if (r.status().ok() && !entry.contains("parallel_dims")) {
     r.Fail("parallel_dims", "missing (a list of tp, pp, cp, ep; [] for data parallelism only)");
   }

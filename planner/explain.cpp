@@ -10,6 +10,7 @@
 #include "planner/units_format.h"
 #include "simulator/ep_overlap.h"
 #include "simulator/gemm_time.h"
+#include "simulator/job_spec_json.h"
 #include "simulator/memory.h"
 #include "simulator/shard.h"
 #include "simulator/step_costs.h"
@@ -78,7 +79,12 @@ std::string MemoryReason(const Plan& plan, const GpuSpec& gpu, double memory_mar
   std::string what;
   if (lighter.training.recompute != Recompute::kNone) {
     what = std::string(RecomputeName(lighter.training.recompute)) + " recomputation";
+    if (lighter.training.recompute == Recompute::kSelective &&
+        lighter.training.recompute_modules != kRecomputeCoreAttn) {
+      what += " (" + RecomputeModulesName(lighter.training.recompute_modules, ", ") + ")";
+    }
     lighter.training.recompute = Recompute::kNone;
+    lighter.training.recompute_modules = kRecomputeCoreAttn;
   }
   if (lighter.parallel.cpu_offload) {
     what += std::string(what.empty() ? "" : " and ") + "CPU offload";

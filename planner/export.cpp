@@ -7,6 +7,7 @@
 #include "common/str_format.h"
 #include "planner/export_formats.h"
 #include "planner/units_format.h"
+#include "simulator/job_spec_json.h"
 
 namespace gpuplan {
 
@@ -199,12 +200,15 @@ void AddMegatronBatchArgs(const Plan& plan, ArgArray* a) {
   if (CheckpointIntervalSteps(plan) > 0) a->Add("--save-interval", CheckpointIntervalSteps(plan));
 }
 
-void AddMegatronRecomputeArgs(Recompute recompute, ArgArray* a) {
-  switch (recompute) {
+void AddMegatronRecomputeArgs(const TrainingSpec& training, ArgArray* a) {
+  switch (training.recompute) {
     case Recompute::kNone:
       break;
     case Recompute::kSelective:
       a->Add("--recompute-granularity", "selective");
+      if (training.recompute_modules != kRecomputeCoreAttn) {
+        a->Add("--recompute-modules", RecomputeModulesName(training.recompute_modules, " "));
+      }
       break;
     case Recompute::kFull:
       a->Add("--recompute-granularity", "full");
@@ -343,15 +347,18 @@ Status Refuse(std::string_view format, const std::string& reason) {
 
 Status RefuseMegatronOnlyKnobs(std::string_view format, const JobSpec& job) {
   const TrainingSpec& t = job.training;
-  const char* knob = t.fp8_param_gather                ? "fp8_param_gather"
-                     : t.grad_reduce_bf16              ? "grad_reduce_bf16"
-                     : t.activation_offload_layers > 0 ? "activation_offload_layers"
-                                                       : nullptr;
-  if (knob == nullptr) return Status::Ok();
-  return Refuse(format, std::string(knob) +
+  const std::string knob =
+      t.fp8_param_gather                ? "fp8_param_gather"
+      : t.grad_reduce_bf16              ? "grad_reduce_bf16"
+      : t.activation_offload_layers > 0 ? "activation_offload_layers"
+      : t.recompute_modules != kRecomputeCoreAttn
+          ? "recompute_modules " + RecomputeModulesName(t.recompute_modules, ", ")
+          : "";
+  if (knob.empty()) return Status::Ok();
+  return Refuse(format, knob +
                             ": the plan was timed with Megatron-LM's --grad-reduce-in-bf16 / "
-                            "--fp8-param-gather / --cpu-offloading, which this format has no "
-                            "switch for; export 'megatron' instead");
+                            "--fp8-param-gather / --cpu-offloading / --recompute-modules, which "
+                            "this format has no switch for; export 'megatron' instead");
 }
 
 }  // namespace gpuplan

@@ -90,7 +90,7 @@ ArgArray DeepSpeedTrainingArgs(const Plan& plan) {
   // examples_deepspeed/pretrain_llama2_distributed.sh: whole layers through DeepSpeed's
   // activation checkpointing, uniform, the only method its pipeline engine runs.
   if (t.recompute == Recompute::kFull) a.Flag("--deepspeed-activation-checkpointing");
-  AddMegatronRecomputeArgs(t.recompute, &a);
+  AddMegatronRecomputeArgs(t, &a);
   return a;
 }
 

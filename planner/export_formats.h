@@ -83,9 +83,11 @@ void AddMegatronEmbeddingAndDropoutArgs(const JobSpec& job, ArgArray* a,
 /// economics --train-iters and --save-interval, the Young/Daly checkpoint interval in steps).
 void AddMegatronBatchArgs(const Plan& plan, ArgArray* a);
 
-/// The same tools' recomputation flags: --recompute-granularity selective, or full with
-/// --recompute-method uniform --recompute-num-layers 1 (whole layers); none without it.
-void AddMegatronRecomputeArgs(Recompute recompute, ArgArray* a);
+/// The same tools' recomputation flags: --recompute-granularity selective (with
+/// --recompute-modules when it re-runs other modules than the core attention, Megatron-LM's
+/// default), or full with --recompute-method uniform --recompute-num-layers 1 (whole layers);
+/// none without it.
+void AddMegatronRecomputeArgs(const TrainingSpec& training, ArgArray* a);
 
 /// A script that runs pretrain_gpt.py of a Megatron-family tool (Megatron-LM, Megatron-DeepSpeed)
 /// with torchrun on every node: what its exporter chose.
@@ -147,8 +149,8 @@ int64_t TrainSteps(const Plan& plan);
 Status Refuse(std::string_view format, const std::string& reason);
 
 /// The refusal of a format other than Megatron-LM's for the job's Megatron-only training knobs
-/// (training.grad_reduce_bf16, training.fp8_param_gather, training.activation_offload_layers);
-/// Ok when it uses none.
+/// (training.grad_reduce_bf16, training.fp8_param_gather, training.activation_offload_layers,
+/// training.recompute_modules); Ok when it uses none.
 Status RefuseMegatronOnlyKnobs(std::string_view format, const JobSpec& job);
 
 }  // namespace gpuplan

@@ -206,7 +206,7 @@ ArgArray TrainingArgs(const Plan& plan, std::vector<std::string>* notes) {
     a.Flag("--cpu-offloading");
     a.Add("--cpu-offloading-num-layers", t.activation_offload_layers);
   }
-  AddMegatronRecomputeArgs(t.recompute, &a);
+  AddMegatronRecomputeArgs(t, &a);
   // FlashAttention kernels need 16-bit inputs: in fp32 Transformer Engine picks the backend.
   const bool half = t.precision != Precision::kFp32 && t.precision != Precision::kTf32;
   a.Add("--attention-backend",

@@ -7,6 +7,7 @@
 #include "common/str_format.h"
 #include "planner/explain.h"
 #include "planner/units_format.h"
+#include "simulator/job_spec_json.h"
 #include "simulator/shard.h"
 
 namespace gpuplan {
@@ -301,7 +302,12 @@ std::string LayoutSummary(const JobSpec& job) {
   if (p.ep > 1) out += " EP" + Str(p.ep);
   if (p.ExpertTp() != p.tp) out += " ETP" + Str(p.ExpertTp());
   out += " mb" + Str(job.training.micro_batch_size);
-  if (job.training.recompute == Recompute::kSelective) out += " selective";
+  if (job.training.recompute == Recompute::kSelective) {
+    out += " selective";
+    if (job.training.recompute_modules != kRecomputeCoreAttn) {
+      out += "(" + RecomputeModulesName(job.training.recompute_modules, "+") + ")";
+    }
+  }
   if (job.training.recompute == Recompute::kFull) out += " full-recompute";
   if (job.training.activation_offload_layers > 0) {
     out += " act-offload" + Str(job.training.activation_offload_layers);

@@ -38,6 +38,12 @@ std::vector<int64_t> Divisors(int64_t n) {
   return out;
 }
 
+// One recomputation setting the search tries: the level and, when selective, its modules.
+struct RecomputeLevel {
+  Recompute recompute;
+  uint32_t modules;
+};
+
 // The search state of one hardware point: the job being mutated in place and the results.
 class PointSearch {
  public:
@@ -207,8 +213,31 @@ class PointSearch {
   // only worth trying with lighter recomputation than that.
   void SearchMemoryOptions() {
     ParallelSpec& par = job_.parallel;
-    static constexpr Recompute kLevels[] = {Recompute::kNone, Recompute::kSelective,
-                                            Recompute::kFull};
+    // The recompute levels in groups, cheaper groups first: none; selective recomputation of
+    // each set of modules the stack and model can name (Megatron-Core --recompute-modules: the
+    // core attention alone for a dense model or another stack; for a MoE model on a stack that
+    // chooses them, every non-empty set of core_attn, layernorm and moe_act); full. Each
+    // selective set re-runs a part of what full re-runs, so every level of a group costs less
+    // than any of the next; within the selective group neither time nor memory orders the sets,
+    // so every set that fits is timed.
+    static constexpr RecomputeLevel kNoRecompute = {Recompute::kNone, kRecomputeCoreAttn};
+    static constexpr RecomputeLevel kFullRecompute = {Recompute::kFull, kRecomputeCoreAttn};
+    const bool moe_modules = job_.model.is_moe() && job_.training.framework.recompute_modules;
+    const uint32_t all_modules = moe_modules
+                                     ? kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMoeAct
+                                     : kRecomputeCoreAttn;
+    // Tries each level of group `g` (0 none, 1 selective, 2 full); whether any fits.
+    auto try_group = [&](int g, bool offload) {
+      if (g == 0) return TryLayout(kNoRecompute, offload);
+      if (g == 2) return TryLayout(kFullRecompute, offload);
+      // Each module only discards what it recomputes, so the set of all of them needs the least
+      // memory: when it does not fit, no other set does.
+      if (!TryLayout({Recompute::kSelective, all_modules}, offload)) return false;
+      for (uint32_t modules = 1; modules < all_modules; ++modules) {
+        if ((modules & ~all_modules) == 0) TryLayout({Recompute::kSelective, modules}, offload);
+      }
+      return true;
+    };
     // Without data parallelism there is nothing to shard: stages 1-3 only differ from 0 by
     // allowing offload (ZeRO-Offload on one replica), so stage 1 is searched with offload only.
     const bool sharded = par.dp * par.cp > 1;
@@ -236,9 +265,9 @@ class PointSearch {
           continue;
         }
         int first_fit = 3;
-        for (int level = 0; level < 3 && (sharded || zero == 0); ++level) {
-          if (TryLayout(kLevels[level], false)) {
-            first_fit = level;
+        for (int group = 0; group < 3 && (sharded || zero == 0); ++group) {
+          if (try_group(group, false)) {
+            first_fit = group;
             break;
           }
         }
@@ -247,8 +276,8 @@ class PointSearch {
         if (zero == 0 || point_.gpu->HostDevice() || !job_.training.framework.cpu_offload) {
           continue;
         }
-        for (int level = 0; level < first_fit; ++level) {
-          if (TryLayout(kLevels[level], true)) break;
+        for (int group = 0; group < first_fit; ++group) {
+          if (try_group(group, true)) break;
         }
       }
       par.dp_replicate = 1;
@@ -271,6 +300,7 @@ class PointSearch {
       return;
     }
     job_.training.recompute = Recompute::kNone;
+    job_.training.recompute_modules = kRecomputeCoreAttn;
     job_.parallel.cpu_offload = false;
     const LayerActivations act = JobLayerActivations(job_);
     auto fits = [&](int64_t k) {
@@ -288,19 +318,22 @@ class PointSearch {
         }
       }
       job_.training.activation_offload_layers = lo;
-      if (OffloadedActivationBytes(job_, act) <= host_bytes) TryLayout(Recompute::kNone, false);
+      if (OffloadedActivationBytes(job_, act) <= host_bytes) {
+        TryLayout({Recompute::kNone, kRecomputeCoreAttn}, false);
+      }
     }
     job_.training.activation_offload_layers = 0;
   }
 
   // Checks memory (the peak must leave the request's margin free), and when it fits evaluates the
   // step and keeps the layout if it is among the fastest. Returns whether it fits.
-  bool TryLayout(Recompute recompute, bool offload) {
-    if (job_.parallel.ep_overlap && recompute == Recompute::kFull) {
+  bool TryLayout(RecomputeLevel level, bool offload) {
+    if (job_.parallel.ep_overlap && level.recompute == Recompute::kFull) {
       ++out_.stats.pruned_invalid;  // Megatron-Core refuses it (EpOverlapProblem)
       return false;
     }
-    job_.training.recompute = recompute;
+    job_.training.recompute = level.recompute;
+    job_.training.recompute_modules = level.modules;
     job_.parallel.cpu_offload = offload;
     ++out_.stats.configurations;
     const MemoryBreakdown mem = EstimateMemory(job_, *point_.gpu);

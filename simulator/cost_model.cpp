@@ -320,8 +320,9 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   const double s = static_cast<double>(tr.seq_len);
   if (tr.recompute == Recompute::kFull) {
     recompute_flops = ModelForwardFlopsPerSequence(m, s) - LogitsForwardFlops(m, s);
-  } else if (tr.recompute == Recompute::kSelective) {
-    // The core attention's forward again, a fused kernel's too (step_costs.cpp).
+  } else if (Recomputes(tr, kRecomputeCoreAttn)) {
+    // The core attention's forward again, a fused kernel's too (step_costs.cpp); the norms and
+    // activations other modules re-run are not FLOPs a hardware FLOP count includes.
     recompute_flops = static_cast<double>(m.num_layers) * DenseLayerForwardFlops(m, s).attn_core;
   }
   res.hardware_flops_per_step = res.model_flops_per_step + recompute_flops * seqs;

@@ -411,9 +411,10 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
                    c.ep_bytes);
         }
       } else if (c.recompute > 0) {
-        // Selective: the core attention again, its context-parallel ring included.
+        // Selective: the modules it names again (step_costs.cpp), the core attention with its
+        // context-parallel ring.
         compute("recompute", c.recompute, li, 0);
-        if (par_.cp > 1) {
+        if (par_.cp > 1 && Recomputes(job_.training, kRecomputeCoreAttn)) {
           Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
         }
       }

@@ -14,6 +14,21 @@
 namespace gpuplan {
 
 enum class Recompute { kNone, kSelective, kFull };
+/// The submodules a selective recomputation re-runs, a bitmask (Megatron-Core
+/// --recompute-modules, megatron/core/transformer/transformer_config.py recompute_modules;
+/// default core_attn). kRecomputeCoreAttn: the core attention, checkpointed (its input kept, its
+/// forward run again before its backward). kRecomputeLayernorm: the norms that are modules of
+/// their own, their outputs discarded after use and recomputed (output-discarding checkpoint);
+/// Transformer Engine fuses the input norm into the QKV linear and a dense layer's pre-MLP norm
+/// into FC1 (IdentityOp in gpt_layer_specs.py), so only a MoE layer's pre-MLP norm qualifies.
+/// kRecomputeMoeAct: the routed experts' activation function, its output (FC2's input)
+/// discarded and recomputed (experts.py). Megatron's other modules (mlp, moe, shared_experts,
+/// mla_up_proj) are not modelled.
+enum RecomputeModule : uint32_t {
+  kRecomputeCoreAttn = 1,
+  kRecomputeLayernorm = 2,
+  kRecomputeMoeAct = 4,
+};
 /// Pipeline schedules; pipeline_schedule.h holds their table (names, pass orders, sources).
 enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };
 /// How attention is computed: fused FlashAttention-style kernels (no s^2 tensor in HBM) or the
@@ -72,6 +87,8 @@ struct TrainingSpec {
   int64_t micro_batch_size = 1;   ///< sequences per micro-batch per model replica
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
+  /// With recompute kSelective: what it re-runs (RecomputeModule bits; Recomputes).
+  uint32_t recompute_modules = kRecomputeCoreAttn;
   AttentionImpl attention = AttentionImpl::kFlash;
   bool dropout = false;  ///< dropout layers (their masks are kept for backward)
   /// Main gradients accumulated and data-parallel-reduced in bf16, 2 bytes, instead of fp32
@@ -103,6 +120,11 @@ struct TrainingSpec {
   /// (--moe-router-force-load-balancing); a router's per-expert token counts give the real one.
   double moe_load_imbalance = 1.0;
 };
+
+/// Whether `tr` recomputes `module`: a selective recomputation that names it.
+inline bool Recomputes(const TrainingSpec& tr, RecomputeModule module) {
+  return tr.recompute == Recompute::kSelective && (tr.recompute_modules & module) != 0;
+}
 
 struct ParallelSpec {
   int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;

@@ -139,6 +139,18 @@ constexpr LoraTargetName kLoraTargets[] = {
     {"gate", kLoraGate}, {"up", kLoraUp}, {"down", kLoraDown}, {"attention", kLoraAttention},
     {"all", kLoraAll}};
 
+struct RecomputeModuleName {
+  const char* name;
+  uint32_t bit;
+};
+constexpr RecomputeModuleName kRecomputeModuleNames[] = {{"core_attn", kRecomputeCoreAttn},
+                                                         {"layernorm", kRecomputeLayernorm},
+                                                         {"moe_act", kRecomputeMoeAct}};
+// Megatron-Core's other --recompute-modules choices (transformer_config.py), not modelled.
+constexpr const char* kUnmodelledRecomputeModules[] = {"mlp", "moe", "shared_experts",
+                                                       "mla_up_proj"};
+constexpr const char* kRecomputeModulesAllowed = "allowed: core_attn, layernorm, moe_act";
+
 // ---- model ----------------------------------------------------------------------------------
 
 Expected<ModelSpec> ParseModelDimensions(const nlohmann::json& j, const std::string& context) {
@@ -330,6 +342,16 @@ std::string_view RecomputeName(Recompute r) {
   return "?";
 }
 
+std::string RecomputeModulesName(uint32_t modules, std::string_view separator) {
+  std::string out;
+  for (const RecomputeModuleName& n : kRecomputeModuleNames) {
+    if ((modules & n.bit) == 0) continue;
+    if (!out.empty()) out += separator;
+    out += n.name;
+  }
+  return out;
+}
+
 Expected<LoraSpec> ParseLoraSpec(const nlohmann::json& lora, const std::string& context,
                                  Precision precision) {
   if (!lora.is_object()) return Status::Invalid(context + ": must be an object");
@@ -345,9 +367,9 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   const std::string context = origin + ": training";
   JsonObjectReader r(*j, context);
   r.RejectUnknownFields({"seq_len", "global_batch_size", "micro_batch_size", "precision",
-                         "recompute", "attention", "dropout", "lora", "framework", "moe_dispatcher",
-                         "moe_load_imbalance", "grad_reduce_bf16", "fp8_param_gather",
-                         "activation_offload_layers"});
+                         "recompute", "recompute_modules", "attention", "dropout", "lora",
+                         "framework", "moe_dispatcher", "moe_load_imbalance", "grad_reduce_bf16",
+                         "fp8_param_gather", "activation_offload_layers"});
   t->seq_len = r.OptionalPositiveInt("seq_len", kDefaultSeqLen);
   t->global_batch_size = r.PositiveInt("global_batch_size");
   t->micro_batch_size = r.OptionalPositiveInt("micro_batch_size", 1);
@@ -360,6 +382,36 @@ Status ParseTraining(const nlohmann::json* j, const std::string& origin, const M
   t->recompute = recompute == "full"        ? Recompute::kFull
                  : recompute == "selective" ? Recompute::kSelective
                                             : Recompute::kNone;
+  if (r.Has("recompute_modules")) {
+    const std::vector<std::string> modules = r.OptionalStringList("recompute_modules");
+    if (r.status().ok() && t->recompute != Recompute::kSelective) {
+      r.Fail("recompute_modules",
+             "names what a selective recomputation re-runs: needs recompute selective, got " +
+                 recompute);
+    }
+    if (r.status().ok() && modules.empty()) {
+      r.Fail("recompute_modules",
+             std::string("must name at least one module (") + kRecomputeModulesAllowed + ")");
+    }
+    t->recompute_modules = 0;
+    for (const std::string& module : modules) {
+      if (!r.status().ok()) break;
+      const auto known =
+          std::find_if(std::begin(kRecomputeModuleNames), std::end(kRecomputeModuleNames),
+                       [&](const RecomputeModuleName& n) { return module == n.name; });
+      if (known != std::end(kRecomputeModuleNames)) {
+        t->recompute_modules |= known->bit;
+        continue;
+      }
+      const bool megatron =
+          std::find(std::begin(kUnmodelledRecomputeModules), std::end(kUnmodelledRecomputeModules),
+                    module) != std::end(kUnmodelledRecomputeModules);
+      r.Fail("recompute_modules", "'" + module + "' " +
+                                      (megatron ? "is a Megatron-Core module gpuplan does not model"
+                                                : std::string("is not allowed")) +
+                                      " (" + kRecomputeModulesAllowed + ")");
+    }
+  }
   t->attention = r.OptionalEnum("attention", "flash", {"flash", "unfused"}) == "unfused"
                      ? AttentionImpl::kUnfused
                      : AttentionImpl::kFlash;
@@ -743,6 +795,28 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
     return Fail("training", "grad_reduce_bf16",
                 std::string("needs precision bf16, fp8 or fp4 (") + NameOf(t.precision) +
                     " reduces its gradients in its own precision); remove it");
+  }
+  if (t.recompute_modules != kRecomputeCoreAttn) {
+    // Megatron-Core's --recompute-modules (transformer_config.py; RecomputeModule).
+    const auto modules_fail = [](const std::string& why) {
+      return Fail("training", "recompute_modules", why);
+    };
+    if (t.recompute != Recompute::kSelective) {
+      return modules_fail(std::string("names what a selective recomputation re-runs: needs "
+                                      "recompute selective, got ") +
+                          std::string(RecomputeName(t.recompute)));
+    }
+    if (!t.framework.recompute_modules) {
+      return modules_fail("the training stack '" + t.framework.id +
+                          "' does not choose the modules it recomputes (frameworks.json "
+                          "recompute_modules); use megatron-core or remove it");
+    }
+    if (!m.is_moe() && (t.recompute_modules & (kRecomputeLayernorm | kRecomputeMoeAct)) != 0) {
+      return modules_fail(
+          "layernorm and moe_act recompute a mixture-of-experts layer's pre-MLP norm and its "
+          "experts' activation, and the model has no MoE layers (Transformer Engine fuses a "
+          "dense layer's norms into its linears); use core_attn");
+    }
   }
   if (t.fp8_param_gather) {
     if (t.precision != Precision::kFp8) {
@@ -1151,6 +1225,13 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"dropout", t.dropout},
       {"framework", t.framework.id},
   };
+  if (t.recompute_modules != kRecomputeCoreAttn) {
+    nlohmann::json modules = nlohmann::json::array();
+    for (const RecomputeModuleName& n : kRecomputeModuleNames) {
+      if ((t.recompute_modules & n.bit) != 0) modules.push_back(n.name);
+    }
+    training["recompute_modules"] = std::move(modules);
+  }
   if (t.grad_reduce_bf16) training["grad_reduce_bf16"] = true;
   if (t.fp8_param_gather) training["fp8_param_gather"] = true;
   if (t.activation_offload_layers > 0) {

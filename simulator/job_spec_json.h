@@ -44,6 +44,10 @@ std::string_view BaseWeightsName(BaseWeights b);
 /// "none", "selective" or "full": the names of `training.recompute` in job specs.
 std::string_view RecomputeName(Recompute r);
 
+/// The names of `training.recompute_modules` set in `modules` (RecomputeModule bits), joined by
+/// `separator`: e.g. "layernorm+moe_act".
+std::string RecomputeModulesName(uint32_t modules, std::string_view separator);
+
 /// Parses a `training.lora` object ({"rank", "targets", "base"}; docs/JOB_SPEC.md) for a job
 /// trained in `precision`. `context` prefixes errors.
 Expected<LoraSpec> ParseLoraSpec(const nlohmann::json& lora, const std::string& context,

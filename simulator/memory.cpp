@@ -106,12 +106,23 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
     gemm_input = cast.layer_share * cast.saved_input_bytes + (1.0 - cast.layer_share) * 2.0;
   }
 
+  // Selective recomputation of the modules Megatron-Core discards the outputs of (RecomputeModule):
+  // a MoE layer's pre-MLP norm (layernorm), whose output is the router's and dispatcher's input,
+  // and the routed experts' activation (moe_act), whose output is their FC2's input. Both are
+  // recomputed before the backward that reads them, so neither is stored.
+  const bool selective = recompute == Recompute::kSelective;
+  const bool norm_discarded =
+      moe_layer && selective && (tr.recompute_modules & kRecomputeLayernorm) != 0;
+  const bool act_discarded =
+      moe_layer && selective && (tr.recompute_modules & kRecomputeMoeAct) != 0;
+
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
-  // (gemm_input x sbh each), two dropout masks (1 byte each). Sequence parallelism splits them
-  // by t.
-  const double replicated = sb * h *
-                            (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? gemm_input : 0.0) +
-                             (fc1_input_kept ? gemm_input : 0.0) + (dropout ? 2.0 : 0.0));
+  // (gemm_input x sbh each; a MoE layer's FC1 input is its pre-MLP norm's output), two dropout
+  // masks (1 byte each). Sequence parallelism splits them by t.
+  const double replicated =
+      sb * h *
+      (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? gemm_input : 0.0) +
+       (fc1_input_kept && !norm_discarded ? gemm_input : 0.0) + (dropout ? 2.0 : 0.0));
   const double full_input = 2.0 * sb * h;  // what full recomputation keeps per layer
 
   // TP-split tensors: Q, K, V and the attention output O. Fused attention's backward reads O
@@ -125,8 +136,9 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // bytes per token and hidden unit beside their input (docs/validation/
   // h200-torch-checks-2026-11-30.json): 8h here, 6h of the norms' outputs and the second norm's
   // input, 28h of SwiGLU, and the log-sum-exp and the norms' statistics.
-  const bool fused_keeps_output =
-      tr.attention == AttentionImpl::kFlash && recompute != Recompute::kSelective;
+  const bool core_attn_recomputed =
+      recompute == Recompute::kSelective && (tr.recompute_modules & kRecomputeCoreAttn) != 0;
+  const bool fused_keeps_output = tr.attention == AttentionImpl::kFlash && !core_attn_recomputed;
   const double out_input_bytes = fused_keeps_output ? 2.0 + (quantized_inputs ? gemm_input : 0.0)
                                                     : (input_kept(kLoraO) ? gemm_input : 0.0);
   const double kv_kept = stack.repeat_kv ? q : kv;
@@ -150,11 +162,14 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   const double mlp_copies =
       moe_layer ? static_cast<double>(m.moe_top_k + m.moe_shared_experts) : 1.0;
   if (moe_layer) {
-    // The busiest EP rank keeps MoeRankImbalance x the mean routed copies.
+    // The busiest EP rank keeps MoeRankImbalance x the mean routed copies; with moe_act their
+    // FC2 inputs are discarded (the shared experts keep theirs).
     const double routed = static_cast<double>(m.moe_top_k) * MoeRankImbalance(job);
     const double shared = static_cast<double>(m.moe_shared_experts);
     const double gathered = routed * static_cast<double>(par.ExpertTp()) + shared;
-    split += (routed + shared) * per_mlp * sb * static_cast<double>(m.ExpertFfn()) +
+    const double fc2_input = input_kept(kLoraDown) ? gemm_input : 0.0;
+    const double routed_mlp = act_discarded ? per_mlp - fc2_input : per_mlp;
+    split += (routed * routed_mlp + shared * per_mlp) * sb * static_cast<double>(m.ExpertFfn()) +
              (fc1_input_kept ? gathered * gemm_input * sb * h : 0.0);
   } else {
     split += per_mlp * sb * static_cast<double>(m.ffn_hidden_size);
@@ -179,9 +194,10 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
     case Recompute::kFull:
       return scale * (sp ? full_input / t : full_input);
     case Recompute::kSelective:
-      // Core attention is recomputed: what it keeps is not stored, its s^2 tensors (Korthikanti
-      // Sec. 5) or a fused kernel's log-sum-exp and output (below).
-      return scale * (replicated_share + split / t + adapters);
+      // With core_attn the core attention is recomputed: what it keeps is not stored, its s^2
+      // tensors (Korthikanti Sec. 5) or a fused kernel's log-sum-exp and output (above).
+      return scale *
+             (replicated_share + (split + (core_attn_recomputed ? 0.0 : core)) / t + adapters);
     case Recompute::kNone:
       break;
   }

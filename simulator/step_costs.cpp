@@ -317,18 +317,36 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   }
 
   // Recomputation (Korthikanti et al. 2022): full re-runs the layer's forward; selective
-  // re-runs core attention, the fused kernel's forward too: Megatron checkpoints the core
-  // attention module whatever its kernel (Attention._checkpointed_attention_forward runs
-  // tensor_parallel.checkpoint around TEDotProductAttention or flash attention), so the backward
-  // first runs the kernel's forward again for the output and log-sum-exp it did not keep; the
-  // score recomputation inside FlashAttention's backward (Dao et al. 2022, Alg. 4) is besides.
+  // re-runs the modules it names (Megatron-Core --recompute-modules, RecomputeModule). The core
+  // attention's forward runs again whatever its kernel: Megatron checkpoints the core attention
+  // module (Attention._checkpointed_attention_forward runs tensor_parallel.checkpoint around
+  // TEDotProductAttention or flash attention), so the backward first runs the kernel's forward
+  // again for the output and log-sum-exp it did not keep; the score recomputation inside
+  // FlashAttention's backward (Dao et al. 2022, Alg. 4) is besides. A MoE layer's pre-MLP norm
+  // (layernorm) runs again over the rank's tokens (read h, write h), and its routed experts'
+  // activation (moe_act) over their FC1 outputs (read 2f write f for SwiGLU, read f write f for
+  // GELU), memory-bound passes priced as their forward ones above.
   switch (tr.recompute) {
     case Recompute::kFull:
       lt.recompute = lt.fwd_gemm + lt.fwd_attn + lt.fwd_other;
       break;
-    case Recompute::kSelective:
-      lt.recompute = lt.fwd_attn;
+    case Recompute::kSelective: {
+      if (Recomputes(tr, kRecomputeCoreAttn)) lt.recompute += lt.fwd_attn;
+      double rerun_elements = 0;
+      double rerun_kernels = 0;
+      if (moe && Recomputes(tr, kRecomputeLayernorm)) {
+        rerun_elements += 2.0 * h * local_tokens;
+        rerun_kernels += 1;
+      }
+      if (moe && Recomputes(tr, kRecomputeMoeAct)) {
+        rerun_elements += routed * imbalance * (swiglu ? 3.0 : 2.0) * f / t * T;
+        rerun_kernels += 1;
+      }
+      if (rerun_kernels > 0) {
+        lt.recompute += MemoryBoundSeconds(r, c.act_bytes * rerun_elements, rerun_kernels);
+      }
       break;
+    }
     case Recompute::kNone:
       break;
   }

@@ -130,10 +130,10 @@ double BucketedWeightGatherSeconds(const StepCosts& costs, int zero_stage, doubl
                                    double expert_params);
 
 /// Forward passes of the core attention (with its context-parallel ring) that recomputation
-/// runs again in the backward: one under full (the layer) and selective (the core attention)
-/// recomputation, none without.
+/// runs again in the backward: one under full (the layer) and selective recomputation of the
+/// core attention (kRecomputeCoreAttn), none otherwise.
 inline double RecomputedAttentionForwards(const TrainingSpec& tr) {
-  return tr.recompute == Recompute::kNone ? 0.0 : 1.0;
+  return tr.recompute == Recompute::kFull || Recomputes(tr, kRecomputeCoreAttn) ? 1.0 : 0.0;
 }
 
 /// ZeRO-3/FSDP: all-gathers of each wrap unit's weights per micro-batch: before its forward and

@@ -690,6 +690,7 @@ json ValidFramework(const std::string& id) {
       {"fp8_weight_cast_every_microbatch", true},
       {"quantized_saved_inputs", false},
       {"activation_offload", false},
+      {"recompute_modules", false},
       {"unfused_passes", {{"swiglu", 2}, {"rotary", 8}}},
       {"attention_kernels", {{"hopper", {{"kernel", "flash-attn-2"}, {"relative_speed", 0.6}}}}}};
   json sources = json::object();
@@ -732,6 +733,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_TRUE(f->fp8_weight_cast_every_microbatch);
   EXPECT_FALSE(f->quantized_saved_inputs);
   EXPECT_FALSE(f->activation_offload);
+  EXPECT_FALSE(f->recompute_modules);
   EXPECT_DOUBLE_EQ(f->unfused_passes.swiglu, 2);
   EXPECT_DOUBLE_EQ(f->unfused_passes.rotary, 8);
   EXPECT_DOUBLE_EQ(f->unfused_passes.qkv, 0);  // absent: fused
@@ -761,6 +763,8 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
        "framework 'mystack': in 'sources': field 'ep_overlap': is required but missing"},
       {[](json* f) { f->erase("tp_overlap"); },
        "framework 'mystack': field 'tp_overlap': missing (true or false)"},
+      {[](json* f) { f->erase("recompute_modules"); },
+       "framework 'mystack': field 'recompute_modules': missing (true or false)"},
       // The optional ZeRO limit under pipelining: within max_zero_stage, and with its source.
       {[](json* f) { (*f)["max_zero_stage_with_pp"] = 3; }, "field 'max_zero_stage_with_pp'"},
       {[](json* f) { (*f)["max_zero_stage_with_pp"] = 1; },

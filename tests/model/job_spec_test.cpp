@@ -884,6 +884,52 @@ TEST(JobSpecInvalid, Bf16GradientsAndFp8Parameters) {
   EXPECT_TRUE(Contains(ErrorOf(spec), "field 'grad_reduce_bf16'"));
 }
 
+// Megatron-Core's --recompute-modules: with a selective recomputation only, the modules gpuplan
+// models, a stack that chooses them, and the MoE modules on a MoE model; written out only when
+// not the default (core_attn).
+TEST(JobSpecInvalid, RecomputeModules) {
+  nlohmann::json spec = BaseSpec();  // llama, full recomputation
+  spec["model"] = "mixtral-8x7b";
+  spec["parallelism"] = {{"tp", 4}, {"dp", 32}, {"ep", 8}, {"sequence_parallel", true}};
+  spec["training"]["recompute_modules"] = {"layernorm", "moe_act"};
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "training: field 'recompute_modules': names what a selective "
+                       "recomputation re-runs: needs recompute selective, got full"))
+      << ErrorOf(spec);
+  spec["training"]["recompute"] = "selective";
+  Expected<JobSpec> job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->training.recompute_modules, kRecomputeLayernorm | kRecomputeMoeAct);
+  const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["training"]["recompute_modules"],
+            nlohmann::json::array({"layernorm", "moe_act"}));
+  Expected<JobSpec> again = ParseJobSpec(written, "<again>", ".", Db());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->training.recompute_modules, job->training.recompute_modules);
+  spec["training"]["recompute_modules"] = {"core_attn"};
+  EXPECT_FALSE(JobSpecToJson(*Parse(spec))["training"].contains("recompute_modules"));
+  spec["training"]["recompute_modules"] = nlohmann::json::array();
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "must name at least one module (allowed: core_attn, "
+                       "layernorm, moe_act)"));
+  spec["training"]["recompute_modules"] = {"mlp"};
+  EXPECT_TRUE(Contains(ErrorOf(spec), "'mlp' is a Megatron-Core module gpuplan does not model"));
+  spec["training"]["recompute_modules"] = {"norms"};
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "'norms' is not allowed (allowed: core_attn, layernorm, "
+                       "moe_act)"));
+  spec["training"]["recompute_modules"] = {"moe_act"};
+  spec["training"]["framework"] = "torchtitan";
+  EXPECT_TRUE(Contains(ErrorOf(spec),
+                       "the training stack 'torchtitan' does not choose the "
+                       "modules it recomputes"))
+      << ErrorOf(spec);
+  spec["training"].erase("framework");
+  spec["model"] = "llama3-8b";
+  spec["parallelism"].erase("ep");
+  EXPECT_TRUE(Contains(ErrorOf(spec), "the model has no MoE layers")) << ErrorOf(spec);
+}
+
 // Megatron-Core's checks (transformer_config.py): fewer layers than the model, pp 1, no
 // recomputation; and a stack that offloads.
 TEST(JobSpecInvalid, ActivationOffload) {

@@ -937,6 +937,29 @@ TEST(Export, EpOverlapIsMegatronsCombinedSchedule) {
   EXPECT_TRUE(Contains(error, "'megatron'")) << error;
 }
 
+// A selective recomputation of other modules than the core attention is Megatron-LM's
+// --recompute-modules; the formats of other stacks cannot express it.
+TEST(Export, RecomputeModulesAreMegatronFlags) {
+  const Plan plan = MakePlan(
+      Spec("mixtral-8x7b", 64,
+           {{"tp", 2}, {"dp", 32}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}},
+           {{"recompute", "selective"}, {"recompute_modules", {"layernorm", "moe_act"}}}));
+  const std::string megatron = Export(plan, "megatron");
+  ExpectMegatronFlagsKnown(megatron);
+  EXPECT_TRUE(Contains(megatron, "--recompute-granularity selective\n"));
+  EXPECT_TRUE(Contains(megatron, "--recompute-modules layernorm moe_act\n")) << megatron;
+  EXPECT_FALSE(Contains(
+      Export(MakePlan(Spec(
+                 "mixtral-8x7b", 64,
+                 {{"tp", 2}, {"dp", 32}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}},
+                 {{"recompute", "selective"}})),
+             "megatron"),
+      "--recompute-modules"));
+  const std::string error = ErrorOf(plan, "torchrun-fsdp");
+  EXPECT_TRUE(Contains(error, "recompute_modules layernorm, moe_act")) << error;
+  EXPECT_TRUE(Contains(error, "'megatron'")) << error;
+}
+
 TEST(ExportMegatron, RefusesLoraAndPointsToAccelerate) {
   const std::string error =
       ErrorOf(MakePlan(Spec("llama3-8b", 8, {{"dp", 8}}, {{"lora", {{"rank", 16}}}})), "megatron");

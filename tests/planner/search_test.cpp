@@ -130,56 +130,61 @@ TEST_F(SearchTest, PruningNeverSkipsAFasterLayout) {
                   for (int zero = 0; zero <= 3; ++zero)
                     for (int64_t rep = 1; rep <= 8; rep *= 2)
                       for (int rec = 0; rec < 3; ++rec)
-                        for (bool off : {false, true})
-                          for (bool ep_overlap : {false, true}) {
-                            if (rep > 1 && zero != 3) continue;
-                            if (ep_overlap && ep < 2) continue;
-                            if (tp * cp * pp > gpus || gpus % (tp * cp * pp) != 0) continue;
-                            // Uneven pipelines: the planner's split, with vpp = 1.
-                            const std::optional<StageSplit> split =
-                                SuggestStageSplit(job.model.num_layers, pp);
-                            if (job.model.num_layers % (pp * vpp) != 0 && !(split && vpp == 1)) {
-                              continue;
+                        for (uint32_t modules = 1; modules <= 7; ++modules)
+                          for (bool off : {false, true})
+                            for (bool ep_overlap : {false, true}) {
+                              // The modules of a selective recomputation (all that
+                              // ValidateJob accepts); the default for the other levels.
+                              if (rec != 1 && modules != kRecomputeCoreAttn) continue;
+                              if (rep > 1 && zero != 3) continue;
+                              if (ep_overlap && ep < 2) continue;
+                              if (tp * cp * pp > gpus || gpus % (tp * cp * pp) != 0) continue;
+                              // Uneven pipelines: the planner's split, with vpp = 1.
+                              const std::optional<StageSplit> split =
+                                  SuggestStageSplit(job.model.num_layers, pp);
+                              if (job.model.num_layers % (pp * vpp) != 0 && !(split && vpp == 1)) {
+                                continue;
+                              }
+                              if (64 % (mb * (gpus / (tp * cp * pp))) != 0) continue;
+                              if ((ep > 1 || etp != tp) && !job.model.is_moe()) continue;
+                              job.parallel = ParallelSpec{};
+                              job.parallel.etp = etp;
+                              job.parallel.tp = tp;
+                              job.parallel.cp = cp;
+                              job.parallel.pp = pp;
+                              job.parallel.dp = gpus / (tp * cp * pp);
+                              job.parallel.ep = ep;
+                              job.parallel.vpp = vpp;
+                              if (split) {
+                                job.parallel.first_stage_layers = split->first;
+                                job.parallel.last_stage_layers = split->last;
+                              }
+                              job.parallel.schedule =
+                                  vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
+                              job.parallel.sequence_parallel = tp > 1;
+                              job.parallel.zero_stage = zero;
+                              job.parallel.dp_replicate = rep;
+                              job.parallel.cpu_offload = off;
+                              job.parallel.ep_overlap = ep_overlap;
+                              job.training.micro_batch_size = mb;
+                              job.training.recompute = static_cast<Recompute>(rec);
+                              job.training.recompute_modules = modules;
+                              if (!ValidateJob(job, db_).ok()) continue;
+                              // HSDP shard groups that fill at least a node (docs/PLANNER.md).
+                              if (rep > 1 &&
+                                  tp * job.parallel.ShardRanks() < job.cluster.gpus_per_node) {
+                                continue;
+                              }
+                              const int64_t micro = 64 / (mb * job.parallel.dp);
+                              if (vpp > 1 && micro % pp != 0) continue;
+                              if (cp > 1 && 4096 / cp < kMinContextParallelChunkTokens) continue;
+                              if (!FitsWithMargin(EstimateMemory(job, *point.gpu),
+                                                  req.memory_margin)) {
+                                continue;
+                              }
+                              const StepResult s = EvaluateStep(job, *point.gpu, *point.network);
+                              brute = std::min(brute, s.step_time_s);
                             }
-                            if (64 % (mb * (gpus / (tp * cp * pp))) != 0) continue;
-                            if ((ep > 1 || etp != tp) && !job.model.is_moe()) continue;
-                            job.parallel = ParallelSpec{};
-                            job.parallel.etp = etp;
-                            job.parallel.tp = tp;
-                            job.parallel.cp = cp;
-                            job.parallel.pp = pp;
-                            job.parallel.dp = gpus / (tp * cp * pp);
-                            job.parallel.ep = ep;
-                            job.parallel.vpp = vpp;
-                            if (split) {
-                              job.parallel.first_stage_layers = split->first;
-                              job.parallel.last_stage_layers = split->last;
-                            }
-                            job.parallel.schedule =
-                                vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
-                            job.parallel.sequence_parallel = tp > 1;
-                            job.parallel.zero_stage = zero;
-                            job.parallel.dp_replicate = rep;
-                            job.parallel.cpu_offload = off;
-                            job.parallel.ep_overlap = ep_overlap;
-                            job.training.micro_batch_size = mb;
-                            job.training.recompute = static_cast<Recompute>(rec);
-                            if (!ValidateJob(job, db_).ok()) continue;
-                            // HSDP shard groups that fill at least a node (docs/PLANNER.md).
-                            if (rep > 1 &&
-                                tp * job.parallel.ShardRanks() < job.cluster.gpus_per_node) {
-                              continue;
-                            }
-                            const int64_t micro = 64 / (mb * job.parallel.dp);
-                            if (vpp > 1 && micro % pp != 0) continue;
-                            if (cp > 1 && 4096 / cp < kMinContextParallelChunkTokens) continue;
-                            if (!FitsWithMargin(EstimateMemory(job, *point.gpu),
-                                                req.memory_margin)) {
-                              continue;
-                            }
-                            const StepResult s = EvaluateStep(job, *point.gpu, *point.network);
-                            brute = std::min(brute, s.step_time_s);
-                          }
     ASSERT_FALSE(r.best.empty()) << model;
     EXPECT_LE(r.best.front().step.step_time_s, brute * (1 + 1e-12)) << model;
   }

@@ -647,6 +647,66 @@ TEST_F(CostModelTest, SelectiveRecomputationRerunsTheFusedAttentionForward) {
   EXPECT_DOUBLE_EQ(ring.dense.cp_comm, 4.0 * ring.dense.cp_pass);
 }
 
+// Golden: Megatron-Core's --recompute-modules (transformer_config.py recompute_modules). On a
+// MoE layer, layernorm discards the pre-MLP norm's output (the router's input, h per token, split
+// by t with sequence parallelism) and moe_act the routed experts' activation output (FC2's input,
+// f_expert per routed copy), each 2 bytes in bf16, and the backward re-runs them: one norm pass
+// (read h, write h per local token) and one SwiGLU pass (read 2f, write f per routed copy).
+// Without core_attn the core attention is neither re-run nor dropped; a dense layer (Mixtral has
+// none) would keep all. Mixtral on 64 H100 at TP2 EP8 with sequence parallelism, micro-batches
+// of one 2,048-token sequence.
+TEST_F(CostModelTest, RecomputedModulesRerunTheirMemoryBoundPasses) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["training"]["global_batch_size"] = 256;
+  spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const JobSpec none = Parse(spec);
+  spec["training"]["recompute"] = "selective";
+  auto with = [&](std::vector<std::string> modules) {
+    spec["training"]["recompute_modules"] = modules;
+    return Parse(spec);
+  };
+  const JobSpec norm = with({"layernorm"});
+  const JobSpec act = with({"moe_act"});
+  const JobSpec both = with({"layernorm", "moe_act"});
+  const JobSpec attn = with({"core_attn"});
+  const ModelSpec& m = none.model;
+  const double t = 2, T = static_cast<double>(none.training.seq_len);
+  const double h = static_cast<double>(m.hidden_size);
+  const double f = static_cast<double>(m.ExpertFfn());
+  const double routed = static_cast<double>(m.moe_top_k);
+  // Memory per layer and micro-batch.
+  const double base = LayerActivationBytes(none, true, Recompute::kNone);
+  const double norm_bytes = 2.0 * T * h / t;
+  const double act_bytes = 2.0 * routed * T * f / t;
+  EXPECT_NEAR(base - LayerActivationBytes(norm, true, Recompute::kSelective), norm_bytes,
+              1e-9 * norm_bytes);
+  EXPECT_NEAR(base - LayerActivationBytes(act, true, Recompute::kSelective), act_bytes,
+              1e-9 * act_bytes);
+  EXPECT_NEAR(base - LayerActivationBytes(both, true, Recompute::kSelective),
+              norm_bytes + act_bytes, 1e-9 * act_bytes);
+  EXPECT_LT(LayerActivationBytes(attn, true, Recompute::kSelective), base);
+  // Time: the two memory-bound passes, no attention forward.
+  const DeviceRates r = DatasheetRates(*db_->FindGpu("h100-sxm5-80gb"), Precision::kBf16);
+  EXPECT_DOUBLE_EQ(Costs(none).moe.recompute, 0);
+  EXPECT_NEAR(Costs(norm).moe.recompute, MemoryBoundSeconds(r, 2.0 * 2.0 * h * T / t, 1), 1e-15);
+  EXPECT_NEAR(Costs(act).moe.recompute, MemoryBoundSeconds(r, 2.0 * routed * 3.0 * f / t * T, 1),
+              1e-15);
+  EXPECT_NEAR(Costs(both).moe.recompute,
+              MemoryBoundSeconds(r, 2.0 * (2.0 * h * T / t + routed * 3.0 * f / t * T), 2), 1e-15);
+  EXPECT_DOUBLE_EQ(Costs(attn).moe.recompute, Costs(attn).moe.fwd_attn);
+  EXPECT_DOUBLE_EQ(RecomputedAttentionForwards(both.training), 0);
+  EXPECT_DOUBLE_EQ(RecomputedAttentionForwards(attn.training), 1);
+  EXPECT_GT(Eval(both).step_time_s, Eval(none).step_time_s);
+  EXPECT_LT(Eval(both).step_time_s, Eval(attn).step_time_s);
+  EXPECT_LT(Eval(both).memory.peak_bytes, Eval(none).memory.peak_bytes);
+  // The event simulator re-runs the same passes.
+  for (const JobSpec& job : {none, both}) {
+    const Expected<EventSimResult> sim = SimulateStepEvents(
+        job, *db_->FindGpu(job.cluster.gpu), *db_->FindNetwork(job.cluster.inter_node));
+    ASSERT_TRUE(sim.ok()) << sim.status().message();
+  }
+}
+
 // Golden: a full recomputation re-runs each layer's forward with its collectives: the CP ring
 // passes the K/V chunk 4 times per micro-batch instead of 3, and the EP dispatch and combine run
 // 6 all-to-alls instead of 4 (Megatron-LM --recompute-granularity full checkpoints the layer).

@@ -61,11 +61,13 @@ TEST(Framework, BuiltinStacks) {
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
     const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
                             (id.starts_with("torchtitan-") || id == "torchtitan" ? 1 : 0);
-    EXPECT_EQ(f.sources.size(), 27u + optional) << id;
+    EXPECT_EQ(f.sources.size(), 28u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
   EXPECT_FALSE(Stack("nanotron").tp_overlap);
+  EXPECT_TRUE(Stack("megatron-core").recompute_modules);
+  EXPECT_FALSE(Stack("torchtitan").recompute_modules);
 }
 
 // A job that does not name its stack runs on FrameworkSpec{}: it must be the megatron-core entry.
