@@ -112,6 +112,12 @@ Status CheckBackendSupports(const JobSpec& job, std::string_view backend) {
                            " backend keeps every layer's activations on its device (no "
                            "offload yet)");
   }
+  if (job.training.recompute_modules != kRecomputeCoreAttn) {
+    return Status::Invalid("training.recompute_modules: the " + name +
+                           " backend keeps every forward output of a selective recomputation "
+                           "(it discards and re-runs no module yet); validate the plan with "
+                           "recompute_modules core_attn or without them");
+  }
   return Status::Ok();
 }
 

@@ -38,6 +38,15 @@ TEST(GpuCompute, RefusesWhatTheGpuBackendDoesNotRun) {
   EXPECT_EQ(CheckGpuExecutable(job).message(),
             "training.activation_offload_layers: the GPU backend keeps every layer's activations "
             "on its device (no offload yet)");
+  job.training.activation_offload_layers = 0;
+  job.training.recompute = Recompute::kSelective;
+  EXPECT_TRUE(CheckGpuExecutable(job).ok());
+  job.training.recompute_modules = kRecomputeMoeAct;
+  EXPECT_EQ(CheckGpuExecutable(job).message().rfind("training.recompute_modules: the GPU backend "
+                                                    "keeps every forward output",
+                                                    0),
+            0u)
+      << CheckGpuExecutable(job).message();
 }
 
 TEST(CpuCompute, ForwardKeepsItsOutputsUntilTheBackward) {
