@@ -253,6 +253,22 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
         FormatPercent(plan.step.breakdown_s.ep_comm / step) +
         ") stays exposed (docs/COST_MODEL.md, EP overlap).");
   }
+  if (tr.recompute == Recompute::kSelective && tr.recompute_modules != kRecomputeCoreAttn) {
+    const bool norm = (tr.recompute_modules & kRecomputeLayernorm) != 0;
+    const bool act = (tr.recompute_modules & kRecomputeMoeAct) != 0;
+    const std::string what = std::string("each MoE layer's ") +
+                             (norm ? "pre-MLP norm output" : "") + (norm && act ? " and " : "") +
+                             (act ? "routed experts' activation output" : "");
+    out.push_back(
+        "Assumed for the recomputed modules: Megatron-Core --recompute-granularity selective "
+        "--recompute-modules " +
+        RecomputeModulesName(tr.recompute_modules, " ") + "; " + what +
+        (norm && act ? " are" : " is") +
+        " discarded after use and re-run in the backward as a memory-bound pass" +
+        ((tr.recompute_modules & kRecomputeCoreAttn) != 0 ? ", beside the core attention's forward"
+                                                          : "") +
+        " (docs/COST_MODEL.md, Recomputation); no measured run checks their memory.");
+  }
   if (tr.precision == Precision::kFp4) {
     out.push_back(
         "Assumed for fp4: Transformer Engine's NVFP4 recipe (Megatron-Core --fp4-format e2m1 "

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "hardware-db/hardware_db.h"
+#include "planner/explain.h"
 #include "simulator/cost_model.h"
 #include "simulator/job_spec_json.h"
 #include "tests/model/contains.h"
@@ -955,6 +957,15 @@ TEST(Export, RecomputeModulesAreMegatronFlags) {
                  {{"recompute", "selective"}})),
              "megatron"),
       "--recompute-modules"));
+  // The plan's explanation states the assumption.
+  const std::vector<std::string> assumed = LayoutAssumptions(plan);
+  EXPECT_TRUE(std::any_of(assumed.begin(), assumed.end(), [](const std::string& a) {
+    return a.rfind(
+               "Assumed for the recomputed modules: Megatron-Core --recompute-granularity "
+               "selective --recompute-modules layernorm moe_act; each MoE layer's pre-MLP "
+               "norm output and routed experts' activation output are discarded",
+               0) == 0;
+  }));
   const std::string error = ErrorOf(plan, "torchrun-fsdp");
   EXPECT_TRUE(Contains(error, "recompute_modules layernorm, moe_act")) << error;
   EXPECT_TRUE(Contains(error, "'megatron'")) << error;
