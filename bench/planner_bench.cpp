@@ -53,12 +53,11 @@ void ReportRates(benchmark::State& state, const SearchStats& total) {
       benchmark::Counter(static_cast<double>(total.evaluated), benchmark::Counter::kIsRate);
 }
 
-// Every layout of Llama 3 70B on 512 H100s, one thread.
-void BM_SearchPoint(benchmark::State& state) {
-  const PlanRequest req = Llama70bRequest(1);
+// Every layout of `req`'s model on `gpus` H100s, one thread.
+void SearchH100Point(benchmark::State& state, const PlanRequest& req, int64_t gpus) {
   const GpuSpec* gpu = Db().FindGpu("h100-sxm5-80gb");
   const NodeTemplate* node = Db().FindNode(gpu->default_node);
-  const HardwarePoint point{gpu, node, Db().FindNetwork(node->network), 512};
+  const HardwarePoint point{gpu, node, Db().FindNetwork(node->network), gpus};
   SearchStats total;
   for (auto _ : state) {
     const PointResult r = SearchPoint(req, point);
@@ -68,7 +67,20 @@ void BM_SearchPoint(benchmark::State& state) {
   }
   ReportRates(state, total);
 }
+
+// Llama 3 70B on 512 H100s.
+void BM_SearchPoint(benchmark::State& state) { SearchH100Point(state, Llama70bRequest(1), 512); }
 BENCHMARK(BM_SearchPoint)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A mixture-of-experts model, whose search adds expert parallelism, expert TP, EP overlap and
+// every set of Megatron-Core's recomputed modules: Mixtral 8x7B on 64 H100s, batch 256.
+void BM_SearchPointMoe(benchmark::State& state) {
+  PlanRequest req = Llama70bRequest(1);
+  req.model = FindModelPreset("mixtral-8x7b").value();
+  req.global_batch_sizes = {256};
+  SearchH100Point(state, req, 64);
+}
+BENCHMARK(BM_SearchPointMoe)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The headline query end to end on `threads` threads (the bar is stated for 2 cores).
 void BM_PlanLlama70b(benchmark::State& state) {
