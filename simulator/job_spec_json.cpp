@@ -342,12 +342,24 @@ std::string_view RecomputeName(Recompute r) {
   return "?";
 }
 
+namespace {
+
+// The names of the modules set in `modules`, in kRecomputeModuleNames' order.
+std::vector<std::string> RecomputeModuleNames(uint32_t modules) {
+  std::vector<std::string> out;
+  for (const RecomputeModuleName& n : kRecomputeModuleNames) {
+    if ((modules & n.bit) != 0) out.emplace_back(n.name);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RecomputeModulesName(uint32_t modules, std::string_view separator) {
   std::string out;
-  for (const RecomputeModuleName& n : kRecomputeModuleNames) {
-    if ((modules & n.bit) == 0) continue;
+  for (const std::string& name : RecomputeModuleNames(modules)) {
     if (!out.empty()) out += separator;
-    out += n.name;
+    out += name;
   }
   return out;
 }
@@ -1226,11 +1238,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
       {"framework", t.framework.id},
   };
   if (t.recompute_modules != kRecomputeCoreAttn) {
-    nlohmann::json modules = nlohmann::json::array();
-    for (const RecomputeModuleName& n : kRecomputeModuleNames) {
-      if ((t.recompute_modules & n.bit) != 0) modules.push_back(n.name);
-    }
-    training["recompute_modules"] = std::move(modules);
+    training["recompute_modules"] = RecomputeModuleNames(t.recompute_modules);
   }
   if (t.grad_reduce_bf16) training["grad_reduce_bf16"] = true;
   if (t.fp8_param_gather) training["fp8_param_gather"] = true;
