@@ -233,8 +233,10 @@ class PointSearch {
       // Each module only discards what it recomputes, so the set of all of them needs the least
       // memory: when it does not fit, no other set does.
       if (!TryLayout({Recompute::kSelective, all_modules}, offload)) return false;
+      // all_modules is the lowest bits set (RecomputeModule's order), so every smaller non-zero
+      // value is one of its subsets.
       for (uint32_t modules = 1; modules < all_modules; ++modules) {
-        if ((modules & ~all_modules) == 0) TryLayout({Recompute::kSelective, modules}, offload);
+        TryLayout({Recompute::kSelective, modules}, offload);
       }
       return true;
     };
