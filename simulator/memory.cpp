@@ -68,7 +68,11 @@ ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_st
   return b;
 }
 
-double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute) {
+namespace {
+
+// LayerActivationBytes with the recomputed modules (RecomputeModule bits) given.
+double LayerActivationBytesWith(const JobSpec& job, bool moe_layer, Recompute recompute,
+                                uint32_t recompute_modules) {
   const ModelSpec& m = job.model;
   const TrainingSpec& tr = job.training;
   const ParallelSpec& par = job.parallel;
@@ -111,10 +115,8 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // and the routed experts' activation (moe_act), whose output is their FC2's input. Both are
   // recomputed before the backward that reads them, so neither is stored.
   const bool selective = recompute == Recompute::kSelective;
-  const bool norm_discarded =
-      moe_layer && selective && (tr.recompute_modules & kRecomputeLayernorm) != 0;
-  const bool act_discarded =
-      moe_layer && selective && (tr.recompute_modules & kRecomputeMoeAct) != 0;
+  const bool norm_discarded = moe_layer && selective && (recompute_modules & kRecomputeLayernorm);
+  const bool act_discarded = moe_layer && selective && (recompute_modules & kRecomputeMoeAct);
 
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
   // (gemm_input x sbh each; a MoE layer's FC1 input is its pre-MLP norm's output), two dropout
@@ -136,8 +138,7 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   // bytes per token and hidden unit beside their input (docs/validation/
   // h200-torch-checks-2026-11-30.json): 8h here, 6h of the norms' outputs and the second norm's
   // input, 28h of SwiGLU, and the log-sum-exp and the norms' statistics.
-  const bool core_attn_recomputed =
-      recompute == Recompute::kSelective && (tr.recompute_modules & kRecomputeCoreAttn) != 0;
+  const bool core_attn_recomputed = selective && (recompute_modules & kRecomputeCoreAttn) != 0;
   const bool fused_keeps_output = tr.attention == AttentionImpl::kFlash && !core_attn_recomputed;
   const double out_input_bytes = fused_keeps_output ? 2.0 + (quantized_inputs ? gemm_input : 0.0)
                                                     : (input_kept(kLoraO) ? gemm_input : 0.0);
@@ -202,6 +203,20 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
       break;
   }
   return scale * (replicated_share + (split + core) / t + adapters);
+}
+
+}  // namespace
+
+double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute) {
+  return LayerActivationBytesWith(job, moe_layer, recompute, job.training.recompute_modules);
+}
+
+double RerunModuleBytes(const JobSpec& job) {
+  const TrainingSpec& tr = job.training;
+  if (!job.model.is_moe() || tr.recompute != Recompute::kSelective) return 0;
+  const uint32_t kept = tr.recompute_modules & kRecomputeCoreAttn;
+  return LayerActivationBytesWith(job, true, Recompute::kSelective, kept) -
+         LayerActivationBytes(job, true, Recompute::kSelective);
 }
 
 LayerActivations JobLayerActivations(const JobSpec& job) {
@@ -365,11 +380,12 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     const double reducing = keeps_gathered ? shard.trainable : shard.trainable / layers;
     mb.grads_bytes += grad_bytes * reducing + compute_bytes * shard.trainable / layers;
   }
-  // Full recomputation re-materialises one layer at a time during backward.
+  // Full recomputation re-materialises one layer at a time during backward; a selective
+  // recomputation of modules one MoE layer's discarded outputs, on a stage with MoE layers.
   const double recompute_working =
       tr.recompute == Recompute::kFull
           ? LayerActivationBytes(job, job.model.is_moe(), Recompute::kNone)
-          : 0;
+          : (StageLayerCounts(job, stage).moe > 0 ? RerunModuleBytes(job) : 0);
   mb.activations_bytes = StageActivationBytes(job, act, stage) + recompute_working;
   if (stage == par.pp - 1) {
     // Logits and cross-entropy buffers of one micro-batch while its loss runs, vocabulary split

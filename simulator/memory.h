@@ -61,6 +61,13 @@ double FrozenBaseBytesPerParam(const TrainingSpec& tr);
 /// `recompute` overrides job.training.recompute (to size the layer being re-materialised).
 double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute);
 
+/// Bytes one MoE layer's re-run modules hold during its backward under a selective recomputation
+/// of modules (training.recompute_modules layernorm, moe_act): the outputs its forward discarded
+/// (what LayerActivationBytes drops for them), re-run by Megatron-Core's CheckpointWithoutOutput
+/// from a gradient hook before that layer's backward reads them. 0 for a dense model or without
+/// selective recomputation.
+double RerunModuleBytes(const JobSpec& job);
+
 /// Activation bytes one micro-batch stores in one transformer layer on one GPU at the job's
 /// recompute setting (LayerActivationBytes): a dense-MLP layer and an MoE layer (0 when the
 /// model has no MoE layers).

@@ -707,6 +707,44 @@ TEST_F(CostModelTest, RecomputedModulesRerunTheirMemoryBoundPasses) {
   }
 }
 
+// Golden: the re-run modules come back for their layer's backward (Megatron-Core's
+// CheckpointWithoutOutput re-runs them from a gradient hook while the micro-batch's stored
+// activations are all held), so a stage with MoE layers holds one MoE layer's discarded bytes
+// beside its stored activations at its peak, as full recomputation holds one re-materialised
+// layer. Mixtral on 64 H100 as above; a stage without MoE layers holds none.
+TEST_F(CostModelTest, RecomputedModulesHoldOneLayersRerunAtThePeak) {
+  nlohmann::json spec = Spec("mixtral-8x7b", "h100-sxm5-80gb", 64);
+  spec["training"]["global_batch_size"] = 256;
+  spec["parallelism"] = {{"tp", 2}, {"ep", 8}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const JobSpec none = Parse(spec);
+  spec["training"]["recompute"] = "selective";
+  spec["training"]["recompute_modules"] = {"core_attn", "layernorm", "moe_act"};
+  JobSpec both = Parse(spec);
+  spec["training"]["recompute_modules"] = {"core_attn"};
+  const JobSpec attn = Parse(spec);
+  const ModelSpec& m = none.model;
+  const double t = 2, T = static_cast<double>(none.training.seq_len);
+  const double one_layer =
+      2.0 * T * static_cast<double>(m.hidden_size) / t +
+      2.0 * static_cast<double>(m.moe_top_k) * T * static_cast<double>(m.ExpertFfn()) / t;
+  EXPECT_NEAR(RerunModuleBytes(both), one_layer, 1e-9 * one_layer);
+  EXPECT_DOUBLE_EQ(RerunModuleBytes(none), 0);
+  EXPECT_DOUBLE_EQ(RerunModuleBytes(attn), 0);
+  const GpuSpec& gpu = *db_->FindGpu("h100-sxm5-80gb");
+  auto held = [&](const JobSpec& job, int64_t stage) {
+    return StageMemory(job, gpu, stage).activations_bytes -
+           StageActivationBytes(job, JobLayerActivations(job), stage);
+  };
+  EXPECT_NEAR(held(both, 0), one_layer, 1e-9 * one_layer);
+  EXPECT_DOUBLE_EQ(held(attn, 0), 0);
+  // Two stages of 16 layers, the first 16 dense: only the second stage re-runs modules.
+  both.model.moe_first_dense_layers = 16;
+  both.parallel.pp = 2;
+  both.parallel.dp /= 2;
+  EXPECT_DOUBLE_EQ(held(both, 0), 0);
+  EXPECT_NEAR(held(both, 1), one_layer, 1e-9 * one_layer);
+}
+
 // Golden: a full recomputation re-runs each layer's forward with its collectives: the CP ring
 // passes the K/V chunk 4 times per micro-batch instead of 3, and the EP dispatch and combine run
 // 6 all-to-alls instead of 4 (Megatron-LM --recompute-granularity full checkpoints the layer).
