@@ -90,7 +90,7 @@ Status CpuCompute::RunAttention(const ComputeOpArgs& a) {
   const size_t kv = static_cast<size_t>(step.KvElements());
   const F x = Scratch(e);
   if (!a.backward) {
-    const std::span<float> o = Out(e), lse = Out(stats);
+    const std::span<float> o = Out(e), lse = a.checkpointed ? Temp(stats) : Out(stats);
     GPUPLAN_RETURN_IF_ERROR(ReferenceAttentionForwardInto<float>(own, x, x, x, o, lse));
     if (a.ring == 1) return Status::Ok();
     const std::span<float> o_part = Temp(e), lse_part = Temp(stats);

@@ -43,6 +43,8 @@ std::string OpText(const RankOp& op) {
       if (!op.shape.empty()) out += " [" + op.shape + "]";
       break;
   }
+  if (op.recompute == RecomputeRole::kDiscard) out += " (output discarded, re-run in backward)";
+  if (op.recompute == RecomputeRole::kCheckpoint) out += " (checkpointed, re-run in backward)";
   return out;
 }
 
@@ -54,6 +56,10 @@ nlohmann::json OpJson(const RankOp& op) {
   if (op.peer >= 0) j["peer"] = op.peer;
   if (op.bytes > 0) j["bytes"] = op.bytes;
   if (op.count != 1) j["count"] = op.count;
+  if (op.recompute != RecomputeRole::kNone) {
+    static constexpr const char* kRoles[] = {"", "discard", "checkpoint", "rerun"};
+    j["recompute"] = kRoles[static_cast<int>(op.recompute)];
+  }
   return j;
 }
 

@@ -346,7 +346,14 @@ Status GpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
       // Ring attention's other steps run into Temporary buffers (file comment).
       auto temporaries = [&](std::initializer_list<size_t> sizes) { return buffers(true, sizes); };
       if (!a.backward) {
-        GPUPLAN_RETURN_IF_ERROR(outputs({e * bytes, 4 * rows}));
+        if (a.checkpointed) {  // the log-sum-exp only the attention's own backward would read
+          GPUPLAN_RETURN_IF_ERROR(outputs({e * bytes}));
+          Expected<void*> lse = Temporary(4 * rows);
+          if (!lse.ok()) return lse.status();
+          out.push_back(*lse);
+        } else {
+          GPUPLAN_RETURN_IF_ERROR(outputs({e * bytes, 4 * rows}));
+        }
         for (int64_t i = 0; i < a.ring; ++i) {
           if (i == 1) GPUPLAN_RETURN_IF_ERROR(temporaries({e * bytes, 4 * rows}));
           AttentionForwardArgs f{*x, *x, *x, out[0], static_cast<float*>(out[1])};

@@ -12,7 +12,7 @@
 namespace gpuplan {
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
+bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -112,12 +112,6 @@ Status CheckBackendSupports(const JobSpec& job, std::string_view backend) {
                            " backend keeps every layer's activations on its device (no "
                            "offload yet)");
   }
-  if (job.training.recompute_modules != kRecomputeCoreAttn) {
-    return Status::Invalid("training.recompute_modules: the " + name +
-                           " backend keeps every forward output of a selective recomputation "
-                           "(it discards and re-runs no module yet); validate the plan with "
-                           "recompute_modules core_attn or without them");
-  }
   return Status::Ok();
 }
 
@@ -207,7 +201,7 @@ Expected<void*> RankCompute::Output(size_t bytes) {
       bytes, running_ == nullptr ? "an op's output" : "an output of op '" + running_->name + "'");
   if (!b.ok()) return b.status();
   void* out = b->data();
-  (keep_outputs_ ? saved_[saving_for_] : transient_).push_back(std::move(b).value());
+  (keep_in_ != nullptr ? *keep_in_ : transient_).push_back(std::move(b).value());
   return out;
 }
 
@@ -230,7 +224,10 @@ Status RankCompute::ParseGemm(const RankOp& op, int64_t layer, ComputeOpArgs* ar
 }
 
 Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
-  const std::string& name = op.name;
+  // A re-run of a forward op runs as that op.
+  const std::string name = op.recompute == RecomputeRole::kRerun && EndsWith(op.name, kRerunSuffix)
+                               ? op.name.substr(0, op.name.size() - kRerunSuffix.size())
+                               : op.name;
   ComputeOpArgs args;
   if (name.rfind("gemm ", 0) == 0) {
     GPUPLAN_RETURN_IF_ERROR(ParseGemm(op, layer, &args));
@@ -288,6 +285,7 @@ Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
     args.kind = ComputeOpKind::kAttention;
     args.attention = kernels::AttentionShape{b, s, h, d};
     args.ring = ring;
+    args.checkpointed = op.recompute == RecomputeRole::kCheckpoint;
     GPUPLAN_RETURN_IF_ERROR(kernels::CheckShape(args.attention));
     return args;
   }
@@ -312,8 +310,16 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
   const bool forward_pass = site.pass.kind == PassKind::kForward;
   const bool full_recompute = job_.training.recompute == Recompute::kFull;
   saving_for_ = {site.pass.microbatch, site.pass.chunk};
-  if (forward_pass && site.layer >= 0 && full_recompute) {
-    keep_outputs_ = false;
+  if (site.layer != rerun_layer_) {  // a layer's re-run outputs live until its backward ends
+    rerun_.clear();
+    rerun_layer_ = site.layer;
+  }
+  if (op.recompute == RecomputeRole::kRerun) {
+    keep_in_ = &rerun_;
+  } else if (forward_pass && op.recompute == RecomputeRole::kDiscard) {
+    keep_in_ = nullptr;  // read by the next op, then freed
+  } else if (forward_pass && site.layer >= 0 && full_recompute) {
+    keep_in_ = nullptr;
     if (site.layer != checkpointed_layer_) {  // keep the layer's input for its recomputation
       checkpointed_layer_ = site.layer;
       const bool sp = job_.parallel.sequence_parallel && job_.parallel.tp > 1;
@@ -327,7 +333,8 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
     }
   } else {
     // Forward outputs, and those of a recomputation inside a backward, wait for the backward.
-    keep_outputs_ = forward_pass || (site.layer >= 0 && site.layer_program == PassKind::kForward);
+    const bool keep = forward_pass || (site.layer >= 0 && site.layer_program == PassKind::kForward);
+    keep_in_ = keep ? &saved_[saving_for_] : nullptr;
   }
   running_ = &op;
   Status st = Status::Ok();
@@ -346,6 +353,8 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
 
 void RankCompute::EndPass(const PipelinePass& pass) {
   previous_.clear();  // the pass's last output has gone to the next stage or the optimizer
+  rerun_.clear();
+  rerun_layer_ = -1;
   checkpointed_layer_ = -1;
   const bool split = GetScheduleInfo(job_.parallel.schedule).splits_backward;
   if (pass.kind == (split ? PassKind::kWeightGrad : PassKind::kBackward)) {

@@ -120,6 +120,8 @@ struct ComputeOpArgs {
   size_t weight = 0;  ///< offset in elements of the weight (GEMM, norm, embedding) or the shard
   size_t bias = 0;    ///< LayerNorm's bias offset
   size_t shard = 0;   ///< adam: elements of the rank's optimizer shard, starting at `weight`
+  /// attention forward under RecomputeRole::kCheckpoint: its log-sum-exp is a Temporary
+  bool checkpointed = false;
 };
 
 /// A rank's compute over a MemoryArena, the part the CPU and GPU backends share.
@@ -129,7 +131,11 @@ struct ComputeOpArgs {
 /// many gradients. In a forward pass every op's outputs (Output) are kept until the end of the
 /// backward of the same micro-batch and chunk (the weight-gradient pass when the schedule splits
 /// the backward); with full recompute only each layer's input is kept and the recomputation's
-/// outputs live until that backward ends. Backward outputs live until the next op ends (they are
+/// outputs live until that backward ends. An op a selective recomputation discards
+/// (RecomputeRole::kDiscard) keeps its outputs only until the next op ends; a checkpointed
+/// attention (kCheckpoint) keeps its output but not its log-sum-exp; a re-run in the backward
+/// (kRerun, named "<op> (recompute)", run as <op>) keeps its outputs until the backward of its
+/// layer ends. Backward outputs live until the next op ends (they are
 /// its input), or until the pass ends.
 ///
 /// Ops by name (RankProgram, LayerProgram): "gemm <w>" C[m x n] = A[m x k] W[k x n]; "gemm <w>
@@ -225,7 +231,9 @@ class RankCompute : public ComputeBackend {
   std::vector<MemoryArena::Buffer> transient_;    // outputs of the op running now
   std::vector<MemoryArena::Buffer> previous_;     // those of the op before it: this op's input
   std::vector<MemoryArena::Buffer> temporaries_;  // the running op's own scratch (Temporary)
-  bool keep_outputs_ = false;                     // set per op by Run
+  std::vector<MemoryArena::Buffer>* keep_in_ = nullptr;  // where Run keeps outputs; null: transient
+  std::vector<MemoryArena::Buffer> rerun_;  // outputs of re-run ops (kRerun) of rerun_layer_
+  int64_t rerun_layer_ = -1;
   std::pair<int64_t, int64_t> saving_for_{0, 0};
   int64_t checkpointed_layer_ = -1;
   const RankOp* running_ = nullptr;  // the op Run is running, named when memory runs out

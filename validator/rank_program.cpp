@@ -16,7 +16,9 @@ std::string Rows(double rows, double cols) { return StrFormat("%.0f x %.0f", row
 struct Dims {
   double t, T, h, q, kv, d, a, b, s_local, act_bytes;
   bool sp, swiglu, moe, split_w;
-  double f, rows;  // MLP width and rows (tokens x active experts for MoE)
+  bool checkpoint_attn;            // recompute_modules core_attn
+  bool discard_norm, discard_act;  // recompute_modules layernorm, moe_act on a MoE layer
+  double f, rows;                  // MLP width and rows (tokens x active experts for MoE)
   double experts;
   double routed_rows;     // routed copies of the rank's local tokens (T/t under SP) x top_k
   double shared_experts;  // shared experts: the dense TP pair around the MLP when > 0
@@ -42,6 +44,9 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.swiglu = m.mlp == MlpKind::kSwiGlu;
   d.moe = moe;
   d.split_w = GetScheduleInfo(p.schedule).splits_backward;
+  d.checkpoint_attn = Recomputes(tr, kRecomputeCoreAttn);
+  d.discard_norm = moe && Recomputes(tr, kRecomputeLayernorm);
+  d.discard_act = moe && Recomputes(tr, kRecomputeMoeAct);
   d.f = static_cast<double>(moe ? m.ExpertFfn() : m.ffn_hidden_size);
   d.rows = moe ? d.T * static_cast<double>(m.moe_top_k + m.moe_shared_experts) : d.T;
   d.experts = static_cast<double>(m.moe_num_experts);
@@ -98,6 +103,23 @@ std::string NormName(const Dims& d, const char* suffix) {
   return std::string(d.swiglu ? "rmsnorm" : "layernorm") + suffix;
 }
 
+// A MoE layer's pre-MLP norm forward, over the rank's (sequence-sharded) tokens.
+RankOp PreMlpNormForward(const Dims& d) {
+  return Compute(NormName(d, "_fwd"), Rows(d.sp ? d.T / d.t : d.T, d.h));
+}
+// The MLP activation forward over `rows` rows.
+RankOp ActivationForward(const Dims& d, double rows) {
+  return Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(rows, d.f / d.t));
+}
+// Rows of the routed experts' activation: a MoE layer's rows less its shared experts'.
+double RoutedRows(const Dims& d) { return d.rows - d.T * d.shared_experts; }
+
+RankOp WithRole(RankOp op, RecomputeRole role) {
+  op.recompute = role;
+  if (role == RecomputeRole::kRerun) op.name += kRerunSuffix;
+  return op;
+}
+
 // The TP collective after a row-parallel GEMM forward (g) or before a column-parallel one
 // backward (f-bar): all-reduce, or reduce-scatter with sequence parallelism.
 void TpReduce(const Dims& d, std::vector<RankOp>* ops) {
@@ -137,23 +159,30 @@ std::string AttentionShapeText(const JobSpec& job, const Dims& d) {
   return shape;
 }
 
+// The attention forward over the rank's heads.
+RankOp AttentionForward(const JobSpec& job, const Dims& d) {
+  return Compute(
+      job.training.attention == AttentionImpl::kFlash ? "attention_fwd" : "attention_fwd (unfused)",
+      AttentionShapeText(job, d));
+}
+// Ring attention: each rank passes its K and V chunk around the CP ring (Liu et al. 2023).
+RankOp RingKv(const JobSpec& job, const Dims& d, const char* name) {
+  return Coll(name, GroupKind::kCp, 2 * d.T * d.kv / d.t * d.act_bytes, job.parallel.cp - 1);
+}
+
 void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
   const double cp = static_cast<double>(job.parallel.cp);
   ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
   TpGather(d, ops);
   ops->push_back(Compute("gemm qkv", Gemm(d.T, (d.q + 2 * d.kv) / d.t, d.h)));
-  if (cp > 1) {
-    // Ring attention: each rank passes its K and V chunk around the CP ring (Liu et al. 2023).
-    ops->push_back(Coll("ring send/recv kv", GroupKind::kCp, 2 * d.T * d.kv / d.t * d.act_bytes,
-                        job.parallel.cp - 1));
-  }
-  ops->push_back(Compute(
-      job.training.attention == AttentionImpl::kFlash ? "attention_fwd" : "attention_fwd (unfused)",
-      AttentionShapeText(job, d)));
+  if (cp > 1) ops->push_back(RingKv(job, d, "ring send/recv kv"));
+  ops->push_back(WithRole(AttentionForward(job, d),
+                          d.checkpoint_attn ? RecomputeRole::kCheckpoint : RecomputeRole::kNone));
   ops->push_back(Compute("gemm o", Gemm(d.T, d.h, d.q / d.t)));
   TpReduce(d, ops);
-  ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
+  ops->push_back(WithRole(PreMlpNormForward(d),
+                          d.discard_norm ? RecomputeRole::kDiscard : RecomputeRole::kNone));
   if (!MoeDispatches(d)) TpGather(d, ops);
   if (d.moe) {
     ops->push_back(Compute("gemm router", Gemm(norm_rows, d.experts, d.h)));
@@ -167,7 +196,12 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc1", Gemm(part.rows, UpWidth(d, part), d.h)));
   }
-  ops->push_back(Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(d.rows, d.f / d.t)));
+  if (d.discard_act) {  // the shared experts' activation is kept, the routed experts' is not
+    if (d.shared_experts > 0) ops->push_back(ActivationForward(d, d.T * d.shared_experts));
+    ops->push_back(WithRole(ActivationForward(d, RoutedRows(d)), RecomputeRole::kDiscard));
+  } else {
+    ops->push_back(ActivationForward(d, d.rows));
+  }
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc2", Gemm(part.rows, d.h, part.width)));
   }
@@ -201,13 +235,17 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
   const std::vector<MlpPart> parts = MlpParts(d);
   const bool wgrad = !d.split_w && !job.training.lora.enabled;
-  // MLP block, last op first.
+  // MLP block, last op first: its output's gradient first re-runs a discarded pre-MLP norm.
+  if (d.discard_norm) ops->push_back(WithRole(PreMlpNormForward(d), RecomputeRole::kRerun));
   if (MoeDispatches(d)) {
     if (d.shared_experts > 0) TpGather(d, ops);
     ExpertAllToAll(job, d, "alltoall combine (grad)", ops);
     ExpertTpCollective(d, "all_gather routed (grad)", ops);
   } else {
     TpGather(d, ops);  // backward of the reduce-scatter after FC2
+  }
+  if (d.discard_act) {
+    ops->push_back(WithRole(ActivationForward(d, RoutedRows(d)), RecomputeRole::kRerun));
   }
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc2 dgrad", Gemm(part.rows, part.width, d.h)));
@@ -231,6 +269,10 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   TpGather(d, ops);
   ops->push_back(Compute("gemm o dgrad", Gemm(d.T, d.q / d.t, d.h)));
   if (wgrad) ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
+  if (d.checkpoint_attn) {  // the checkpointed attention's forward again, with its ring
+    if (job.parallel.cp > 1) ops->push_back(RingKv(job, d, "ring send/recv kv (recompute)"));
+    ops->push_back(WithRole(AttentionForward(job, d), RecomputeRole::kRerun));
+  }
   ops->push_back(Compute(
       job.training.attention == AttentionImpl::kFlash ? "attention_bwd" : "attention_bwd (unfused)",
       AttentionShapeText(job, d)));

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "simulator/job.h"
@@ -22,6 +23,22 @@ enum class RankOpKind {
   kLayers,      ///< a run of transformer layers; their ops are LayerProgram(pass)
 };
 
+/// What a selective recomputation (training.recompute_modules) does with a kCompute op.
+enum class RecomputeRole {
+  kNone,
+  /// A forward op whose outputs are freed once the next op has read them (layernorm, moe_act:
+  /// Megatron-Core's CheckpointWithoutOutput around the MoE layer's pre-MLP norm and the routed
+  /// experts' activation).
+  kDiscard,
+  /// A forward op run under activation checkpointing (core_attn: Megatron's
+  /// _checkpointed_attention_forward): its output stays, the next op saves it as its input, and
+  /// what only its own backward reads (attention's log-sum-exp) is freed when it ends.
+  kCheckpoint,
+  /// A kDiscard or kCheckpoint op run again in the backward ("... (recompute)"); its outputs live
+  /// until the backward of its layer ends.
+  kRerun,
+};
+
 /// One op. Shapes use the profiler's conventions: GEMM "m x n x k", attention
 /// "b, s, heads, head_dim", elementwise "rows x cols".
 struct RankOp {
@@ -35,7 +52,11 @@ struct RankOp {
   /// kLayers: which LayerProgram the layers run (kForward also inside a backward pass: the
   /// recomputation of full activation recompute).
   PassKind layers_pass = PassKind::kForward;
+  RecomputeRole recompute = RecomputeRole::kNone;  ///< kCompute only
 };
+
+/// The suffix of a kRerun op's name after the forward op's: "swiglu_fwd (recompute)".
+inline constexpr std::string_view kRerunSuffix = " (recompute)";
 
 /// One line of a rank's step: a schedule pass (`pass` set) or a step-level phase.
 struct ProgramStep {
@@ -51,6 +72,12 @@ struct ProgramStep {
 /// parallelism): norm, QKV GEMM, attention, output GEMM, TP all-reduce (or all-gather before /
 /// reduce-scatter after each block with sequence parallelism), norm, [router + EP all-to-all],
 /// FC1, activation, FC2, TP all-reduce. Backward mirrors it with data- and weight-gradient GEMMs.
+/// A selective recomputation with `core_attn` checkpoints the attention and re-runs its forward
+/// (with CP, its ring exchange too) just before its backward (Megatron's checkpointed core
+/// attention). A MoE layer under `layernorm` discards its pre-MLP norm's output and re-runs the
+/// norm first in its backward; under `moe_act` it discards the routed experts' activation output
+/// and re-runs it before their FC2 backward (Megatron-Core transformer_layer.py, experts.py: the
+/// re-run is a gradient hook on the MLP's, or FC2's, output).
 std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_layer);
 
 /// One op of a layer run, with the model layer it belongs to.

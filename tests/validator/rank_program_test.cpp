@@ -181,6 +181,74 @@ TEST(RankProgram, MoeLayerRunsOneGemmPerLocalExpert) {
   }
 }
 
+// A selective recomputation re-runs what it names (Megatron-Core's recompute_modules). core_attn
+// checkpoints every layer's attention (the forward keeps its output, not its log-sum-exp) and
+// re-runs its forward, with CP its ring exchange too, just before its backward. On a MoE layer,
+// layernorm and moe_act (CheckpointWithoutOutput) mark the pre-MLP norm and the routed experts'
+// activation (not the shared expert's) discarded; the backward re-runs the norm first, from the
+// MLP output's gradient hook, and the activation just before the experts' FC2 backward, from
+// FC2's. A dense layer re-runs only the attention.
+TEST(RankProgram, SelectiveRecomputationDiscardsAndRerunsWhatItNames) {
+  JobSpec job = TestJob({.tp = 2,
+                         .cp = 2,
+                         .dp = 4,
+                         .ep = 8,
+                         .model = "mixtral-8x7b",
+                         .seq_len = 8192,
+                         .sequence_parallel = true});
+  job.model.moe_shared_experts = 1;
+  job.training.recompute = Recompute::kSelective;
+  job.training.recompute_modules = kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMoeAct;
+  using Marked = std::tuple<std::string, std::string, RecomputeRole>;
+  auto marked = [](const std::vector<RankOp>& ops) {
+    std::vector<Marked> out;
+    for (const RankOp& op : ops) {
+      if (op.recompute != RecomputeRole::kNone) out.emplace_back(op.name, op.shape, op.recompute);
+    }
+    return out;
+  };
+  // T = 8,192 / cp 2 = 4,096 tokens: T/t = 2,048 sequence-parallel rows of h; 4,096 x top_k 2
+  // routed rows of f/t = 7,168; the attention over 16 of 32 heads.
+  const Marked attention = {"attention_fwd", "b1 s4096 h16 d128 ring2", RecomputeRole::kCheckpoint};
+  const Marked attention_rerun = {"attention_fwd (recompute)", "b1 s4096 h16 d128 ring2",
+                                  RecomputeRole::kRerun};
+  const std::vector<RankOp> fwd = LayerProgram(job, PassKind::kForward, true);
+  EXPECT_EQ(marked(fwd),
+            (std::vector<Marked>{attention,
+                                 {"rmsnorm_fwd", "2048 x 4096", RecomputeRole::kDiscard},
+                                 {"swiglu_fwd", "8192 x 7168", RecomputeRole::kDiscard}}));
+  EXPECT_EQ(Count(fwd, "swiglu_fwd"), 2);  // the shared expert's, 4,096 x 7,168, kept
+  const std::vector<RankOp> bwd = LayerProgram(job, PassKind::kBackward, true);
+  EXPECT_EQ(marked(bwd),
+            (std::vector<Marked>{{"rmsnorm_fwd (recompute)", "2048 x 4096", RecomputeRole::kRerun},
+                                 {"swiglu_fwd (recompute)", "8192 x 7168", RecomputeRole::kRerun},
+                                 attention_rerun}));
+  ASSERT_FALSE(bwd.empty());
+  EXPECT_EQ(bwd.front().name, "rmsnorm_fwd (recompute)");
+  for (size_t i = 1; i < bwd.size(); ++i) {
+    if (bwd[i].name == "gemm shared fc2 dgrad") {
+      EXPECT_EQ(bwd[i - 1].name, "swiglu_fwd (recompute)");
+    }
+    if (bwd[i].name == "attention_fwd (recompute)") {
+      EXPECT_EQ(bwd[i - 1].name, "ring send/recv kv (recompute)");
+      EXPECT_EQ(bwd[i - 1].count, 1);
+      ASSERT_LT(i + 1, bwd.size());
+      EXPECT_EQ(bwd[i + 1].name, "attention_bwd");
+    }
+  }
+  EXPECT_EQ(marked(LayerProgram(job, PassKind::kForward, false)), std::vector<Marked>{attention});
+  EXPECT_EQ(marked(LayerProgram(job, PassKind::kBackward, false)),
+            std::vector<Marked>{attention_rerun});
+  job.training.recompute_modules = kRecomputeMoeAct;
+  EXPECT_EQ(
+      marked(LayerProgram(job, PassKind::kBackward, true)),
+      (std::vector<Marked>{{"swiglu_fwd (recompute)", "8192 x 7168", RecomputeRole::kRerun}}));
+  job.training.recompute = Recompute::kNone;
+  job.training.recompute_modules = kRecomputeCoreAttn;
+  EXPECT_TRUE(marked(LayerProgram(job, PassKind::kForward, true)).empty());
+  EXPECT_TRUE(marked(LayerProgram(job, PassKind::kBackward, true)).empty());
+}
+
 TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
   JobSpec job = Job(1, 8, 1);
   const RankLayout l = MakeRankLayout(job);
