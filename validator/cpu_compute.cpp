@@ -33,6 +33,11 @@ Status CheckCpuExecutable(const JobSpec& job) {
                            std::string(PrecisionName(job.training.precision)) + ")");
   }
   GPUPLAN_RETURN_IF_ERROR(CheckBackendSupports(job, "CPU"));
+  if (job.training.lora.enabled && job.training.lora.base != BaseWeights::kSame) {
+    return Status::Invalid(
+        "training.lora.base: the CPU backend keeps the frozen base in fp32 beside its adapters "
+        "(base 'same'); a 16-bit base is run by the GPU backend");
+  }
   if (job.parallel.cpu_offload) {
     return Status::Invalid("parallelism.cpu_offload: the CPU backend's ranks are on the host");
   }
@@ -162,10 +167,14 @@ Status CpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
                                                Out(r));
       }
       const F stats = x.first(r);  // mean and rstd from the pattern: any finite values do
-      const std::span<float> dbias =
-          layer_norm ? std::span<float>(grads_data + a.bias, c) : std::span<float>();
+      // A frozen (LoRA) norm's weight gradient goes to scratch: it has no gradient slice.
+      const std::span<float> dweight =
+          a.frozen ? Temp(c) : std::span<float>(grads_data + a.weight, c);
+      const std::span<float> dbias = !layer_norm ? std::span<float>()
+                                     : a.frozen  ? Temp(c)
+                                                 : std::span<float>(grads_data + a.bias, c);
       return ReferenceNormBackwardInto<float>(a.norm, shape, x, weight, layer_norm ? stats : F(),
-                                              stats, x, Out(n), {grads_data + a.weight, c}, dbias);
+                                              stats, x, Out(n), dweight, dbias);
     }
     case ComputeOpKind::kGelu: {
       const F x = Scratch(n);

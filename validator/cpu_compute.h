@@ -28,7 +28,8 @@
 namespace gpuplan {
 
 /// Ok when the CPU backend can execute `job`: fp32 precision (the `cpu` device computes in fp32),
-/// fused attention, no LoRA, no offload. Otherwise Invalid naming the field and what it allows.
+/// what CheckBackendSupports allows (under LoRA a base of the training precision, `same`), no
+/// offload. Otherwise Invalid naming the field and what it allows.
 Status CheckCpuExecutable(const JobSpec& job);
 
 /// The compute of one rank of `job` at pipeline stage `stage` running `program` (its

@@ -319,6 +319,17 @@ Status GpuCompute::RunOnce(const RankOp& op, const OpSite& site) {
       b.dx = out[0];
       b.dweight = grad + a.weight;
       b.dbias = layer_norm ? grad + a.bias : nullptr;
+      if (a.frozen) {  // a frozen (LoRA) norm has no gradient slice: its gradient goes to scratch
+        const size_t cols = static_cast<size_t>(a.cols);
+        Expected<void*> dweight = Temporary(4 * cols);
+        if (!dweight.ok()) return dweight.status();
+        b.dweight = static_cast<float*>(*dweight);
+        if (layer_norm) {
+          Expected<void*> dbias = Temporary(4 * cols);
+          if (!dbias.ok()) return dbias.status();
+          b.dbias = static_cast<float*>(*dbias);
+        }
+      }
       b.workspace = out[1];
       b.workspace_bytes = workspace;
       return NormBackward(a.norm, shape, dtype_, b, stream());

@@ -58,10 +58,11 @@ Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, M
   if (!all.ok()) return all.status();
   Expected<RankCompute::AllocatorUse> allocator = compute.Allocator();
   if (!allocator.ok()) return allocator.status();
-  constexpr size_t kPeakFields = 5;
+  constexpr size_t kPeakFields = 6;
   const double peak_row[kPeakFields] = {
-      compute.Arena().PeakBytes(), static_cast<double>(compute.Parameters()), allocator->peak_bytes,
-      allocator->device_used_bytes, allocator->device_total_bytes};
+      compute.Arena().PeakBytes(),   static_cast<double>(compute.Parameters()),
+      allocator->peak_bytes,         allocator->device_used_bytes,
+      allocator->device_total_bytes, static_cast<double>(compute.TrainableParameters())};
   std::vector<double> peaks(rank == 0 ? kPeakFields * all->size() : 0);
   GPUPLAN_MPI_RETURN_IF_ERROR(MPI_Gather(peak_row, kPeakFields, MPI_DOUBLE, peaks.data(),
                                          kPeakFields, MPI_DOUBLE, 0, world));
@@ -87,6 +88,7 @@ Expected<RunMeasurement> RunPlan(const JobSpec& job, const RankLayout& layout, M
       out.peak_memory_rank = static_cast<int64_t>(r);
       out.parameters = static_cast<int64_t>(row[1]);
       out.allocator = {row[2], row[3], row[4]};
+      out.trainable_parameters = static_cast<int64_t>(row[5]);
     }
   }
   out.phases = (*all)[static_cast<size_t>(out.slowest_rank)].phases;

@@ -95,8 +95,11 @@ Status CheckBackendSupports(const JobSpec& job, std::string_view backend) {
     return Status::Invalid("training.attention: the " + name +
                            " backend runs the fused attention kernel only (flash)");
   }
-  if (job.training.lora.enabled) {
-    return Status::Invalid("training.lora: the " + name + " backend does not run LoRA plans yet");
+  const LoraSpec& lora = job.training.lora;
+  if (lora.enabled && (lora.base == BaseWeights::kFp8 || lora.base == BaseWeights::kNf4)) {
+    return Status::Invalid("training.lora.base: the " + name +
+                           " backend keeps the frozen base at the training precision; a base "
+                           "stored in fp8 or nf4 (converted before each GEMM) is not run yet");
   }
   if (job.model.attention_window > 0 && job.training.seq_len > job.model.attention_window) {
     return Status::Invalid(
@@ -135,37 +138,49 @@ Status RankCompute::Init(const std::vector<ProgramStep>& program, int64_t stage)
                                      static_cast<long long>(stage),
                                      static_cast<long long>(job_.parallel.pp - 1)));
   }
-  registering_ = true;
-  for (const ProgramStep& step : program) {
-    for (const RankOp& op : step.ops) {
-      if (op.kind == RankOpKind::kCompute) {
-        GPUPLAN_RETURN_IF_ERROR(RegisterWeights(op, -1));
-      } else if (op.kind == RankOpKind::kLayers) {
-        for (const LayerOp& inner : ExpandLayers(job_, stage, step, op)) {
-          if (inner.op.kind == RankOpKind::kCompute) {
-            GPUPLAN_RETURN_IF_ERROR(RegisterWeights(inner.op, inner.layer));
+  // The trainable weights first, so that the gradients cover a prefix of the parameters.
+  for (Registering pass : {Registering::kTrainable, Registering::kFrozen}) {
+    registering_ = pass;
+    for (const ProgramStep& step : program) {
+      for (const RankOp& op : step.ops) {
+        if (op.kind == RankOpKind::kCompute) {
+          GPUPLAN_RETURN_IF_ERROR(RegisterWeights(op, -1));
+        } else if (op.kind == RankOpKind::kLayers) {
+          for (const LayerOp& inner : ExpandLayers(job_, stage, step, op)) {
+            if (inner.op.kind == RankOpKind::kCompute) {
+              GPUPLAN_RETURN_IF_ERROR(RegisterWeights(inner.op, inner.layer));
+            }
           }
         }
       }
     }
+    if (pass == Registering::kTrainable) trainable_ = next_weight_;
   }
-  registering_ = false;
+  registering_ = Registering::kNo;
   Expected<MemoryArena::Buffer> params =
       arena_.Allocate(next_weight_ * bytes_.param, "the rank's parameters");
   if (!params.ok()) return params.status();
   params_ = std::move(params).value();
   GPUPLAN_RETURN_IF_ERROR(InitParameters());
   Expected<MemoryArena::Buffer> grads =
-      arena_.Zeros(next_weight_ * bytes_.grad, "the rank's gradients");
+      arena_.Zeros(trainable_ * bytes_.grad, "the rank's gradients");
   if (!grads.ok()) return grads.status();
   grads_ = std::move(grads).value();
   return Synchronize();
 }
 
+bool RankCompute::Trainable(const std::string& key) const {
+  return !job_.training.lora.enabled || EndsWith(key, " lora_a") || EndsWith(key, " lora_b");
+}
+
 Expected<size_t> RankCompute::WeightOffset(int64_t layer, const std::string& key, size_t n) {
   auto it = weights_.find({layer, key});
   if (it == weights_.end()) {
-    if (!registering_) {
+    if (registering_ != Registering::kNo &&
+        Trainable(key) != (registering_ == Registering::kTrainable)) {
+      return size_t{0};  // the other pass registers it
+    }
+    if (registering_ == Registering::kNo) {
       return Status::Internal(StrFormat("weight '%s' of layer %lld was not in the rank's program",
                                         key.c_str(), static_cast<long long>(layer)));
     }
@@ -216,6 +231,10 @@ Status RankCompute::ParseGemm(const RankOp& op, int64_t layer, ComputeOpArgs* ar
   std::string key = op.name.substr(5, op.name.size() - 5 - (g.dgrad || g.wgrad ? 6 : 0));
   // The LM head is the embedding matrix when they are tied (ParamsPerGpu counts it once).
   if (key == "lm_head" && job_.model.tied_embeddings) key = "embedding";
+  if (g.wgrad && !Trainable(key)) {
+    return Status::Internal("compute op '" + op.name + "': a weight gradient of frozen weight '" +
+                            key + "'");
+  }
   if (key == "lm_head" || key == "embedding") layer = -1;
   Expected<size_t> offset = WeightOffset(layer, key, static_cast<size_t>(g.wgrad ? m * n : n * k));
   if (!offset.ok()) return offset.status();
@@ -256,6 +275,7 @@ Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
     if (m.kind == ComputeOpKind::kNorm) {
       const bool layer_norm = name[0] == 'l';
       args.norm = layer_norm ? kernels::NormKind::kLayerNorm : kernels::NormKind::kRmsNorm;
+      args.frozen = !Trainable("norm");
       Expected<size_t> w = WeightOffset(layer, "norm", c);
       if (!w.ok()) return w.status();
       args.weight = *w;
@@ -268,6 +288,10 @@ Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
       Expected<size_t> w = WeightOffset(-1, "embedding", EmbeddingRows() * c);
       if (!w.ok()) return w.status();
       args.weight = *w;
+      args.frozen = !Trainable("embedding");
+      if (args.backward && args.frozen) {
+        return Status::Internal("compute op '" + name + "': a gradient of the frozen embedding");
+      }
     }
     return args;
   }
@@ -295,12 +319,13 @@ Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
       return BadShape(op, "'<n> params'");
     }
     args.kind = ComputeOpKind::kAdam;
-    // The op counts the model's parameters (ParamsPerGpu); the rank holds the weights its
-    // program uses, a few (biases, position tables) fewer or none more. Its ZeRO shard when the
-    // shards tile the parameters, else the first `shard` elements.
-    args.shard = std::min(static_cast<size_t>(count), next_weight_);
+    // The op counts the model's trainable parameters (ParamsPerGpu); the rank holds the weights
+    // its program uses, a few (biases, position tables) fewer or none more, and under LoRA with
+    // tp > 1 a few more (the adapters' A of column-parallel linears whole on every TP rank). Its
+    // ZeRO shard when the shards tile the trainable parameters, else their first `shard`.
+    args.shard = std::min(static_cast<size_t>(count), trainable_);
     args.weight = static_cast<size_t>(dp_index_) * args.shard;
-    if (args.weight + args.shard > next_weight_) args.weight = 0;
+    if (args.weight + args.shard > trainable_) args.weight = 0;
     return args;
   }
   return Status::Invalid("compute op '" + name + "': not one the validator's backends run");
@@ -316,7 +341,7 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
   }
   if (op.recompute == RecomputeRole::kRerun) {
     keep_in_ = &rerun_;
-  } else if (forward_pass && op.recompute == RecomputeRole::kDiscard) {
+  } else if (forward_pass && (op.recompute == RecomputeRole::kDiscard || !op.saved_for_backward)) {
     keep_in_ = nullptr;  // read by the next op, then freed
   } else if (forward_pass && site.layer >= 0 && full_recompute) {
     keep_in_ = nullptr;

@@ -83,12 +83,13 @@ class MemoryArena {
   double peak_bytes_ = 0;
 };
 
-/// Ok when `job` uses only what both backends execute: fused attention, no LoRA; else Invalid
-/// naming the field and `backend` ("CPU", "GPU").
+/// Ok when `job` uses only what both backends execute: fused attention, LoRA over a base kept at
+/// the training precision (not fp8 or nf4), every layer's activations on the device; else
+/// Invalid naming the field and `backend` ("CPU", "GPU").
 Status CheckBackendSupports(const JobSpec& job, std::string_view backend);
 
 /// Ok when the GPU backend can execute `job`: bf16 or fp16 precision (the attention kernel's;
-/// fp8 GEMMs with their scaling are not executed), fused attention, no LoRA, no offload.
+/// fp8 GEMMs with their scaling are not executed), what CheckBackendSupports allows, no offload.
 /// Otherwise Invalid naming the field and what it allows. (Head dimensions other than 64 and 128
 /// are refused by the attention kernel when the op runs.)
 Status CheckGpuExecutable(const JobSpec& job);
@@ -122,6 +123,8 @@ struct ComputeOpArgs {
   size_t shard = 0;   ///< adam: elements of the rank's optimizer shard, starting at `weight`
   /// attention forward under RecomputeRole::kCheckpoint: its log-sum-exp is a Temporary
   bool checkpointed = false;
+  /// norm, embedding: the weight is frozen (LoRA) and has no gradient slice
+  bool frozen = false;
 };
 
 /// A rank's compute over a MemoryArena, the part the CPU and GPU backends share.
@@ -130,7 +133,8 @@ struct ComputeOpArgs {
 /// (GEMM weights, norm weights and biases, the embedding, an untied LM head) is a slice, and as
 /// many gradients. In a forward pass every op's outputs (Output) are kept until the end of the
 /// backward of the same micro-batch and chunk (the weight-gradient pass when the schedule splits
-/// the backward); with full recompute only each layer's input is kept and the recomputation's
+/// the backward), unless no backward reads them (RankOp::saved_for_backward: then until the next
+/// op ends); with full recompute only each layer's input is kept and the recomputation's
 /// outputs live until that backward ends. An op a selective recomputation discards
 /// (RecomputeRole::kDiscard) keeps its outputs only until the next op ends; a checkpointed
 /// attention (kCheckpoint) keeps its output but not its log-sum-exp; a re-run in the backward
@@ -168,6 +172,9 @@ class RankCompute : public ComputeBackend {
   /// Elements of the rank's parameters (the flat buffer the weights are slices of, each starting
   /// at a multiple of 64 elements).
   size_t Parameters() const { return next_weight_; }
+  /// Elements of its trainable parameters, the first of the flat buffer, and of its gradients:
+  /// all of them, or under LoRA its adapters' (the frozen base follows them and has none).
+  size_t TrainableParameters() const { return trainable_; }
 
  protected:
   /// Element sizes: of a parameter, of a gradient, of an activation (an op's output).
@@ -178,8 +185,9 @@ class RankCompute : public ComputeBackend {
               ElementBytes bytes)
       : job_(job), dp_index_(dp_index), bytes_(bytes), arena_(std::move(allocator)) {}
 
-  /// Assigns the weights of `program` (RankProgram of pipeline `stage`), allocates the parameters
-  /// (InitParameters writes them) and zeroed gradients. Derived Create functions call it once.
+  /// Assigns the weights of `program` (RankProgram of pipeline `stage`), the trainable ones first,
+  /// allocates the parameters (InitParameters writes them) and zeroed gradients of the trainable
+  /// ones. Derived Create functions call it once.
   Status Init(const std::vector<ProgramStep>& program, int64_t stage);
   /// Writes the parameters' initial values.
   virtual Status InitParameters() = 0;
@@ -225,7 +233,12 @@ class RankCompute : public ComputeBackend {
   MemoryArena::Buffer params_, grads_;
   std::map<std::pair<int64_t, std::string>, std::pair<size_t, size_t>> weights_;  // offset, size
   size_t next_weight_ = 0;
-  bool registering_ = false;  // WeightOffset assigns new slices only while true
+  size_t trainable_ = 0;
+  /// While Init walks the program: which weights WeightOffset assigns slices to (kNo: none).
+  enum class Registering { kNo, kTrainable, kFrozen } registering_ = Registering::kNo;
+  /// Whether weight `key` is trained: every weight, or under LoRA the adapters' ("... lora_a",
+  /// "... lora_b").
+  bool Trainable(const std::string& key) const;
   /// Buffers kept for the backward of (micro-batch, chunk).
   std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_;
   std::vector<MemoryArena::Buffer> transient_;    // outputs of the op running now

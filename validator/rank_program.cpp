@@ -19,6 +19,7 @@ struct Dims {
   bool checkpoint_attn;            // recompute_modules core_attn
   bool discard_norm, discard_act;  // recompute_modules layernorm, moe_act on a MoE layer
   double f, rows;                  // MLP width and rows (tokens x active experts for MoE)
+  double lora_rank;                // 0 without LoRA
   double experts;
   double routed_rows;     // routed copies of the rank's local tokens (T/t under SP) x top_k
   double shared_experts;  // shared experts: the dense TP pair around the MLP when > 0
@@ -47,6 +48,7 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.checkpoint_attn = Recomputes(tr, kRecomputeCoreAttn);
   d.discard_norm = moe && Recomputes(tr, kRecomputeLayernorm);
   d.discard_act = moe && Recomputes(tr, kRecomputeMoeAct);
+  d.lora_rank = tr.lora.enabled ? static_cast<double>(tr.lora.rank) : 0.0;
   d.f = static_cast<double>(moe ? m.ExpertFfn() : m.ffn_hidden_size);
   d.rows = moe ? d.T * static_cast<double>(m.moe_top_k + m.moe_shared_experts) : d.T;
   d.experts = static_cast<double>(m.moe_num_experts);
@@ -114,6 +116,12 @@ RankOp ActivationForward(const Dims& d, double rows) {
 // Rows of the routed experts' activation: a MoE layer's rows less its shared experts'.
 double RoutedRows(const Dims& d) { return d.rows - d.T * d.shared_experts; }
 
+// A forward op whose outputs no backward reads (RankOp::saved_for_backward) when `saved` is false.
+RankOp Saved(RankOp op, bool saved) {
+  op.saved_for_backward = saved;
+  return op;
+}
+
 RankOp WithRole(RankOp op, RecomputeRole role) {
   op.recompute = role;
   if (role == RecomputeRole::kRerun) op.name += kRerunSuffix;
@@ -170,19 +178,96 @@ RankOp RingKv(const JobSpec& job, const Dims& d, const char* name) {
   return Coll(name, GroupKind::kCp, 2 * d.T * d.kv / d.t * d.act_bytes, job.parallel.cp - 1);
 }
 
+// Weight-gradient GEMM of a weight [out x in]: dW = dY^T X over the T rows.
+RankOp Wgrad(const std::string& name, double rows, double out, double in) {
+  return Compute("gemm " + name + " wgrad", Gemm(out, in, rows));
+}
+
+// LoRA adapters (Hu et al. 2021). A targeted linear W gains A [in x r] and B [r x out] on this
+// rank; the forward adds (x A) B to x W.
+enum class Linear { kQkv, kO, kFc1, kFc2 };
+struct Adapter {
+  std::string name;  // "q", "o", "expert0 gate", ...
+  double rows, in, out;
+};
+
+// The adapters of the targeted projections of `linear` (of MLP `part` for FC1 and FC2): q, k, v
+// on QKV; o; gate and up on FC1 (gate only in SwiGLU models); down on FC2. Column-parallel ones
+// keep A whole (in = h) and split B by t; row-parallel ones split A (in = width / t) and keep B
+// whole, their partial sum joining the linear's before its TP reduction.
+std::vector<Adapter> Adapters(const JobSpec& job, const Dims& d, Linear linear,
+                              const MlpPart* part = nullptr) {
+  const LoraSpec& lora = job.training.lora;
+  std::vector<Adapter> out;
+  if (!lora.enabled) return out;
+  auto add = [&](uint32_t target, std::string name, double rows, double in, double width) {
+    if ((lora.targets & target) != 0) out.push_back({std::move(name), rows, in, width});
+  };
+  switch (linear) {
+    case Linear::kQkv:
+      add(kLoraQ, "q", d.T, d.h, d.q / d.t);
+      add(kLoraK, "k", d.T, d.h, d.kv / d.t);
+      add(kLoraV, "v", d.T, d.h, d.kv / d.t);
+      break;
+    case Linear::kO:
+      add(kLoraO, "o", d.T, d.q / d.t, d.h);
+      break;
+    case Linear::kFc1:
+      if (d.swiglu) add(kLoraGate, part->prefix + "gate", part->rows, d.h, part->width);
+      add(kLoraUp, part->prefix + "up", part->rows, d.h, part->width);
+      break;
+    case Linear::kFc2:
+      add(kLoraDown, part->prefix + "down", part->rows, part->width, d.h);
+      break;
+  }
+  return out;
+}
+
+// Forward: x A, kept for B's weight gradient, then (x A) B, added into the linear's output.
+void AdapterForward(const Dims& d, const std::vector<Adapter>& adapters, std::vector<RankOp>* ops) {
+  for (const Adapter& a : adapters) {
+    ops->push_back(Compute("gemm " + a.name + " lora_a", Gemm(a.rows, d.lora_rank, a.in)));
+    ops->push_back(
+        Saved(Compute("gemm " + a.name + " lora_b", Gemm(a.rows, a.out, d.lora_rank)), false));
+  }
+}
+void AdapterWeightGrads(const Dims& d, const std::vector<Adapter>& adapters,
+                        std::vector<RankOp>* ops) {
+  for (const Adapter& a : adapters) {
+    ops->push_back(Wgrad(a.name + " lora_b", a.rows, a.out, d.lora_rank));
+    ops->push_back(Wgrad(a.name + " lora_a", a.rows, d.lora_rank, a.in));
+  }
+}
+// Backward: d(x A) = dY B^T, then (unless a W pass takes them) dB and dA, then dX += d(x A) A^T.
+void AdapterBackward(const Dims& d, const std::vector<Adapter>& adapters, bool wgrad,
+                     std::vector<RankOp>* ops) {
+  for (const Adapter& a : adapters) {
+    ops->push_back(Compute("gemm " + a.name + " lora_b dgrad", Gemm(a.rows, d.lora_rank, a.out)));
+    if (wgrad) AdapterWeightGrads(d, {a}, ops);
+    ops->push_back(Compute("gemm " + a.name + " lora_a dgrad", Gemm(a.rows, a.in, d.lora_rank)));
+  }
+}
+
 void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
   const double cp = static_cast<double>(job.parallel.cp);
-  ops->push_back(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)));
+  // Under LoRA a frozen linear's input is saved only when an adapter on it needs it.
+  const bool lora = job.training.lora.enabled;
+  const uint32_t targets = job.training.lora.targets;
+  ops->push_back(Saved(Compute(NormName(d, "_fwd"), Rows(norm_rows, d.h)),
+                       !lora || (targets & (kLoraQ | kLoraK | kLoraV)) != 0));
   TpGather(d, ops);
   ops->push_back(Compute("gemm qkv", Gemm(d.T, (d.q + 2 * d.kv) / d.t, d.h)));
+  AdapterForward(d, Adapters(job, d, Linear::kQkv), ops);
   if (cp > 1) ops->push_back(RingKv(job, d, "ring send/recv kv"));
   ops->push_back(WithRole(AttentionForward(job, d),
                           d.checkpoint_attn ? RecomputeRole::kCheckpoint : RecomputeRole::kNone));
   ops->push_back(Compute("gemm o", Gemm(d.T, d.h, d.q / d.t)));
+  AdapterForward(d, Adapters(job, d, Linear::kO), ops);
   TpReduce(d, ops);
-  ops->push_back(WithRole(PreMlpNormForward(d),
-                          d.discard_norm ? RecomputeRole::kDiscard : RecomputeRole::kNone));
+  ops->push_back(
+      WithRole(Saved(PreMlpNormForward(d), !lora || (targets & (kLoraGate | kLoraUp)) != 0),
+               d.discard_norm ? RecomputeRole::kDiscard : RecomputeRole::kNone));
   if (!MoeDispatches(d)) TpGather(d, ops);
   if (d.moe) {
     ops->push_back(Compute("gemm router", Gemm(norm_rows, d.experts, d.h)));
@@ -195,15 +280,20 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const std::vector<MlpPart> parts = MlpParts(d);
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc1", Gemm(part.rows, UpWidth(d, part), d.h)));
+    AdapterForward(d, Adapters(job, d, Linear::kFc1, &part), ops);
   }
+  const bool fc2_input_saved = !lora || (targets & kLoraDown) != 0;
   if (d.discard_act) {  // the shared experts' activation is kept, the routed experts' is not
-    if (d.shared_experts > 0) ops->push_back(ActivationForward(d, d.T * d.shared_experts));
+    if (d.shared_experts > 0) {
+      ops->push_back(Saved(ActivationForward(d, d.T * d.shared_experts), fc2_input_saved));
+    }
     ops->push_back(WithRole(ActivationForward(d, RoutedRows(d)), RecomputeRole::kDiscard));
   } else {
-    ops->push_back(ActivationForward(d, d.rows));
+    ops->push_back(Saved(ActivationForward(d, d.rows), fc2_input_saved));
   }
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc2", Gemm(part.rows, d.h, part.width)));
+    AdapterForward(d, Adapters(job, d, Linear::kFc2, &part), ops);
   }
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed", ops);
@@ -214,27 +304,30 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   }
 }
 
-// Weight-gradient GEMM of a weight [out x in]: dW = dY^T X over the T rows.
-RankOp Wgrad(const std::string& name, double rows, double out, double in) {
-  return Compute("gemm " + name + " wgrad", Gemm(out, in, rows));
-}
-
-void WeightGrads(const Dims& d, std::vector<RankOp>* ops) {
+// The weight-gradient GEMMs of the schedule's split W pass: the layer's weights in backward
+// order, or under LoRA its adapters'.
+void WeightGrads(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const std::vector<MlpPart> parts = MlpParts(d);
+  const bool lora = job.training.lora.enabled;
   for (const MlpPart& part : parts) {
-    ops->push_back(Wgrad(part.prefix + "fc2", part.rows, d.h, part.width));
+    if (!lora) ops->push_back(Wgrad(part.prefix + "fc2", part.rows, d.h, part.width));
+    AdapterWeightGrads(d, Adapters(job, d, Linear::kFc2, &part), ops);
   }
   for (const MlpPart& part : parts) {
-    ops->push_back(Wgrad(part.prefix + "fc1", part.rows, UpWidth(d, part), d.h));
+    if (!lora) ops->push_back(Wgrad(part.prefix + "fc1", part.rows, UpWidth(d, part), d.h));
+    AdapterWeightGrads(d, Adapters(job, d, Linear::kFc1, &part), ops);
   }
-  ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
-  ops->push_back(Wgrad("qkv", d.T, (d.q + 2 * d.kv) / d.t, d.h));
+  if (!lora) ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
+  AdapterWeightGrads(d, Adapters(job, d, Linear::kO), ops);
+  if (!lora) ops->push_back(Wgrad("qkv", d.T, (d.q + 2 * d.kv) / d.t, d.h));
+  AdapterWeightGrads(d, Adapters(job, d, Linear::kQkv), ops);
 }
 
 void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const double norm_rows = d.sp ? d.T / d.t : d.T;
   const std::vector<MlpPart> parts = MlpParts(d);
-  const bool wgrad = !d.split_w && !job.training.lora.enabled;
+  const bool adapter_wgrad = !d.split_w;
+  const bool wgrad = adapter_wgrad && !job.training.lora.enabled;
   // MLP block, last op first: its output's gradient first re-runs a discarded pre-MLP norm.
   if (d.discard_norm) ops->push_back(WithRole(PreMlpNormForward(d), RecomputeRole::kRerun));
   if (MoeDispatches(d)) {
@@ -250,12 +343,14 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc2 dgrad", Gemm(part.rows, part.width, d.h)));
     if (wgrad) ops->push_back(Wgrad(part.prefix + "fc2", part.rows, d.h, part.width));
+    AdapterBackward(d, Adapters(job, d, Linear::kFc2, &part), adapter_wgrad, ops);
   }
   ops->push_back(Compute(d.swiglu ? "swiglu_bwd" : "gelu_bwd", Rows(d.rows, d.f / d.t)));
   for (const MlpPart& part : parts) {
     ops->push_back(
         Compute("gemm " + part.prefix + "fc1 dgrad", Gemm(part.rows, d.h, UpWidth(d, part))));
     if (wgrad) ops->push_back(Wgrad(part.prefix + "fc1", part.rows, UpWidth(d, part), d.h));
+    AdapterBackward(d, Adapters(job, d, Linear::kFc1, &part), adapter_wgrad, ops);
   }
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed (grad)", ops);
@@ -269,6 +364,7 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   TpGather(d, ops);
   ops->push_back(Compute("gemm o dgrad", Gemm(d.T, d.q / d.t, d.h)));
   if (wgrad) ops->push_back(Wgrad("o", d.T, d.h, d.q / d.t));
+  AdapterBackward(d, Adapters(job, d, Linear::kO), adapter_wgrad, ops);
   if (d.checkpoint_attn) {  // the checkpointed attention's forward again, with its ring
     if (job.parallel.cp > 1) ops->push_back(RingKv(job, d, "ring send/recv kv (recompute)"));
     ops->push_back(WithRole(AttentionForward(job, d), RecomputeRole::kRerun));
@@ -282,6 +378,7 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   }
   ops->push_back(Compute("gemm qkv dgrad", Gemm(d.T, d.h, (d.q + 2 * d.kv) / d.t)));
   if (wgrad) ops->push_back(Wgrad("qkv", d.T, (d.q + 2 * d.kv) / d.t, d.h));
+  AdapterBackward(d, Adapters(job, d, Linear::kQkv), adapter_wgrad, ops);
   TpReduce(d, ops);
   ops->push_back(Compute(NormName(d, "_bwd"), Rows(norm_rows, d.h)));
 }
@@ -319,7 +416,7 @@ std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_lay
       }
       break;
     case PassKind::kWeightGrad:
-      WeightGrads(d, &ops);
+      WeightGrads(job, d, &ops);
       if (sharded) {
         ops.push_back(
             Coll("reduce_scatter layer grads", GroupKind::kDp, layer.trainable * d.act_bytes));
@@ -356,6 +453,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
   const double message = d.T * d.h * d.act_bytes / (d.sp ? d.t : 1.0);
   const double vocab = static_cast<double>(job.model.vocab_size);
   const bool full_recompute = job.training.recompute == Recompute::kFull;
+  const bool lora = job.training.lora.enabled;
 
   auto layers_op = [&](int64_t chunk, PassKind kind, const char* what) {
     const int64_t first = ChunkFirstLayer(job, stage, chunk);
@@ -396,7 +494,7 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
       if (vs == 0) ops.push_back(Compute("embedding_fwd", Rows(d.T, d.h)));
       ops.push_back(layers_op(pass.chunk, PassKind::kForward, "forward"));
       if (vs == last_virtual) {
-        ops.push_back(Compute(NormName(d, "_fwd"), Rows(d.T, d.h)));
+        ops.push_back(Saved(Compute(NormName(d, "_fwd"), Rows(d.T, d.h)), !lora));
         ops.push_back(Compute("gemm lm_head", Gemm(d.T, vocab / d.t, d.h)));
         ops.push_back(Compute("cross_entropy", Rows(d.T, vocab / d.t)));
         // Vocabulary-parallel loss: max and sum of the logits across TP (Megatron).
@@ -408,13 +506,14 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
       if (vs < last_virtual) ops.push_back(p2p(RankOpKind::kRecv, "recv gradient", next));
       if (vs == last_virtual) {
         ops.push_back(Compute("gemm lm_head dgrad", Gemm(d.T, d.h, vocab / d.t)));
-        ops.push_back(Compute("gemm lm_head wgrad", Gemm(vocab / d.t, d.h, d.T)));
+        if (!lora) ops.push_back(Compute("gemm lm_head wgrad", Gemm(vocab / d.t, d.h, d.T)));
       }
       if (full_recompute) {
         ops.push_back(layers_op(pass.chunk, PassKind::kForward, "forward (recompute)"));
       }
       ops.push_back(layers_op(pass.chunk, PassKind::kBackward, "backward"));
-      if (vs == 0) ops.push_back(Compute("embedding_bwd", Rows(d.T, d.h)));
+      // A frozen (LoRA) embedding and LM head get no weight gradient.
+      if (vs == 0 && !lora) ops.push_back(Compute("embedding_bwd", Rows(d.T, d.h)));
       if (vs > 0) ops.push_back(p2p(RankOpKind::kSend, "send gradient", prev));
     } else {
       ops.push_back(layers_op(pass.chunk, PassKind::kWeightGrad, "weight gradients"));

@@ -53,6 +53,10 @@ struct RankOp {
   /// recomputation of full activation recompute).
   PassKind layers_pass = PassKind::kForward;
   RecomputeRole recompute = RecomputeRole::kNone;  ///< kCompute only
+  /// kCompute in a forward: false when no backward reads its outputs, only the next op (under
+  /// LoRA the input of a frozen linear without an adapter, an adapter's output added into its
+  /// linear's); they are freed once that op has read them.
+  bool saved_for_backward = true;
 };
 
 /// The suffix of a kRerun op's name after the forward op's: "swiglu_fwd (recompute)".
@@ -72,6 +76,12 @@ struct ProgramStep {
 /// parallelism): norm, QKV GEMM, attention, output GEMM, TP all-reduce (or all-gather before /
 /// reduce-scatter after each block with sequence parallelism), norm, [router + EP all-to-all],
 /// FC1, activation, FC2, TP all-reduce. Backward mirrors it with data- and weight-gradient GEMMs.
+/// Under LoRA (Hu et al. 2021) every targeted linear gains an adapter's two GEMMs, x·A then ·B,
+/// after its own in forward and their data- and weight-gradient GEMMs after its data gradient in
+/// backward; frozen weights get no weight gradient, and an input that only a frozen linear's
+/// weight gradient would read is not saved. A column-parallel linear (QKV, FC1) keeps A whole
+/// and splits B by tp; a row-parallel one (O, FC2) splits A and keeps B whole (the cost model's
+/// LoraAdapterSeconds).
 /// A selective recomputation with `core_attn` checkpoints the attention and re-runs its forward
 /// (with CP, its ring exchange too) just before its backward (Megatron's checkpointed core
 /// attention). A MoE layer under `layernorm` discards its pre-MLP norm's output and re-runs the

@@ -48,6 +48,7 @@ Expected<RunMeasurement> ReplayRank(const JobSpec& job, const RankLayout& layout
   out.allocator = *allocator;
   out.peak_memory_bytes = compute.Arena().PeakBytes();
   out.parameters = static_cast<int64_t>(compute.Parameters());
+  out.trainable_parameters = static_cast<int64_t>(compute.TrainableParameters());
   return out;
 }
 

@@ -53,13 +53,19 @@ ValidationReport MeasuredValidationReport(const JobSpec& job, const GpuSpec& gpu
         "included, are under pp_comm",
         static_cast<long long>(measured.slowest_rank)));
   }
+  const std::string state =
+      measured.trainable_parameters == measured.parameters
+          ? StrFormat("%lld parameters, their gradients and optimizer state",
+                      static_cast<long long>(measured.parameters))
+          : StrFormat("%lld parameters, the gradients and optimizer state of the %lld trained",
+                      static_cast<long long>(measured.parameters),
+                      static_cast<long long>(measured.trainable_parameters));
   r.notes.push_back(StrFormat(
-      "measured peak memory: the executor's arena on rank %lld (%lld parameters, their gradients "
-      "and optimizer state, kept forward outputs, op outputs and workspaces), not the process's "
-      "resident size; predicted peak memory is the cost model's for the %s device less its "
-      "overhead outside the tensors (%.2f GB: CUDA context, workspaces, fragmentation allowance)",
-      static_cast<long long>(measured.peak_memory_rank),
-      static_cast<long long>(measured.parameters), gpu.id.c_str(),
+      "measured peak memory: the executor's arena on rank %lld (%s, kept forward outputs, op "
+      "outputs and workspaces), not the process's resident size; predicted peak memory is the "
+      "cost model's for the %s device less its overhead outside the tensors (%.2f GB: CUDA "
+      "context, workspaces, fragmentation allowance)",
+      static_cast<long long>(measured.peak_memory_rank), state.c_str(), gpu.id.c_str(),
       predicted.memory.overhead_bytes / 1e9));
   if (measured.allocator.device_total_bytes > 0) {
     r.notes.push_back(StrFormat(

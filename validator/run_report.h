@@ -39,9 +39,10 @@ struct RunMeasurement {
   int64_t peak_memory_rank = 0;
   /// That rank's allocator (RankCompute::Allocator; zero on the CPU backend).
   RankCompute::AllocatorUse allocator;
-  int64_t elements = 0;    ///< elements received and checked by all ranks in all steps
-  int64_t wrong = 0;       ///< of them, wrong (nccl-tests #wrong): non-zero fails the run
-  int64_t parameters = 0;  ///< parameters of the rank with the peak memory
+  int64_t elements = 0;              ///< elements received and checked by all ranks in all steps
+  int64_t wrong = 0;                 ///< of them, wrong (nccl-tests #wrong): non-zero fails the run
+  int64_t parameters = 0;            ///< parameters of the rank with the peak memory
+  int64_t trainable_parameters = 0;  ///< of them, trained (all, or under LoRA its adapters')
   /// With RunOptions::record_trace, on rank 0: every rank's ops of the last measured step, in
   /// rank order, each timed on its own rank's clock from its step's start.
   std::vector<std::vector<MeasuredOp>> rank_ops;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "simulator/shard.h"
 #include "tests/validator/run_pass.h"
 #include "tests/validator/test_job.h"
 #include "validator/rank_layout.h"
@@ -22,6 +23,13 @@ TEST(CpuCompute, RefusesWhatTheCpuBackendDoesNotRun) {
   job = TwoLayerJob();
   job.training.attention = AttentionImpl::kUnfused;
   EXPECT_NE(CheckCpuExecutable(job).message().find("training.attention"), std::string::npos);
+  job = TwoLayerJob();
+  job.training.lora = {.enabled = true, .rank = 8, .targets = kLoraAll};
+  EXPECT_TRUE(CheckCpuExecutable(job).ok());
+  job.training.lora.base = BaseWeights::kBf16;
+  EXPECT_EQ(CheckCpuExecutable(job).message(),
+            "training.lora.base: the CPU backend keeps the frozen base in fp32 beside its adapters "
+            "(base 'same'); a 16-bit base is run by the GPU backend");
 }
 
 TEST(GpuCompute, RefusesWhatTheGpuBackendDoesNotRun) {
@@ -30,10 +38,13 @@ TEST(GpuCompute, RefusesWhatTheGpuBackendDoesNotRun) {
             "training.precision: the GPU backend executes bf16 and fp16 plans (got fp32)");
   job.training.precision = Precision::kBf16;
   EXPECT_TRUE(CheckGpuExecutable(job).ok());
-  job.training.lora.enabled = true;
+  job.training.lora = {.enabled = true, .rank = 8, .targets = kLoraAll};
+  EXPECT_TRUE(CheckGpuExecutable(job).ok());
+  job.training.lora.base = BaseWeights::kNf4;
   EXPECT_EQ(CheckGpuExecutable(job).message(),
-            "training.lora: the GPU backend does not run LoRA plans yet");
-  job.training.lora.enabled = false;
+            "training.lora.base: the GPU backend keeps the frozen base at the training precision; "
+            "a base stored in fp8 or nf4 (converted before each GEMM) is not run yet");
+  job.training.lora = {};
   job.training.activation_offload_layers = 1;
   EXPECT_EQ(CheckGpuExecutable(job).message(),
             "training.activation_offload_layers: the GPU backend keeps every layer's activations "
@@ -103,6 +114,42 @@ TEST(CpuCompute, RecomputedModulesKeepLessUntilTheBackward) {
   const double per_layer = 4.0 * (128 * 128 + 128 + 256 * 344);
   EXPECT_EQ(kept.after_forward - discarded.after_forward, 2 * per_layer);
   EXPECT_EQ(kept.after_backward, discarded.after_backward);
+}
+
+// LoRA: the rank's parameters are its adapters, first, then the frozen base; it holds gradients
+// and AdamW moments for the adapters alone. A forward with an adapter on q only keeps, against
+// full training, each adapter's x·A but neither the FC1 input (the second norm's output and
+// statistics) nor the FC2 input (the SwiGLU output), nor the LM head's input (the final norm's).
+TEST(CpuCompute, LoraTrainsOnlyItsAdapters) {
+  JobSpec job = TwoLayerJob();
+  job.training.lora = {.enabled = true, .rank = 8, .targets = kLoraAll};
+  std::vector<ProgramStep> program = RankProgram(job, MakeRankLayout(job), 0);
+  Expected<std::unique_ptr<CpuCompute>> c = CpuCompute::Create(job, program, 0, 0);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // r (in + out) per adapter, each a multiple of 64 elements here: the cost model's count.
+  const double adapters = 2 * LoraParamsPerLayer(job.model, job.training.lora);
+  EXPECT_EQ(static_cast<double>((*c)->TrainableParameters()), adapters);
+  const double params = static_cast<double>((*c)->Parameters());
+  const double state = (*c)->Arena().LiveBytes();
+  EXPECT_EQ(state, 4.0 * params + 4.0 * adapters);
+  for (const ProgramStep& step : program) RunPass(**c, job, step);
+  EXPECT_GE((*c)->Arena().LiveBytes(), state + 8.0 * adapters);  // AdamW's moments joined
+
+  auto kept_after_forward = [](const JobSpec& j) {
+    const std::vector<ProgramStep> p = RankProgram(j, MakeRankLayout(j), 0);
+    Expected<std::unique_ptr<CpuCompute>> r = CpuCompute::Create(j, p, 0, 0);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok()) return 0.0;
+    const double before = (*r)->Arena().LiveBytes();
+    RunPass(**r, j, p[0]);
+    return (*r)->Arena().LiveBytes() - before;
+  };
+  const double full = kept_after_forward(TwoLayerJob());
+  job.training.lora.targets = kLoraQ;
+  const double lora = kept_after_forward(job);
+  const double T = 128, h = 128, f = 344, r = 8;
+  const double per_layer = 4 * ((T * h + T) + T * f - T * r);
+  EXPECT_EQ(full - lora, 2 * per_layer + 4 * (T * h + T));
 }
 
 // Ring attention's steps: the forward keeps one output and log-sum-exp however many steps it
