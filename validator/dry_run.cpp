@@ -86,10 +86,12 @@ std::vector<LayerProgramSet> LayerProgramsOf(const JobSpec& job) {
 }
 
 // Group kinds worth printing: size > 1, and the expert groups only for MoE models (otherwise
-// they repeat the dp groups).
+// they repeat the dp groups), the expert TP groups only when etp differs from tp (otherwise they
+// are the tp groups).
 bool Shown(const JobSpec& job, const RankLayout& layout, GroupKind kind) {
   const auto& gs = layout.Groups(kind);
   if (gs.empty() || gs.front().size() < 2) return false;
+  if (kind == GroupKind::kExpertTp) return job.parallel.ExpertTp() != job.parallel.tp;
   return job.model.is_moe() || (kind != GroupKind::kEp && kind != GroupKind::kExpertDp);
 }
 
@@ -112,12 +114,6 @@ Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::st
       ParseJobSpec(plan ? doc["recommendation"]["job"] : doc, context, base_dir, db);
   if (!job.ok()) return job;
   const ParallelSpec& p = job->parallel;
-  if (p.ExpertTp() != p.tp) {
-    return Status::Invalid(StrFormat(
-        "%s: parallelism: field 'etp': %lld differs from tp = %lld; the validator runs expert "
-        "tensor parallelism over the TP group only (etp = tp)",
-        context.c_str(), static_cast<long long>(p.ExpertTp()), static_cast<long long>(p.tp)));
-  }
   const TrainingSpec& t = job->training;
   if (p.ep > 1 && t.moe_dispatcher == MoeDispatcher::kDeepEp) {
     return Status::Invalid(context +

@@ -28,6 +28,7 @@ SimStream MeasuredStream(const RankOp& op) {
     case RankOpKind::kCollective:
       switch (op.group) {
         case GroupKind::kTp:
+        case GroupKind::kExpertTp:
           return SimStream::kTp;
         case GroupKind::kCp:
           return SimStream::kCp;

@@ -5,8 +5,8 @@
 namespace gpuplan {
 namespace {
 
-constexpr std::array<std::string_view, kGroupKindCount> kNames = {"tp", "cp", "dp",
-                                                                  "pp", "ep", "expert_dp"};
+constexpr std::array<std::string_view, kGroupKindCount> kNames = {
+    "tp", "cp", "dp", "pp", "ep", "expert_dp", "expert_tp"};
 
 // Key of the communicator of `kind` that coordinate `c` belongs to: every coordinate except the
 // ones the group spans. Groups are numbered by first appearance in rank order.
@@ -24,6 +24,8 @@ int64_t GroupKey(GroupKind kind, const RankCoord& c, const ParallelSpec& p) {
       return c.expert_tp + p.ExpertTp() * (c.expert_dp + p.ExpertDp() * c.pp);
     case GroupKind::kExpertDp:  // spans expert_dp at one expert TP and ep position
       return c.expert_tp + p.ExpertTp() * (c.ep + p.ep * c.pp);
+    case GroupKind::kExpertTp:  // spans expert_tp at one ep and expert-DP position
+      return c.ep + p.ep * (c.expert_dp + p.ExpertDp() * c.pp);
     case GroupKind::kCount:
       break;
   }

@@ -12,10 +12,10 @@
 namespace gpuplan {
 
 /// The communicator kinds of a plan. Order indexes GroupKindName and RankLayout::groups.
-enum class GroupKind { kTp = 0, kCp, kDp, kPp, kEp, kExpertDp, kCount };
+enum class GroupKind { kTp = 0, kCp, kDp, kPp, kEp, kExpertDp, kExpertTp, kCount };
 inline constexpr int kGroupKindCount = static_cast<int>(GroupKind::kCount);
 
-/// "tp", "cp", "dp", "pp", "ep", "expert_dp".
+/// "tp", "cp", "dp", "pp", "ep", "expert_dp", "expert_tp".
 std::string_view GroupKindName(GroupKind kind);
 
 /// One rank's place. Ranks are ordered as Megatron-LM orders them (parallel_state.py

@@ -18,10 +18,12 @@ struct Dims {
   bool sp, swiglu, moe, split_w;
   bool checkpoint_attn;            // recompute_modules core_attn
   bool discard_norm, discard_act;  // recompute_modules layernorm, moe_act on a MoE layer
-  double f, rows;                  // MLP width and rows (tokens x active experts for MoE)
+  double f;                        // MLP width (an expert's for MoE)
   double lora_rank;                // 0 without LoRA
   double experts;
+  double e;               // expert tensor parallelism (etp <= t, dividing it)
   double routed_rows;     // routed copies of the rank's local tokens (T/t under SP) x top_k
+  double expert_rows;     // the routed rows its local experts run: e x routed_rows, gathered
   double shared_experts;  // shared experts: the dense TP pair around the MLP when > 0
   double local_experts;   // routed experts held by the rank
 };
@@ -50,32 +52,47 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.discard_act = moe && Recomputes(tr, kRecomputeMoeAct);
   d.lora_rank = tr.lora.enabled ? static_cast<double>(tr.lora.rank) : 0.0;
   d.f = static_cast<double>(moe ? m.ExpertFfn() : m.ffn_hidden_size);
-  d.rows = moe ? d.T * static_cast<double>(m.moe_top_k + m.moe_shared_experts) : d.T;
   d.experts = static_cast<double>(m.moe_num_experts);
+  d.e = static_cast<double>(p.ExpertTp());
   d.routed_rows = (d.sp ? d.T / d.t : d.T) * static_cast<double>(m.moe_top_k);
+  d.expert_rows = d.e * d.routed_rows;
   d.shared_experts = static_cast<double>(m.moe_shared_experts);
   d.local_experts = d.experts / static_cast<double>(p.ep);
   return d;
 }
 
 // The MLP's GEMM pairs (fc1, fc2) on this rank: the dense MLP; or a MoE layer's shared experts
-// (one MLP of S x f, Megatron-Core's SharedExpertMLP) and each local routed expert over the
-// copies routed to it (T x top_k gathered rows spread evenly over the local experts), one GEMM
-// each as Transformer Engine's GroupedLinear runs them (the cost model's GroupedGemmPasses).
+// (one MLP of S x f split by t, Megatron-Core's SharedExpertMLP) and each local routed expert,
+// split by etp, over the copies routed to it (the expert TP group's gathered rows spread evenly
+// over the local experts), one GEMM each as Transformer Engine's GroupedLinear runs them (the
+// cost model's GroupedGemmPasses).
 struct MlpPart {
   std::string prefix;  // weight key prefix: "", "shared " or "expert<i> "
   double rows;
-  double width;  // the part's f/t
+  double width;  // the part's f/t (f/etp for a routed expert)
 };
 
 std::vector<MlpPart> MlpParts(const Dims& d) {
-  if (!d.moe) return {{"", d.rows, d.f / d.t}};
+  if (!d.moe) return {{"", d.T, d.f / d.t}};
   std::vector<MlpPart> parts;
   if (d.shared_experts > 0) parts.push_back({"shared ", d.T, d.shared_experts * d.f / d.t});
-  const double rows = (d.rows - d.T * d.shared_experts) / d.local_experts;
   for (int i = 0; i < static_cast<int>(d.local_experts); ++i) {
-    parts.push_back({StrFormat("expert%d ", i), rows, d.f / d.t});
+    parts.push_back({StrFormat("expert%d ", i), d.expert_rows / d.local_experts, d.f / d.e});
   }
+  return parts;
+}
+
+// The MLP activation's pieces, (rows, width): the dense MLP's; or a MoE layer's shared experts'
+// (when it has them) and then its routed experts'.
+struct ActivationPart {
+  double rows, width;
+  bool routed;
+};
+std::vector<ActivationPart> ActivationParts(const Dims& d) {
+  if (!d.moe) return {{d.T, d.f / d.t, false}};
+  std::vector<ActivationPart> parts;
+  if (d.shared_experts > 0) parts.push_back({d.T * d.shared_experts, d.f / d.t, false});
+  parts.push_back({d.expert_rows, d.f / d.e, true});
   return parts;
 }
 
@@ -109,12 +126,11 @@ std::string NormName(const Dims& d, const char* suffix) {
 RankOp PreMlpNormForward(const Dims& d) {
   return Compute(NormName(d, "_fwd"), Rows(d.sp ? d.T / d.t : d.T, d.h));
 }
-// The MLP activation forward over `rows` rows.
-RankOp ActivationForward(const Dims& d, double rows) {
-  return Compute(d.swiglu ? "swiglu_fwd" : "gelu_fwd", Rows(rows, d.f / d.t));
+// The MLP activation forward, or backward, of one of its pieces.
+RankOp Activation(const Dims& d, const ActivationPart& part, bool backward) {
+  return Compute(std::string(d.swiglu ? "swiglu" : "gelu") + (backward ? "_bwd" : "_fwd"),
+                 Rows(part.rows, part.width));
 }
-// Rows of the routed experts' activation: a MoE layer's rows less its shared experts'.
-double RoutedRows(const Dims& d) { return d.rows - d.T * d.shared_experts; }
 
 // A forward op whose outputs no backward reads (RankOp::saved_for_backward) when `saved` is false.
 RankOp Saved(RankOp op, bool saved) {
@@ -154,9 +170,9 @@ void ExpertAllToAll(const JobSpec& job, const Dims& d, const char* name, std::ve
     ops->push_back(Coll(name, GroupKind::kEp, d.routed_rows * d.h * d.act_bytes));
   }
 }
-// The all-gather or reduce-scatter of the routed rows of the expert TP group (under SP).
+// The all-gather or reduce-scatter of the routed rows over the expert TP group (etp > 1).
 void ExpertTpCollective(const Dims& d, const char* name, std::vector<RankOp>* ops) {
-  if (d.sp) ops->push_back(Coll(name, GroupKind::kTp, d.t * d.routed_rows * d.h * d.act_bytes));
+  if (d.e > 1) ops->push_back(Coll(name, GroupKind::kExpertTp, d.expert_rows * d.h * d.act_bytes));
 }
 
 // The rank's attention: its micro-batch, its s/cp tokens, its heads; with CP, the ring's cp
@@ -283,13 +299,11 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
     AdapterForward(d, Adapters(job, d, Linear::kFc1, &part), ops);
   }
   const bool fc2_input_saved = !lora || (targets & kLoraDown) != 0;
-  if (d.discard_act) {  // the shared experts' activation is kept, the routed experts' is not
-    if (d.shared_experts > 0) {
-      ops->push_back(Saved(ActivationForward(d, d.T * d.shared_experts), fc2_input_saved));
-    }
-    ops->push_back(WithRole(ActivationForward(d, RoutedRows(d)), RecomputeRole::kDiscard));
-  } else {
-    ops->push_back(Saved(ActivationForward(d, d.rows), fc2_input_saved));
+  for (const ActivationPart& part : ActivationParts(d)) {
+    // moe_act discards the routed experts' activation output, not the shared experts'.
+    const bool discarded = part.routed && d.discard_act;
+    ops->push_back(WithRole(Saved(Activation(d, part, false), fc2_input_saved),
+                            discarded ? RecomputeRole::kDiscard : RecomputeRole::kNone));
   }
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc2", Gemm(part.rows, d.h, part.width)));
@@ -337,15 +351,17 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   } else {
     TpGather(d, ops);  // backward of the reduce-scatter after FC2
   }
-  if (d.discard_act) {
-    ops->push_back(WithRole(ActivationForward(d, RoutedRows(d)), RecomputeRole::kRerun));
+  for (const ActivationPart& part : ActivationParts(d)) {
+    if (part.routed && d.discard_act) {
+      ops->push_back(WithRole(Activation(d, part, false), RecomputeRole::kRerun));
+    }
   }
   for (const MlpPart& part : parts) {
     ops->push_back(Compute("gemm " + part.prefix + "fc2 dgrad", Gemm(part.rows, part.width, d.h)));
     if (wgrad) ops->push_back(Wgrad(part.prefix + "fc2", part.rows, d.h, part.width));
     AdapterBackward(d, Adapters(job, d, Linear::kFc2, &part), adapter_wgrad, ops);
   }
-  ops->push_back(Compute(d.swiglu ? "swiglu_bwd" : "gelu_bwd", Rows(d.rows, d.f / d.t)));
+  for (const ActivationPart& part : ActivationParts(d)) ops->push_back(Activation(d, part, true));
   for (const MlpPart& part : parts) {
     ops->push_back(
         Compute("gemm " + part.prefix + "fc1 dgrad", Gemm(part.rows, d.h, UpWidth(d, part))));

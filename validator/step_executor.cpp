@@ -29,6 +29,7 @@ double Now() {
 double& CommPhase(GroupKind group, TimeBreakdown* phases) {
   switch (group) {
     case GroupKind::kTp:
+    case GroupKind::kExpertTp:  // the cost model charges expert TP as TP time
       return phases->tp_comm;
     case GroupKind::kCp:
       return phases->cp_comm;

@@ -35,7 +35,8 @@ TEST(RankLayout, EveryRankIsInExactlyOneGroupOfEachKindOfTheRightSize) {
                                .seq_len = 4096,
                                .sequence_parallel = true});
   const RankLayout l = MakeRankLayout(job);
-  const int64_t sizes[kGroupKindCount] = {2, 2, 16, 2, 4, 4};  // tp cp dp(x cp) pp ep expert_dp
+  // tp cp dp(x cp) pp ep expert_dp expert_tp
+  const int64_t sizes[kGroupKindCount] = {2, 2, 16, 2, 4, 4, 2};
   for (int k = 0; k < kGroupKindCount; ++k) {
     const auto kind = static_cast<GroupKind>(k);
     std::multiset<int64_t> seen;
@@ -57,6 +58,20 @@ TEST(RankLayout, EveryRankIsInExactlyOneGroupOfEachKindOfTheRightSize) {
               l.ranks[static_cast<size_t>(g.back())].node);
   }
   EXPECT_EQ(l.GroupOf(GroupKind::kTp, 5), 2);
+  // With etp = tp the expert TP groups are the TP groups.
+  EXPECT_EQ(l.Groups(GroupKind::kExpertTp), l.Groups(GroupKind::kTp));
+}
+
+// Expert TP below TP (MoE Parallel Folding): TP4 with ETP1 over EP8 on 32 ranks (dp 8). Each
+// expert rank is its own expert TP group; an EP group takes 8 consecutive ranks, two TP groups.
+TEST(RankLayout, ExpertTensorParallelismFoldsBelowTheTpGroup) {
+  const RankLayout l = MakeRankLayout(FoldedMoeJob(1));
+  EXPECT_EQ(l.Groups(GroupKind::kExpertTp).size(), 32u);
+  EXPECT_EQ(l.Groups(GroupKind::kEp).front(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(l.Groups(GroupKind::kExpertDp).front(), (std::vector<int64_t>{0, 8, 16, 24}));
+  const RankLayout two = MakeRankLayout(FoldedMoeJob(2));
+  EXPECT_EQ(two.Groups(GroupKind::kExpertTp).front(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(two.Groups(GroupKind::kEp).front(), (std::vector<int64_t>{0, 2, 4, 6, 8, 10, 12, 14}));
 }
 
 }  // namespace

@@ -154,6 +154,36 @@ TEST(RankProgram, MoeLayerDispatchesLocalTokens) {
   EXPECT_EQ(Count(bwd, "alltoall dispatch (grad)"), 1);
 }
 
+// Expert TP below TP (etp < tp, MoE Parallel Folding): the routed copies of the rank's T/t local
+// tokens are all-gathered over the expert TP group only (none with etp 1), and each expert's
+// GEMMs are split by etp, not tp; the shared expert keeps the TP split. Mixtral (8 experts) at
+// TP4 with sequence parallelism, EP8, 4,096 tokens.
+TEST(RankProgram, MoeLayerSplitsItsExpertsByExpertTp) {
+  const std::vector<RankOp> fwd = LayerProgram(FoldedMoeJob(1), PassKind::kForward, true);
+  EXPECT_EQ(Count(fwd, "all_gather routed"), 0);
+  // One local expert over the 1,024 x top_k 2 routed copies, FC1 to 2 x 14,336 whole.
+  int fc1 = 0;
+  for (const RankOp& op : fwd) {
+    if (op.name == "gemm expert0 fc1") {
+      ++fc1;
+      EXPECT_EQ(op.shape, "2048 x 28672 x 4096");
+    }
+    if (op.name == "swiglu_fwd") {
+      EXPECT_EQ(op.shape, "2048 x 14336");
+    }
+  }
+  EXPECT_EQ(fc1, 1);
+  for (const RankOp& op : LayerProgram(FoldedMoeJob(2), PassKind::kForward, true)) {
+    if (op.name == "all_gather routed") {
+      EXPECT_EQ(op.group, GroupKind::kExpertTp);
+      EXPECT_EQ(op.bytes, 2.0 * 1024 * 2 * 4096 * 2);  // etp x T/t x top_k rows of h, bf16
+    }
+    if (op.name == "gemm expert0 fc1") {
+      EXPECT_EQ(op.shape, "4096 x 14336 x 4096");
+    }
+  }
+}
+
 // A MoE layer's routed experts run as the cost model times them (GroupedGemmPasses): one GEMM
 // per local expert, over its own weights, on the T x top_k routed rows spread over the rank's
 // experts; every expert has its data- and weight-gradient GEMMs.

@@ -64,6 +64,11 @@ TEST(CommExecutor, Pp2Vpp2Interleaved) {
 }
 TEST(CommExecutor, Cp2) { RunPlan(Small({.cp = 2})); }
 TEST(CommExecutor, Ep2Moe) { RunPlan(Small({.dp = 2, .ep = 2, .model = "mixtral-8x7b"})); }
+// Expert TP below TP: TP2 with sequence parallelism, each expert rank its own expert TP group.
+TEST(CommExecutor, Tp2Ep2Etp1Moe) {
+  RunPlan(Small(
+      {.tp = 2, .dp = 2, .ep = 2, .model = "mixtral-8x7b", .sequence_parallel = true, .etp = 1}));
+}
 TEST(CommExecutor, Tp2Dp2) { RunPlan(Small({.tp = 2, .dp = 2, .sequence_parallel = true}), 1); }
 TEST(CommExecutor, Pp2Dp2) { RunPlan(Small({.dp = 2, .pp = 2}), 1); }
 TEST(CommExecutor, Pp2Vpp2Tp2) {

@@ -17,6 +17,7 @@ struct TestLayout {
   const char* model = "llama3-8b";
   int64_t seq_len = 2048;
   bool sequence_parallel = false;
+  int64_t etp = 0;  ///< expert TP; 0: tp
 };
 
 /// 8 GPUs per node (fewer when the job is smaller), micro-batch 1, 8 micro-batches per DP rank.
@@ -38,10 +39,23 @@ inline JobSpec TestJob(const TestLayout& l) {
   job.parallel.ep = l.ep;
   job.parallel.vpp = l.vpp;
   job.parallel.sequence_parallel = l.sequence_parallel;
+  job.parallel.etp = l.etp;
   job.parallel.schedule = l.schedule;
   const Status st = ValidateJob(job, BuiltinDb());
   EXPECT_TRUE(st.ok()) << st.message();
   return job;
+}
+
+/// Mixtral 8x7B at TP4 with sequence parallelism, DP8 and EP8 (32 ranks), 4,096 tokens, with
+/// expert tensor parallelism `etp` (MoE Parallel Folding when below 4).
+inline JobSpec FoldedMoeJob(int64_t etp) {
+  return TestJob({.tp = 4,
+                  .dp = 8,
+                  .ep = 8,
+                  .model = "mixtral-8x7b",
+                  .seq_len = 4096,
+                  .sequence_parallel = true,
+                  .etp = etp});
 }
 
 /// A tiny Llama-style model (h 128, SwiGLU 344, 4 heads, 2 KV heads, untied vocabulary 4096) of
