@@ -339,7 +339,9 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
     rerun_.clear();
     rerun_layer_ = site.layer;
   }
-  if (op.recompute == RecomputeRole::kRerun) {
+  // A re-run op, or a layer's forward run again inside a backward pass (full recompute).
+  if (op.recompute == RecomputeRole::kRerun ||
+      (!forward_pass && site.layer >= 0 && site.layer_program == PassKind::kForward)) {
     keep_in_ = &rerun_;
   } else if (forward_pass && (op.recompute == RecomputeRole::kDiscard || !op.saved_for_backward)) {
     keep_in_ = nullptr;  // read by the next op, then freed
@@ -357,9 +359,8 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
       saved_[saving_for_].push_back(std::move(input).value());
     }
   } else {
-    // Forward outputs, and those of a recomputation inside a backward, wait for the backward.
-    const bool keep = forward_pass || (site.layer >= 0 && site.layer_program == PassKind::kForward);
-    keep_in_ = keep ? &saved_[saving_for_] : nullptr;
+    keep_in_ =
+        forward_pass ? &saved_[saving_for_] : nullptr;  // forward outputs wait for the backward
   }
   running_ = &op;
   Status st = Status::Ok();

@@ -134,9 +134,9 @@ struct ComputeOpArgs {
 /// many gradients. In a forward pass every op's outputs (Output) are kept until the end of the
 /// backward of the same micro-batch and chunk (the weight-gradient pass when the schedule splits
 /// the backward), unless no backward reads them (RankOp::saved_for_backward: then until the next
-/// op ends); with full recompute only each layer's input is kept and the recomputation's
-/// outputs live until that backward ends. An op a selective recomputation discards
-/// (RecomputeRole::kDiscard) keeps its outputs only until the next op ends; a checkpointed
+/// op ends); with full recompute only each layer's input is kept, and the outputs of its forward
+/// run again in the backward live until that layer's backward ends. An op a selective recomputation
+/// discards (RecomputeRole::kDiscard) keeps its outputs only until the next op ends; a checkpointed
 /// attention (kCheckpoint) keeps its output but not its log-sum-exp; a re-run in the backward
 /// (kRerun, named "<op> (recompute)", run as <op>) keeps its outputs until the backward of its
 /// layer ends. Backward outputs live until the next op ends (they are

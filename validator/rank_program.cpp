@@ -446,10 +446,17 @@ std::vector<LayerOp> ExpandLayers(const JobSpec& job, int64_t stage, const Progr
                                   const RankOp& op) {
   std::vector<LayerOp> out;
   const int64_t first = ChunkFirstLayer(job, stage, step.pass.chunk);
+  const bool recompute =
+      op.layers_pass == PassKind::kBackward && job.training.recompute == Recompute::kFull;
   for (int64_t layer = first; layer < first + op.count; ++layer) {
     const bool moe = job.model.is_moe() && layer >= job.model.moe_first_dense_layers;
+    if (recompute) {
+      for (RankOp& inner : LayerProgram(job, PassKind::kForward, moe)) {
+        out.push_back({layer, std::move(inner), PassKind::kForward});
+      }
+    }
     for (RankOp& inner : LayerProgram(job, op.layers_pass, moe)) {
-      out.push_back({layer, std::move(inner)});
+      out.push_back({layer, std::move(inner), op.layers_pass});
     }
   }
   return out;
@@ -524,10 +531,9 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
         ops.push_back(Compute("gemm lm_head dgrad", Gemm(d.T, d.h, vocab / d.t)));
         if (!lora) ops.push_back(Compute("gemm lm_head wgrad", Gemm(vocab / d.t, d.h, d.T)));
       }
-      if (full_recompute) {
-        ops.push_back(layers_op(pass.chunk, PassKind::kForward, "forward (recompute)"));
-      }
-      ops.push_back(layers_op(pass.chunk, PassKind::kBackward, "backward"));
+      ops.push_back(
+          layers_op(pass.chunk, PassKind::kBackward,
+                    full_recompute ? "backward, each after its forward again" : "backward"));
       // A frozen (LoRA) embedding and LM head get no weight gradient.
       if (vs == 0 && !lora) ops.push_back(Compute("embedding_bwd", Rows(d.T, d.h)));
       if (vs > 0) ops.push_back(p2p(RankOpKind::kSend, "send gradient", prev));

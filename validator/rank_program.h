@@ -49,8 +49,8 @@ struct RankOp {
   int64_t peer = -1;                 ///< kSend / kRecv: the other rank
   double bytes = 0;                  ///< kCollective: nccl-tests size; kSend/kRecv: message
   int64_t count = 1;                 ///< repeats (e.g. gradient buckets, CP ring steps)
-  /// kLayers: which LayerProgram the layers run (kForward also inside a backward pass: the
-  /// recomputation of full activation recompute).
+  /// kLayers: which LayerProgram the layers run (a backward one under full recompute runs each
+  /// layer's forward again first: ExpandLayers).
   PassKind layers_pass = PassKind::kForward;
   RecomputeRole recompute = RecomputeRole::kNone;  ///< kCompute only
   /// kCompute in a forward: false when no backward reads its outputs, only the next op (under
@@ -94,11 +94,14 @@ std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_lay
 struct LayerOp {
   int64_t layer = 0;
   RankOp op;
+  /// The LayerProgram the op comes from: kForward inside a backward pass is full recompute.
+  PassKind layer_program = PassKind::kForward;
 };
 
 /// The ops of layer run `op` (kLayers) of `step` on pipeline stage `stage`: LayerProgram of
 /// op.layers_pass for each of its layers in order, MoE layers after the model's leading dense
-/// ones.
+/// ones. Under full recompute a backward layer runs its forward again first (Megatron-LM's
+/// checkpointed layers re-run each layer's forward just before its backward).
 std::vector<LayerOp> ExpandLayers(const JobSpec& job, int64_t stage, const ProgramStep& step,
                                   const RankOp& op);
 

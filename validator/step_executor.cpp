@@ -159,7 +159,7 @@ Expected<StepRunResult> RunStep(const JobSpec& job, const std::vector<ProgramSte
             if (inner.op.kind == RankOpKind::kCollective) {
               GPUPLAN_RETURN_IF_ERROR(collective(inner.op));
             } else if (inner.op.kind == RankOpKind::kCompute) {
-              const OpSite site{step.pass, inner.layer, op.layers_pass};
+              const OpSite site{step.pass, inner.layer, inner.layer_program};
               GPUPLAN_RETURN_IF_ERROR(compute(inner.op, site, compute_phase));
             }
             record(inner.op, step, inner.layer, t0, -1);

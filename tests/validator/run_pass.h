@@ -18,7 +18,7 @@ inline void RunPass(RankCompute& c, const JobSpec& job, const ProgramStep& step)
     } else if (op.kind == RankOpKind::kLayers) {
       for (const LayerOp& inner : ExpandLayers(job, 0, step, op)) {
         if (inner.op.kind != RankOpKind::kCompute) continue;
-        const Status st = c.Run(inner.op, OpSite{step.pass, inner.layer, op.layers_pass});
+        const Status st = c.Run(inner.op, OpSite{step.pass, inner.layer, inner.layer_program});
         ASSERT_TRUE(st.ok()) << inner.op.name << ": " << st.message();
       }
     }
