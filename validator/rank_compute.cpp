@@ -359,8 +359,11 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
       saved_[saving_for_].push_back(std::move(input).value());
     }
   } else {
-    keep_in_ =
-        forward_pass ? &saved_[saving_for_] : nullptr;  // forward outputs wait for the backward
+    // Forward outputs wait for the backward; a layer's for its weight-gradient pass if split.
+    const bool split = GetScheduleInfo(job_.parallel.schedule).splits_backward;
+    keep_in_ = !forward_pass              ? nullptr
+               : split && site.layer >= 0 ? &saved_for_w_[saving_for_]
+                                          : &saved_[saving_for_];
   }
   running_ = &op;
   Status st = Status::Ok();
@@ -382,10 +385,8 @@ void RankCompute::EndPass(const PipelinePass& pass) {
   rerun_.clear();
   rerun_layer_ = -1;
   checkpointed_layer_ = -1;
-  const bool split = GetScheduleInfo(job_.parallel.schedule).splits_backward;
-  if (pass.kind == (split ? PassKind::kWeightGrad : PassKind::kBackward)) {
-    saved_.erase({pass.microbatch, pass.chunk});
-  }
+  if (pass.kind == PassKind::kBackward) saved_.erase({pass.microbatch, pass.chunk});
+  if (pass.kind == PassKind::kWeightGrad) saved_for_w_.erase({pass.microbatch, pass.chunk});
 }
 
 }  // namespace gpuplan

@@ -132,8 +132,10 @@ struct ComputeOpArgs {
 /// Memory: after Init the rank's parameters, one buffer of which every weight its program uses
 /// (GEMM weights, norm weights and biases, the embedding, an untied LM head) is a slice, and as
 /// many gradients. In a forward pass every op's outputs (Output) are kept until the end of the
-/// backward of the same micro-batch and chunk (the weight-gradient pass when the schedule splits
-/// the backward), unless no backward reads them (RankOp::saved_for_backward: then until the next
+/// backward of the same micro-batch and chunk (a layer op's until the weight-gradient pass when
+/// the schedule splits the backward; the embedding's, final norm's, LM head's and loss's, whose
+/// weight gradients the backward pass computes, until that pass ends), unless no backward reads
+/// them (RankOp::saved_for_backward: then until the next
 /// op ends); with full recompute only each layer's input is kept, and the outputs of its forward
 /// run again in the backward live until that layer's backward ends. An op a selective recomputation
 /// discards (RecomputeRole::kDiscard) keeps its outputs only until the next op ends; a checkpointed
@@ -239,8 +241,9 @@ class RankCompute : public ComputeBackend {
   /// Whether weight `key` is trained: every weight, or under LoRA the adapters' ("... lora_a",
   /// "... lora_b").
   bool Trainable(const std::string& key) const;
-  /// Buffers kept for the backward of (micro-batch, chunk).
-  std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_;
+  /// Buffers kept for the backward of (micro-batch, chunk): until its backward pass ends, or a
+  /// layer op's (saved_for_w_) until its weight-gradient pass when the schedule splits them.
+  std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_, saved_for_w_;
   std::vector<MemoryArena::Buffer> transient_;    // outputs of the op running now
   std::vector<MemoryArena::Buffer> previous_;     // those of the op before it: this op's input
   std::vector<MemoryArena::Buffer> temporaries_;  // the running op's own scratch (Temporary)
