@@ -220,15 +220,16 @@ Expected<void*> RankCompute::Output(size_t bytes) {
   return out;
 }
 
-Status RankCompute::ParseGemm(const RankOp& op, int64_t layer, ComputeOpArgs* args) {
+Status RankCompute::ParseGemm(const RankOp& op, const std::string& name, int64_t layer,
+                              ComputeOpArgs* args) {
   long long m = 0, n = 0, k = 0;
   if (std::sscanf(op.shape.c_str(), "%lld x %lld x %lld", &m, &n, &k) != 3 || m < 1 || n < 1 ||
       k < 1) {
     return BadShape(op, "'m x n x k'");
   }
   ComputeOpArgs::Gemm& g = args->gemm;
-  g = {m, n, k, EndsWith(op.name, " dgrad"), EndsWith(op.name, " wgrad")};
-  std::string key = op.name.substr(5, op.name.size() - 5 - (g.dgrad || g.wgrad ? 6 : 0));
+  g = {m, n, k, EndsWith(name, " dgrad"), EndsWith(name, " wgrad")};
+  std::string key = name.substr(5, name.size() - 5 - (g.dgrad || g.wgrad ? 6 : 0));
   // The LM head is the embedding matrix when they are tied (ParamsPerGpu counts it once).
   if (key == "lm_head" && job_.model.tied_embeddings) key = "embedding";
   if (g.wgrad && !Trainable(key)) {
@@ -249,7 +250,7 @@ Expected<ComputeOpArgs> RankCompute::Parse(const RankOp& op, int64_t layer) {
                                : op.name;
   ComputeOpArgs args;
   if (name.rfind("gemm ", 0) == 0) {
-    GPUPLAN_RETURN_IF_ERROR(ParseGemm(op, layer, &args));
+    GPUPLAN_RETURN_IF_ERROR(ParseGemm(op, name, layer, &args));
     return args;
   }
   args.backward = EndsWith(name, "_bwd");
@@ -360,10 +361,9 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
     }
   } else {
     // Forward outputs wait for the backward; a layer's for its weight-gradient pass if split.
-    const bool split = GetScheduleInfo(job_.parallel.schedule).splits_backward;
-    keep_in_ = !forward_pass              ? nullptr
-               : split && site.layer >= 0 ? &saved_for_w_[saving_for_]
-                                          : &saved_[saving_for_];
+    keep_in_ = !forward_pass                        ? nullptr
+               : split_backward_ && site.layer >= 0 ? &saved_for_w_[saving_for_]
+                                                    : &saved_[saving_for_];
   }
   running_ = &op;
   Status st = Status::Ok();

@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "kernels/norm_kind.h"
 #include "kernels/tensor_shapes.h"
+#include "simulator/pipeline_schedule.h"
 #include "simulator/job.h"
 #include "validator/compute_backend.h"
 
@@ -185,7 +186,11 @@ class RankCompute : public ComputeBackend {
   };
   RankCompute(const JobSpec& job, int64_t dp_index, std::unique_ptr<BufferAllocator> allocator,
               ElementBytes bytes)
-      : job_(job), dp_index_(dp_index), bytes_(bytes), arena_(std::move(allocator)) {}
+      : job_(job),
+        dp_index_(dp_index),
+        bytes_(bytes),
+        arena_(std::move(allocator)),
+        split_backward_(GetScheduleInfo(job.parallel.schedule).splits_backward) {}
 
   /// Assigns the weights of `program` (RankProgram of pipeline `stage`), the trainable ones first,
   /// allocates the parameters (InitParameters writes them) and zeroed gradients of the trainable
@@ -225,13 +230,15 @@ class RankCompute : public ComputeBackend {
 
  private:
   Status RegisterWeights(const RankOp& op, int64_t layer);
-  /// "gemm <w>[ dgrad| wgrad]" of shape "m x n x k" and the slice of <w>.
-  Status ParseGemm(const RankOp& op, int64_t layer, ComputeOpArgs* args);
+  /// "gemm <w>[ dgrad| wgrad]" (`name`: the op's name less a re-run's suffix) of shape
+  /// "m x n x k" and the slice of <w>.
+  Status ParseGemm(const RankOp& op, const std::string& name, int64_t layer, ComputeOpArgs* args);
 
   JobSpec job_;
   int64_t dp_index_ = 0;
   ElementBytes bytes_;
   MemoryArena arena_;
+  bool split_backward_;  // the schedule runs weight gradients in their own pass (ZB-H1)
   MemoryArena::Buffer params_, grads_;
   std::map<std::pair<int64_t, std::string>, std::pair<size_t, size_t>> weights_;  // offset, size
   size_t next_weight_ = 0;
