@@ -17,23 +17,25 @@ DeviceRates WithoutCommSms(const DeviceRates& r) {
 
 // TE "ring_exchange" all-gather + GEMM of (m x k) * (k x n): tp row chunks of m / tp; while chunk
 // i is multiplied, chunk i + 1 arrives from the ring neighbour (a copy of m / tp x k elements);
-// the last chunk has nothing left to receive.
+// the last chunk has nothing left to receive. A chunk takes its share of the whole GEMM (the
+// chunks share waves across TE's compute streams; tp_overlap.h).
 double RingExchangeSeconds(const DeviceRates& r, double m, double n, double k,
                            const GroupLink& link, double act_bytes) {
   const double tp = link.ranks;
-  const double chunk = GemmSeconds(r, m / tp, n, k);
+  const double chunk = GemmSeconds(r, m, n, k) / tp;
   const double copy = CollectiveSeconds(Collective::kSendRecv, m / tp * k * act_bytes, link);
   return (tp - 1.0) * std::max(chunk, copy) + chunk;
 }
 
 // TE "pipeline" GEMM + reduce-scatter of the (m x n) output: kTpOverlapPipelineSplits row chunks
-// on the SMs the reduce-scatter kernels leave; chunk i is reduce-scattered while chunk i + 1 is
-// multiplied (a two-stage pipeline: first GEMM, then the slower stage per chunk, then the last
-// reduce-scatter).
+// on the SMs the reduce-scatter kernels leave, each its share of the whole narrowed GEMM (as in
+// RingExchangeSeconds); chunk i is reduce-scattered while
+// chunk i + 1 is multiplied (a two-stage pipeline: first GEMM, then the slower stage per chunk,
+// then the last reduce-scatter).
 double PipelineSeconds(const DeviceRates& narrow, double m, double n, double k,
                        const GroupLink& link, double act_bytes) {
   const double splits = kTpOverlapPipelineSplits;
-  const double gemm = GemmSeconds(narrow, m / splits, n, k);
+  const double gemm = GemmSeconds(narrow, m, n, k) / splits;
   const double rs = CollectiveSeconds(Collective::kReduceScatter, m / splits * n * act_bytes, link);
   return gemm + (splits - 1.0) * std::max(gemm, rs) + rs;
 }

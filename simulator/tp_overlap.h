@@ -14,6 +14,14 @@
 //  - "bulk" (QKV and FC1 backward): the all-gather of the layer input for the weight gradient
 //    runs beside the data-gradient GEMM, and the reduce-scatter of the data gradient beside the
 //    weight-gradient GEMM, each on kTpOverlapCommSms SMs.
+// The chunk GEMMs of "ring_exchange" and "pipeline" run on three streams, chunk i on stream
+// i mod 3 (NVTE_COMM_OVERLAP_MAX_STREAMS; comm_gemm_overlap.cpp split_overlap_ag and
+// split_overlap_rs), each waiting only for its own input rows: consecutive chunks run at once, so
+// a chunk's last partial wave of tiles is filled by the next chunk's, and the chunks together
+// take what the whole GEMM takes on the same SMs. A chunk is priced as its share of that, not as
+// a small GEMM of its own. torch's async TP (SymmetricMemory micro-pipelining, torchtitan) does the
+// same on two streams, "greatly reducing quantization inefficiency"
+// (torch/distributed/_symmetric_memory/__init__.py, _pipelined_multi_all_gather_and_consume).
 #pragma once
 
 #include <cstdint>

@@ -498,7 +498,8 @@ TEST(Golden, MicrobatchesInFlight) {
 // ring exchange = tp row chunks, chunk i + 1 copied while chunk i is multiplied; pipeline = 4
 // row chunks on the SMs 16 reduce-scatter SMs leave, chunk i reduce-scattered while chunk i + 1
 // is multiplied; bulk = the collective beside a whole GEMM on those SMs. Shapes are chosen so that
-// every GEMM fills whole waves of 32 (or, narrowed, 16) SMs: its time is FLOPs / rate.
+// every GEMM and every chunk fills whole waves of 32 (or, narrowed, 16) SMs: its time is
+// FLOPs / rate (the next test prices chunks that do not).
 TEST(Golden, TransformerEngineTpOverlap) {
   DeviceRates r;
   r.matmul_flops_per_s = 100e12;
@@ -552,6 +553,40 @@ TEST(Golden, TransformerEngineTpOverlap) {
   EXPECT_NEAR(TpOverlapForward(r, attention, tp, e).overlapped, ring(1536, h) + pipeline(1024),
               1e-12);
   EXPECT_DOUBLE_EQ(TpOverlapBufferBytes(kTpOverlapUserBuffers, T, h, e), 12 * T * h * e);
+}
+
+// The chunk GEMMs of a ring exchange or a pipeline run on TE's three compute streams, chunk i on
+// stream i mod 3 (comm_gemm_overlap.cpp split_overlap_ag / split_overlap_rs), so a chunk too small
+// to fill the SMs shares its waves with the next one: the chunks together take what the whole
+// GEMM takes. At 512 tokens on TP4 a QKV chunk is 128 x 1536, 12 tiles of 128 x 128 on 32 SMs
+// (a wave 37.5% full); the four chunks' 48 tiles fill two waves 75%, half the time of four
+// chunks a wave each.
+TEST(Golden, TransformerEngineTpOverlapChunksShareTheWaves) {
+  DeviceRates r;
+  r.matmul_flops_per_s = 100e12;
+  r.memory_bytes_per_s = 1e30;
+  r.sm_count = 32;
+  r.kernel_overhead_s = 0;
+  r.gemm_fill_depth = 0;
+  GroupLink tp;
+  tp.ranks = 4;
+  tp.ranks_per_node = 4;
+  tp.intra_bytes_per_s = 100e9;
+  const double T = 512, h = 4096, e = 2;
+  const double call = kCollectiveBaseLatencySeconds;
+  const double copy = call + T / 4 * h * e / 100e9;                // 20.5 us
+  const double rs_chunk = call + T / 4 * h * e * 3.0 / 4 / 100e9;  // 17.9 us
+  const double qkv = 2 * T * 1536 * h / (100e12 * 0.75);           // 48 tiles in 2 waves of 32
+  ASSERT_GT(qkv / 4, copy);  // the copies hide behind the chunks
+  // The projection on 16 SMs (half the rate): 4 x 32 tiles, whole waves.
+  const double proj = 2 * T * h * 1024 / 50e12;
+  ASSERT_GT(proj / 4, rs_chunk);
+  const TpOverlapGemms attention{T, h, 1536, 1024, 0, 0};
+  const TpOverlapPass fwd = TpOverlapForward(r, attention, tp, e);
+  EXPECT_NEAR(fwd.overlapped, qkv + proj + rs_chunk, 1e-12);
+  // The ring exchange adds nothing to the un-split QKV GEMM; the projection pays its narrowed
+  // SMs and its last reduce-scatter chunk.
+  EXPECT_NEAR(fwd.Extra(), proj - 2 * T * h * 1024 / 100e12 + rs_chunk, 1e-12);
 }
 
 // FlashAttention-3 paper (Shah et al. 2024), "Attention forward speed, head dim 128 (H100 80GB
