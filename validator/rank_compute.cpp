@@ -359,11 +359,18 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
       if (!input.ok()) return input.status();
       saved_[saving_for_].push_back(std::move(input).value());
     }
+  } else if (forward_pass && site.layer < 0 && past_layers_) {
+    keep_in_ = &saved_head_[saving_for_];  // read by the LM head's backward
   } else {
     // Forward outputs wait for the backward; a layer's for its weight-gradient pass if split.
     keep_in_ = !forward_pass                        ? nullptr
                : split_backward_ && site.layer >= 0 ? &saved_for_w_[saving_for_]
                                                     : &saved_[saving_for_];
+  }
+  if (site.layer >= 0) {
+    past_layers_ = true;
+    // The LM head's backward has run: the loss's gradient and the head's input are read.
+    if (!forward_pass) saved_head_.erase(saving_for_);
   }
   running_ = &op;
   Status st = Status::Ok();
@@ -382,10 +389,14 @@ Status RankCompute::Run(const RankOp& op, const OpSite& site) {
 
 void RankCompute::EndPass(const PipelinePass& pass) {
   previous_.clear();  // the pass's last output has gone to the next stage or the optimizer
+  past_layers_ = false;
   rerun_.clear();
   rerun_layer_ = -1;
   checkpointed_layer_ = -1;
-  if (pass.kind == PassKind::kBackward) saved_.erase({pass.microbatch, pass.chunk});
+  if (pass.kind == PassKind::kBackward) {
+    saved_.erase({pass.microbatch, pass.chunk});
+    saved_head_.erase({pass.microbatch, pass.chunk});
+  }
   if (pass.kind == PassKind::kWeightGrad) saved_for_w_.erase({pass.microbatch, pass.chunk});
 }
 

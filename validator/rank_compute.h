@@ -17,8 +17,8 @@
 #include "common/status.h"
 #include "kernels/norm_kind.h"
 #include "kernels/tensor_shapes.h"
-#include "simulator/pipeline_schedule.h"
 #include "simulator/job.h"
+#include "simulator/pipeline_schedule.h"
 #include "validator/compute_backend.h"
 
 namespace gpuplan {
@@ -249,8 +249,12 @@ class RankCompute : public ComputeBackend {
   /// "... lora_b").
   bool Trainable(const std::string& key) const;
   /// Buffers kept for the backward of (micro-batch, chunk): until its backward pass ends, or a
-  /// layer op's (saved_for_w_) until its weight-gradient pass when the schedule splits them.
-  std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_, saved_for_w_;
+  /// layer op's (saved_for_w_) until its weight-gradient pass when the schedule splits them;
+  /// those of the ops after the last layer (saved_head_: the final norm's output, the loss's
+  /// gradient) until the backward pass reaches its layers, the LM head's backward done.
+  std::map<std::pair<int64_t, int64_t>, std::vector<MemoryArena::Buffer>> saved_, saved_for_w_,
+      saved_head_;
+  bool past_layers_ = false;                      // the pass running now has run a layer op
   std::vector<MemoryArena::Buffer> transient_;    // outputs of the op running now
   std::vector<MemoryArena::Buffer> previous_;     // those of the op before it: this op's input
   std::vector<MemoryArena::Buffer> temporaries_;  // the running op's own scratch (Temporary)

@@ -518,7 +518,9 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
       ops.push_back(layers_op(pass.chunk, PassKind::kForward, "forward"));
       if (vs == last_virtual) {
         ops.push_back(Saved(Compute(NormName(d, "_fwd"), Rows(d.T, d.h)), !lora));
-        ops.push_back(Compute("gemm lm_head", Gemm(d.T, vocab / d.t, d.h)));
+        // The logits are the loss's input only: it writes their gradient (Megatron-LM's
+        // vocabulary-parallel cross entropy keeps its own fp32 softmax, not the logits).
+        ops.push_back(Saved(Compute("gemm lm_head", Gemm(d.T, vocab / d.t, d.h)), false));
         ops.push_back(Compute("cross_entropy", Rows(d.T, vocab / d.t)));
         // Vocabulary-parallel loss: max and sum of the logits across TP (Megatron).
         if (p.tp > 1) ops.push_back(Coll("all_reduce loss max, sum", GroupKind::kTp, 2 * d.T * 4));
