@@ -325,7 +325,7 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
   sub->add_option("--recompute", o->recompute, "none | selective | full");
   sub->add_option("--recompute-modules", o->recompute_modules,
                   "With --recompute selective: what it re-runs, core_attn (default) layernorm "
-                  "moe_act (Megatron-Core --recompute-modules; docs/JOB_SPEC.md)");
+                  "moe_act mlp (Megatron-Core --recompute-modules; docs/JOB_SPEC.md)");
   sub->add_option("--attention", o->attention, "flash | unfused");
   sub->add_flag("--grad-reduce-bf16", o->grad_reduce_bf16,
                 "Accumulate and reduce the main gradients in bf16, 2 bytes (Megatron "

@@ -256,15 +256,24 @@ std::vector<std::string> LayoutAssumptions(const Plan& plan) {
   if (tr.recompute == Recompute::kSelective && tr.recompute_modules != kRecomputeCoreAttn) {
     const bool norm = (tr.recompute_modules & kRecomputeLayernorm) != 0;
     const bool act = (tr.recompute_modules & kRecomputeMoeAct) != 0;
-    const std::string what = std::string("each MoE layer's ") +
-                             (norm ? "pre-MLP norm output" : "") + (norm && act ? " and " : "") +
-                             (act ? "routed experts' activation output" : "");
+    const bool mlp = (tr.recompute_modules & kRecomputeMlp) != 0;
+    std::string what;
+    if (norm || act) {
+      what = std::string("each MoE layer's ") + (norm ? "pre-MLP norm output" : "") +
+             (norm && act ? " and " : "") + (act ? "routed experts' activation output" : "") +
+             (norm && act ? " are" : " is") +
+             " discarded after use and re-run in the backward as a memory-bound pass";
+    }
+    if (mlp) {
+      what += std::string(what.empty() ? "" : "; ") +
+              "each dense layer's MLP is checkpointed: only its input is kept, and its forward "
+              "(the pre-MLP norm, FC1, activation, FC2 and their TP collectives) runs again "
+              "before its backward";
+    }
     out.push_back(
         "Assumed for the recomputed modules: Megatron-Core --recompute-granularity selective "
         "--recompute-modules " +
         RecomputeModulesName(tr.recompute_modules, " ") + "; " + what +
-        (norm && act ? " are" : " is") +
-        " discarded after use and re-run in the backward as a memory-bound pass" +
         ((tr.recompute_modules & kRecomputeCoreAttn) != 0 ? ", beside the core attention's forward"
                                                           : "") +
         " (docs/COST_MODEL.md, Recomputation); no measured run checks their memory.");

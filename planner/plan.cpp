@@ -88,7 +88,9 @@ std::string Changes(const JobSpec& a, const JobSpec& b, unsigned which) {
   add(kVpp, "VPP ", std::to_string(pa.vpp), std::to_string(pb.vpp));
   add(kCp, "CP ", std::to_string(pa.cp), std::to_string(pb.cp));
   add(kEp, "EP ", std::to_string(pa.ep), std::to_string(pb.ep));
-  add(kEtp, "expert TP ", std::to_string(pa.ExpertTp()), std::to_string(pb.ExpertTp()));
+  if (a.model.is_moe()) {  // a dense model has no experts to split
+    add(kEtp, "expert TP ", std::to_string(pa.ExpertTp()), std::to_string(pb.ExpertTp()));
+  }
   add(kMicroBatch, "micro-batch ", std::to_string(a.training.micro_batch_size),
       std::to_string(b.training.micro_batch_size));
   add(kPrecision, "", std::string(PrecisionName(a.training.precision)),

@@ -215,17 +215,18 @@ class PointSearch {
     ParallelSpec& par = job_.parallel;
     // The recompute levels in groups, cheaper groups first: none; selective recomputation of
     // each set of modules the stack and model can name (Megatron-Core --recompute-modules: the
-    // core attention alone for a dense model or another stack; for a MoE model on a stack that
-    // chooses them, every non-empty set of core_attn, layernorm and moe_act); full. Each
-    // selective set re-runs a part of what full re-runs, so every level of a group costs less
-    // than any of the next; within the selective group neither time nor memory orders the sets,
-    // so every set that fits is timed.
+    // core attention alone on another stack; on a stack that chooses them, every non-empty set
+    // of core_attn, layernorm and moe_act where the model has MoE layers, and mlp where it has
+    // dense ones); full. Each selective set re-runs a part of what full re-runs, so every level
+    // of a group costs less than any of the next; within the selective group neither time nor
+    // memory orders the sets, so every set that fits is timed.
     static constexpr RecomputeLevel kNoRecompute = {Recompute::kNone, kRecomputeCoreAttn};
     static constexpr RecomputeLevel kFullRecompute = {Recompute::kFull, kRecomputeCoreAttn};
-    const bool moe_modules = job_.model.is_moe() && job_.training.framework.recompute_modules;
-    const uint32_t all_modules = moe_modules
-                                     ? kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMoeAct
-                                     : kRecomputeCoreAttn;
+    uint32_t all_modules = kRecomputeCoreAttn;
+    if (job_.training.framework.recompute_modules) {
+      if (job_.model.is_moe()) all_modules |= kRecomputeLayernorm | kRecomputeMoeAct;
+      if (job_.model.DenseLayers() > 0) all_modules |= kRecomputeMlp;
+    }
     // Tries each level of group `g` (0 none, 1 selective, 2 full); whether any fits.
     auto try_group = [&](int g, bool offload) {
       if (g == 0) return TryLayout(kNoRecompute, offload);
@@ -233,9 +234,9 @@ class PointSearch {
       // Each module only discards what it recomputes, so the set of all of them needs the least
       // memory: when it does not fit, no other set does.
       if (!TryLayout({Recompute::kSelective, all_modules}, offload)) return false;
-      // all_modules is the lowest bits set (RecomputeModule's order), so every smaller non-zero
-      // value is one of its subsets.
-      for (uint32_t modules = 1; modules < all_modules; ++modules) {
+      // Its proper non-empty subsets, each once (s - 1 & all steps through them downwards).
+      for (uint32_t modules = (all_modules - 1) & all_modules; modules != 0;
+           modules = (modules - 1) & all_modules) {
         TryLayout({Recompute::kSelective, modules}, offload);
       }
       return true;

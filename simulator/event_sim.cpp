@@ -404,7 +404,8 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
           Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
         }
         if (par_.tp > 1) {
-          Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_fwd, mb, li, c.tp_bytes);
+          Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_recompute, mb, li,
+                   c.tp_bytes);
         }
         if (IsMoe(l) && par_.ep > 1) {
           Blocking(stage, SimStream::kEp, Category::kEp, "all-to-all", c.ep_pass, mb, li,
@@ -412,10 +413,14 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         }
       } else if (c.recompute > 0) {
         // Selective: the modules it names again (step_costs.cpp), the core attention with its
-        // context-parallel ring.
+        // context-parallel ring, a checkpointed MLP with its TP collectives.
         compute("recompute", c.recompute, li, 0);
         if (par_.cp > 1 && Recomputes(job_.training, kRecomputeCoreAttn)) {
           Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
+        }
+        if (c.tp_recompute > 0) {
+          Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_recompute, mb, li,
+                   c.tp_bytes);
         }
       }
       const double bwd = c.bwd - (split_ ? c.wgrad : 0.0);

@@ -22,12 +22,16 @@ enum class Recompute { kNone, kSelective, kFull };
 /// Transformer Engine fuses the input norm into the QKV linear and a dense layer's pre-MLP norm
 /// into FC1 (IdentityOp in gpt_layer_specs.py), so only a MoE layer's pre-MLP norm qualifies.
 /// kRecomputeMoeAct: the routed experts' activation function, its output (FC2's input)
-/// discarded and recomputed (experts.py). Megatron's other modules (mlp, moe, shared_experts,
-/// mla_up_proj) are not modelled.
+/// discarded and recomputed (experts.py). kRecomputeMlp: a dense layer's MLP, checkpointed
+/// (transformer_layer.py _forward_mlp: tensor_parallel.checkpoint(self.mlp, ...), not in MoE
+/// layers): its input kept, and its pre-MLP norm (fused into FC1), FC1, activation and FC2 with
+/// their TP collectives run again before its backward. Megatron's other modules (moe,
+/// shared_experts, mla_up_proj) are not modelled.
 enum RecomputeModule : uint32_t {
   kRecomputeCoreAttn = 1,
   kRecomputeLayernorm = 2,
   kRecomputeMoeAct = 4,
+  kRecomputeMlp = 8,
 };
 /// Pipeline schedules; pipeline_schedule.h holds their table (names, pass orders, sources).
 enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };

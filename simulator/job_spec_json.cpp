@@ -145,11 +145,11 @@ struct RecomputeModuleName {
 };
 constexpr RecomputeModuleName kRecomputeModuleNames[] = {{"core_attn", kRecomputeCoreAttn},
                                                          {"layernorm", kRecomputeLayernorm},
-                                                         {"moe_act", kRecomputeMoeAct}};
+                                                         {"moe_act", kRecomputeMoeAct},
+                                                         {"mlp", kRecomputeMlp}};
 // Megatron-Core's other --recompute-modules choices (transformer_config.py), not modelled.
-constexpr const char* kUnmodelledRecomputeModules[] = {"mlp", "moe", "shared_experts",
-                                                       "mla_up_proj"};
-constexpr const char* kRecomputeModulesAllowed = "allowed: core_attn, layernorm, moe_act";
+constexpr const char* kUnmodelledRecomputeModules[] = {"moe", "shared_experts", "mla_up_proj"};
+constexpr const char* kRecomputeModulesAllowed = "allowed: core_attn, layernorm, moe_act, mlp";
 
 // ---- model ----------------------------------------------------------------------------------
 
@@ -828,6 +828,11 @@ Status Validate(const JobSpec& job, const HardwareDb& db, const FieldNames& name
           "layernorm and moe_act recompute a mixture-of-experts layer's pre-MLP norm and its "
           "experts' activation, and the model has no MoE layers (Transformer Engine fuses a "
           "dense layer's norms into its linears); use core_attn");
+    }
+    if (m.DenseLayers() == 0 && (t.recompute_modules & kRecomputeMlp) != 0) {
+      return modules_fail(
+          "mlp recomputes a dense layer's MLP, and every layer of the model is a "
+          "mixture-of-experts layer (Megatron-Core skips MoE layers); use moe_act");
     }
   }
   if (t.fp8_param_gather) {

@@ -113,10 +113,13 @@ double LayerActivationBytesWith(const JobSpec& job, bool moe_layer, Recompute re
   // Selective recomputation of the modules Megatron-Core discards the outputs of (RecomputeModule):
   // a MoE layer's pre-MLP norm (layernorm), whose output is the router's and dispatcher's input,
   // and the routed experts' activation (moe_act), whose output is their FC2's input. Both are
-  // recomputed before the backward that reads them, so neither is stored.
+  // recomputed before the backward that reads them, so neither is stored. A dense layer's
+  // checkpointed MLP (mlp) keeps only its input, the pre-MLP norm's (kept below as a norm input):
+  // its FC1 input, intermediates and adapters are not stored.
   const bool selective = recompute == Recompute::kSelective;
   const bool norm_discarded = moe_layer && selective && (recompute_modules & kRecomputeLayernorm);
   const bool act_discarded = moe_layer && selective && (recompute_modules & kRecomputeMoeAct);
+  const bool mlp_discarded = !moe_layer && selective && (recompute_modules & kRecomputeMlp);
 
   // Layer inputs in TP-replicated regions: two norm inputs (2sbh each), QKV and FC1 inputs
   // (gemm_input x sbh each; a MoE layer's FC1 input is its pre-MLP norm's output), two dropout
@@ -124,7 +127,8 @@ double LayerActivationBytesWith(const JobSpec& job, bool moe_layer, Recompute re
   const double replicated =
       sb * h *
       (4.0 + (input_kept(kLoraQ | kLoraK | kLoraV) ? gemm_input : 0.0) +
-       (fc1_input_kept && !norm_discarded ? gemm_input : 0.0) + (dropout ? 2.0 : 0.0));
+       (fc1_input_kept && !norm_discarded && !mlp_discarded ? gemm_input : 0.0) +
+       (dropout ? 2.0 : 0.0));
   const double full_input = 2.0 * sb * h;  // what full recomputation keeps per layer
 
   // TP-split tensors: Q, K, V and the attention output O. Fused attention's backward reads O
@@ -172,7 +176,7 @@ double LayerActivationBytesWith(const JobSpec& job, bool moe_layer, Recompute re
     const double routed_mlp = act_discarded ? per_mlp - fc2_input : per_mlp;
     split += (routed * routed_mlp + shared * per_mlp) * sb * static_cast<double>(m.ExpertFfn()) +
              (fc1_input_kept ? gathered * gemm_input * sb * h : 0.0);
-  } else {
+  } else if (!mlp_discarded) {
     split += per_mlp * sb * static_cast<double>(m.ffn_hidden_size);
   }
   // LoRA adapters: each targeted matrix keeps its rank-r intermediate A·x (2 bytes per element)
@@ -182,10 +186,11 @@ double LayerActivationBytesWith(const JobSpec& job, bool moe_layer, Recompute re
     for (uint32_t target : {kLoraQ, kLoraK, kLoraV, kLoraO}) {
       if (lora.targets & target) adapter_matrices += 1;
     }
+    const double mlp_adapters = mlp_discarded ? 0.0 : mlp_copies;
     for (uint32_t target : {kLoraUp, kLoraDown}) {
-      if (lora.targets & target) adapter_matrices += mlp_copies;
+      if (lora.targets & target) adapter_matrices += mlp_adapters;
     }
-    if (swiglu && (lora.targets & kLoraGate)) adapter_matrices += mlp_copies;
+    if (swiglu && (lora.targets & kLoraGate)) adapter_matrices += mlp_adapters;
   }
   const double adapters = 2.0 * sb * static_cast<double>(lora.rank) * adapter_matrices;
 
@@ -211,12 +216,12 @@ double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recomp
   return LayerActivationBytesWith(job, moe_layer, recompute, job.training.recompute_modules);
 }
 
-double RerunModuleBytes(const JobSpec& job) {
+double RerunModuleBytes(const JobSpec& job, bool moe_layer) {
   const TrainingSpec& tr = job.training;
-  if (!job.model.is_moe() || tr.recompute != Recompute::kSelective) return 0;
+  if (tr.recompute != Recompute::kSelective) return 0;
   const uint32_t kept = tr.recompute_modules & kRecomputeCoreAttn;
-  return LayerActivationBytesWith(job, true, Recompute::kSelective, kept) -
-         LayerActivationBytes(job, true, Recompute::kSelective);
+  return LayerActivationBytesWith(job, moe_layer, Recompute::kSelective, kept) -
+         LayerActivationBytes(job, moe_layer, Recompute::kSelective);
 }
 
 LayerActivations JobLayerActivations(const JobSpec& job) {
@@ -381,11 +386,14 @@ MemoryBreakdown StageMemoryWith(const JobSpec& job, const GpuSpec& gpu, const La
     mb.grads_bytes += grad_bytes * reducing + compute_bytes * shard.trainable / layers;
   }
   // Full recomputation re-materialises one layer at a time during backward; a selective
-  // recomputation of modules one MoE layer's discarded outputs, on a stage with MoE layers.
+  // recomputation of modules one layer's discarded outputs, the larger of a MoE and a dense
+  // layer's where the stage has both kinds.
+  const StageLayerMix stage_layers = StageLayerCounts(job, stage);
   const double recompute_working =
       tr.recompute == Recompute::kFull
           ? LayerActivationBytes(job, job.model.is_moe(), Recompute::kNone)
-          : (StageLayerCounts(job, stage).moe > 0 ? RerunModuleBytes(job) : 0);
+          : std::max(stage_layers.moe > 0 ? RerunModuleBytes(job, true) : 0.0,
+                     stage_layers.dense > 0 ? RerunModuleBytes(job, false) : 0.0);
   mb.activations_bytes = StageActivationBytes(job, act, stage) + recompute_working;
   if (stage == par.pp - 1) {
     // Logits and cross-entropy buffers of one micro-batch while its loss runs, vocabulary split

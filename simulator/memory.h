@@ -61,12 +61,13 @@ double FrozenBaseBytesPerParam(const TrainingSpec& tr);
 /// `recompute` overrides job.training.recompute (to size the layer being re-materialised).
 double LayerActivationBytes(const JobSpec& job, bool moe_layer, Recompute recompute);
 
-/// Bytes one MoE layer's re-run modules hold during its backward under a selective recomputation
-/// of modules (training.recompute_modules layernorm, moe_act): the outputs its forward discarded
-/// (what LayerActivationBytes drops for them), re-run by Megatron-Core's CheckpointWithoutOutput
-/// from a gradient hook before that layer's backward reads them. 0 for a dense model or without
-/// selective recomputation.
-double RerunModuleBytes(const JobSpec& job);
+/// Bytes one layer's re-run modules hold during its backward under a selective recomputation of
+/// modules (training.recompute_modules): the outputs its forward discarded (what
+/// LayerActivationBytes drops for them), re-run before that layer's backward reads them: a MoE
+/// layer's (`moe_layer`) pre-MLP norm and experts' activation (layernorm, moe_act; Megatron-Core's
+/// CheckpointWithoutOutput, from a gradient hook), a dense layer's MLP (mlp; its checkpoint). 0
+/// for modules the layer kind has none of, or without selective recomputation.
+double RerunModuleBytes(const JobSpec& job, bool moe_layer);
 
 /// Activation bytes one micro-batch stores in one transformer layer on one GPU at the job's
 /// recompute setting (LayerActivationBytes): a dense-MLP layer and an MoE layer (0 when the

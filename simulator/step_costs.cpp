@@ -266,6 +266,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // norms write no fp4, and only the layers not kept in bf16 cast. The LM head stays 16-bit.
   double quant_fwd = 0.0;
   double quant_bwd = 0.0;
+  double quant_mlp_inputs = 0.0;  // the FC1 and FC2 input casts of quant_fwd
   if (QuantizedLinears(tr.precision)) {
     const FrameworkSpec& stack = tr.framework;
     const QuantizedCast cast = QuantizedCastOf(tr.precision);
@@ -282,6 +283,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
         norm_bytes * norm_fed + cast.bytes * other_in + cast.bytes * layer_weights * weight_casts;
     const double k = cast.kernels_per_tensor;
     quant_fwd = cast.layer_share * MemoryBoundSeconds(r, fwd_bytes, k * (4.0 + 4.0 * weight_casts));
+    quant_mlp_inputs =
+        cast.layer_share *
+        MemoryBoundSeconds(r, (norm_bytes * h + cast.bytes * f / t) * mlp_visits * T, k * 2.0);
     quant_bwd = cast.layer_share * MemoryBoundSeconds(r, cast.bytes * grads, k * 4.0);
   }
 
@@ -291,6 +295,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   lt.bwd = (lora ? 1.0 : 2.0) * lt.fwd_gemm + bwd_gemm_extra + lt.bwd_attn + bwd_other + quant_bwd;
   lt.fwd_other += quant_fwd;
   lt.wgrad = lora ? 0.0 : lt.fwd_gemm + routed_wgrad_extra;
+  // The MLP's forward work beyond lt.mlp_fwd that its re-run repeats (recompute_modules mlp):
+  // its adapters, its inputs' quantizing casts and its frozen weights' conversion.
+  double mlp_fwd_extra = quant_mlp_inputs;
   if (lora) {
     // Adapters: forward down(in->r) and up(r->out) GEMMs, backward 2x.
     const uint32_t tg = tr.lora.targets;
@@ -299,9 +306,12 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     if (tg & kLoraK) adapters += LoraAdapterSeconds(c, h, kv / t);
     if (tg & kLoraV) adapters += LoraAdapterSeconds(c, h, kv / t);
     if (tg & kLoraO) adapters += LoraAdapterSeconds(c, q / t, h);
-    if ((tg & kLoraGate) && swiglu) adapters += mlp_active * LoraAdapterSeconds(c, h, f / t);
-    if (tg & kLoraUp) adapters += mlp_active * LoraAdapterSeconds(c, h, f / t);
-    if (tg & kLoraDown) adapters += mlp_active * LoraAdapterSeconds(c, f / t, h);
+    double mlp_adapters = 0;
+    if ((tg & kLoraGate) && swiglu) mlp_adapters += mlp_active * LoraAdapterSeconds(c, h, f / t);
+    if (tg & kLoraUp) mlp_adapters += mlp_active * LoraAdapterSeconds(c, h, f / t);
+    if (tg & kLoraDown) mlp_adapters += mlp_active * LoraAdapterSeconds(c, f / t, h);
+    adapters += mlp_adapters;
+    mlp_fwd_extra += mlp_adapters;
     lt.fwd_gemm += adapters;
     lt.bwd += 2.0 * adapters;
     lt.wgrad += adapters;
@@ -313,6 +323,8 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       const double cast = MemoryBoundSeconds(r, cast_bytes * layer_weights, swiglu ? 7 : 6);
       lt.fwd_other += cast;
       lt.bwd += cast;
+      const double mlp_weights = tp_mlps / t * f * h * (gate_up + 1.0);
+      mlp_fwd_extra += MemoryBoundSeconds(r, cast_bytes * mlp_weights, swiglu ? 3 : 2);
     }
   }
 
@@ -325,7 +337,10 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // FlashAttention's backward (Dao et al. 2022, Alg. 4) is besides. A MoE layer's pre-MLP norm
   // (layernorm) runs again over the rank's tokens (read h, write h), and its routed experts'
   // activation (moe_act) over their FC1 outputs (read 2f write f for SwiGLU, read f write f for
-  // GELU), memory-bound passes priced as their forward ones above.
+  // GELU), memory-bound passes priced as their forward ones above. A dense layer's checkpointed
+  // MLP (mlp) runs its forward again: the pre-MLP norm that Transformer Engine fuses into FC1
+  // (read h, write h per local token), FC1, the activation and FC2 (lt.mlp_fwd) and what else its
+  // forward did (mlp_fwd_extra); its TP collectives are below.
   switch (tr.recompute) {
     case Recompute::kFull:
       lt.recompute = lt.fwd_gemm + lt.fwd_attn + lt.fwd_other;
@@ -340,6 +355,11 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       }
       if (moe && Recomputes(tr, kRecomputeMoeAct)) {
         rerun_elements += routed * imbalance * (swiglu ? 3.0 : 2.0) * f / t * T;
+        rerun_kernels += 1;
+      }
+      if (!moe && Recomputes(tr, kRecomputeMlp)) {
+        lt.recompute += lt.mlp_fwd + mlp_fwd_extra;
+        rerun_elements += 2.0 * h * local_tokens;
         rerun_kernels += 1;
       }
       if (rerun_kernels > 0) {
@@ -380,6 +400,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
                        CollectiveSeconds(Collective::kReduceScatter, routed_bytes, c.etp_link)
                  : 0.0);
     }
+    // The dense MLP's part of the forward: what a checkpointed MLP (recompute_modules mlp) runs
+    // again.
+    double mlp_fwd_tp = mlp;
     if (par.tp_overlap) {
       TpOverlapGemms g;
       g.tokens = T;
@@ -390,15 +413,24 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       g.fc2_width = moe ? 0.0 : f / t;
       const double moe_mlp = moe ? mlp : 0.0;
       const double overlapped_hops = (moe ? 1.0 : 2.0) * pair_hops;
-      lt.tp_fwd =
-          TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp + overlapped_hops;
+      const double fwd_extra = TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra();
+      lt.tp_fwd = fwd_extra + moe_mlp + overlapped_hops;
       lt.tp_bwd =
           TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp + overlapped_hops;
+      if (!moe) {
+        TpOverlapGemms attention = g;
+        attention.fc1_width = attention.fc2_width = 0.0;
+        mlp_fwd_tp =
+            fwd_extra - TpOverlapForward(r, attention, c.tp_link, c.act_bytes).Extra() + pair_hops;
+      }
     } else {
       lt.tp_fwd = one + mlp;
       lt.tp_bwd = one + mlp;
     }
-    lt.tp_comm = (tr.recompute == Recompute::kFull ? 2.0 : 1.0) * lt.tp_fwd + lt.tp_bwd;
+    lt.tp_recompute = tr.recompute == Recompute::kFull        ? lt.tp_fwd
+                      : !moe && Recomputes(tr, kRecomputeMlp) ? mlp_fwd_tp
+                                                              : 0.0;
+    lt.tp_comm = lt.tp_fwd + lt.tp_recompute + lt.tp_bwd;
     lt.tp_bytes = bytes;
   }
   // A full recomputation re-runs each layer's forward whole, its collectives included
@@ -453,7 +485,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     lt.fwd_other += std::max(0.0, host_fwd - (lt.Forward() + lt.tp_fwd + ep_pass));
     lt.bwd += std::max(0.0, host_bwd - (lt.bwd + lt.tp_bwd + ep_pass));
     if (tr.recompute == Recompute::kFull) {
-      lt.recompute += std::max(0.0, host_fwd - (lt.recompute + lt.tp_fwd + ep_pass));
+      lt.recompute += std::max(0.0, host_fwd - (lt.recompute + lt.tp_recompute + ep_pass));
     }
   }
   // EP overlap (ep_overlap.h): the paired passes leave exposed what the two-stream schedule

@@ -42,8 +42,11 @@ struct LayerCosts {
   double wgrad = 0;      ///< the weight-gradient part of bwd (zero-bubble "W" pass)
   double recompute = 0;  ///< forward kernels re-run during backward
   double tp_comm = 0;    ///< TP communication of forward + backward (+ recompute)
-  double tp_fwd = 0;     ///< its forward part (a full recomputation repeats it)
+  double tp_fwd = 0;     ///< its forward part
   double tp_bwd = 0;     ///< its backward part
+  /// Its recomputation's part: all of tp_fwd again under full recomputation, the dense MLP's
+  /// collectives under recompute_modules mlp, else 0.
+  double tp_recompute = 0;
   /// CP ring exchange of every pass: forward and a full recomputation each pass the K/V chunk
   /// around the ring once (cp_pass), backward passes K, V and their gradients (2 cp_pass).
   double cp_comm = 0;

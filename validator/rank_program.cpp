@@ -18,6 +18,7 @@ struct Dims {
   bool sp, swiglu, moe, split_w;
   bool checkpoint_attn;            // recompute_modules core_attn
   bool discard_norm, discard_act;  // recompute_modules layernorm, moe_act on a MoE layer
+  bool discard_mlp;                // recompute_modules mlp on a dense layer
   double f;                        // MLP width (an expert's for MoE)
   double lora_rank;                // 0 without LoRA
   double experts;
@@ -50,6 +51,7 @@ Dims LayerDims(const JobSpec& job, bool moe) {
   d.checkpoint_attn = Recomputes(tr, kRecomputeCoreAttn);
   d.discard_norm = moe && Recomputes(tr, kRecomputeLayernorm);
   d.discard_act = moe && Recomputes(tr, kRecomputeMoeAct);
+  d.discard_mlp = !moe && Recomputes(tr, kRecomputeMlp);
   d.lora_rank = tr.lora.enabled ? static_cast<double>(tr.lora.rank) : 0.0;
   d.f = static_cast<double>(moe ? m.ExpertFfn() : m.ffn_hidden_size);
   d.experts = static_cast<double>(m.moe_num_experts);
@@ -239,12 +241,16 @@ std::vector<Adapter> Adapters(const JobSpec& job, const Dims& d, Linear linear,
   return out;
 }
 
-// Forward: x A, kept for B's weight gradient, then (x A) B, added into the linear's output.
-void AdapterForward(const Dims& d, const std::vector<Adapter>& adapters, std::vector<RankOp>* ops) {
+// Forward: x A, kept for B's weight gradient, then (x A) B, added into the linear's output;
+// `role`: inside a recomputed module.
+void AdapterForward(const Dims& d, const std::vector<Adapter>& adapters, std::vector<RankOp>* ops,
+                    RecomputeRole role = RecomputeRole::kNone) {
   for (const Adapter& a : adapters) {
-    ops->push_back(Compute("gemm " + a.name + " lora_a", Gemm(a.rows, d.lora_rank, a.in)));
     ops->push_back(
-        Saved(Compute("gemm " + a.name + " lora_b", Gemm(a.rows, a.out, d.lora_rank)), false));
+        WithRole(Compute("gemm " + a.name + " lora_a", Gemm(a.rows, d.lora_rank, a.in)), role));
+    ops->push_back(WithRole(
+        Saved(Compute("gemm " + a.name + " lora_b", Gemm(a.rows, a.out, d.lora_rank)), false),
+        role));
   }
 }
 void AdapterWeightGrads(const Dims& d, const std::vector<Adapter>& adapters,
@@ -261,6 +267,33 @@ void AdapterBackward(const Dims& d, const std::vector<Adapter>& adapters, bool w
     ops->push_back(Compute("gemm " + a.name + " lora_b dgrad", Gemm(a.rows, d.lora_rank, a.out)));
     if (wgrad) AdapterWeightGrads(d, {a}, ops);
     ops->push_back(Compute("gemm " + a.name + " lora_a dgrad", Gemm(a.rows, a.in, d.lora_rank)));
+  }
+}
+
+// The MLP's FC1, activation and FC2 (with their adapters), each op inside a recomputed MLP
+// (`in_mlp`: kDiscard in forward, kRerun in the backward's re-run) but FC2, whose output is the
+// layer's.
+void MlpForward(const JobSpec& job, const Dims& d, RecomputeRole in_mlp, std::vector<RankOp>* ops) {
+  const bool lora = job.training.lora.enabled;
+  const std::vector<MlpPart> parts = MlpParts(d);
+  for (const MlpPart& part : parts) {
+    ops->push_back(WithRole(
+        Compute("gemm " + part.prefix + "fc1", Gemm(part.rows, UpWidth(d, part), d.h)), in_mlp));
+    AdapterForward(d, Adapters(job, d, Linear::kFc1, &part), ops, in_mlp);
+  }
+  const bool fc2_input_saved = !lora || (job.training.lora.targets & kLoraDown) != 0;
+  for (const ActivationPart& part : ActivationParts(d)) {
+    // moe_act discards the routed experts' activation output, not the shared experts'.
+    const bool discarded = part.routed && d.discard_act;
+    ops->push_back(WithRole(Saved(Activation(d, part, false), fc2_input_saved),
+                            discarded ? RecomputeRole::kDiscard : in_mlp));
+  }
+  const RecomputeRole fc2 =
+      in_mlp == RecomputeRole::kRerun ? RecomputeRole::kRerun : RecomputeRole::kNone;
+  for (const MlpPart& part : parts) {
+    ops->push_back(
+        WithRole(Compute("gemm " + part.prefix + "fc2", Gemm(part.rows, d.h, part.width)), fc2));
+    AdapterForward(d, Adapters(job, d, Linear::kFc2, &part), ops, in_mlp);
   }
 }
 
@@ -281,9 +314,12 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   ops->push_back(Compute("gemm o", Gemm(d.T, d.h, d.q / d.t)));
   AdapterForward(d, Adapters(job, d, Linear::kO), ops);
   TpReduce(d, ops);
+  // A checkpointed MLP (mlp) keeps only its input: every op inside it discards its outputs, but
+  // FC2's, the layer's output.
+  const RecomputeRole in_mlp = d.discard_mlp ? RecomputeRole::kDiscard : RecomputeRole::kNone;
   ops->push_back(
       WithRole(Saved(PreMlpNormForward(d), !lora || (targets & (kLoraGate | kLoraUp)) != 0),
-               d.discard_norm ? RecomputeRole::kDiscard : RecomputeRole::kNone));
+               d.discard_norm || d.discard_mlp ? RecomputeRole::kDiscard : RecomputeRole::kNone));
   if (!MoeDispatches(d)) TpGather(d, ops);
   if (d.moe) {
     ops->push_back(Compute("gemm router", Gemm(norm_rows, d.experts, d.h)));
@@ -293,22 +329,7 @@ void Forward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
       ExpertTpCollective(d, "all_gather routed", ops);
     }
   }
-  const std::vector<MlpPart> parts = MlpParts(d);
-  for (const MlpPart& part : parts) {
-    ops->push_back(Compute("gemm " + part.prefix + "fc1", Gemm(part.rows, UpWidth(d, part), d.h)));
-    AdapterForward(d, Adapters(job, d, Linear::kFc1, &part), ops);
-  }
-  const bool fc2_input_saved = !lora || (targets & kLoraDown) != 0;
-  for (const ActivationPart& part : ActivationParts(d)) {
-    // moe_act discards the routed experts' activation output, not the shared experts'.
-    const bool discarded = part.routed && d.discard_act;
-    ops->push_back(WithRole(Saved(Activation(d, part, false), fc2_input_saved),
-                            discarded ? RecomputeRole::kDiscard : RecomputeRole::kNone));
-  }
-  for (const MlpPart& part : parts) {
-    ops->push_back(Compute("gemm " + part.prefix + "fc2", Gemm(part.rows, d.h, part.width)));
-    AdapterForward(d, Adapters(job, d, Linear::kFc2, &part), ops);
-  }
+  MlpForward(job, d, in_mlp, ops);
   if (MoeDispatches(d)) {
     ExpertTpCollective(d, "reduce_scatter routed", ops);
     ExpertAllToAll(job, d, "alltoall combine", ops);
@@ -342,8 +363,21 @@ void Backward(const JobSpec& job, const Dims& d, std::vector<RankOp>* ops) {
   const std::vector<MlpPart> parts = MlpParts(d);
   const bool adapter_wgrad = !d.split_w;
   const bool wgrad = adapter_wgrad && !job.training.lora.enabled;
-  // MLP block, last op first: its output's gradient first re-runs a discarded pre-MLP norm.
-  if (d.discard_norm) ops->push_back(WithRole(PreMlpNormForward(d), RecomputeRole::kRerun));
+  // MLP block, last op first: its output's gradient first re-runs a discarded pre-MLP norm, or a
+  // checkpointed MLP's whole forward with its TP collectives.
+  if (d.discard_norm || d.discard_mlp) {
+    ops->push_back(WithRole(PreMlpNormForward(d), RecomputeRole::kRerun));
+  }
+  if (d.discard_mlp) {
+    std::vector<RankOp> rerun;
+    TpGather(d, &rerun);
+    MlpForward(job, d, RecomputeRole::kRerun, &rerun);
+    TpReduce(d, &rerun);
+    for (RankOp& op : rerun) {
+      if (op.kind == RankOpKind::kCollective) op = WithRole(std::move(op), RecomputeRole::kRerun);
+      ops->push_back(std::move(op));
+    }
+  }
   if (MoeDispatches(d)) {
     if (d.shared_experts > 0) TpGather(d, ops);
     ExpertAllToAll(job, d, "alltoall combine (grad)", ops);

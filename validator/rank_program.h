@@ -28,7 +28,7 @@ enum class RecomputeRole {
   kNone,
   /// A forward op whose outputs are freed once the next op has read them (layernorm, moe_act:
   /// Megatron-Core's CheckpointWithoutOutput around the MoE layer's pre-MLP norm and the routed
-  /// experts' activation).
+  /// experts' activation; mlp: the ops inside a dense layer's checkpointed MLP).
   kDiscard,
   /// A forward op run under activation checkpointing (core_attn: Megatron's
   /// _checkpointed_attention_forward): its output stays, the next op saves it as its input, and
@@ -87,7 +87,10 @@ struct ProgramStep {
 /// attention). A MoE layer under `layernorm` discards its pre-MLP norm's output and re-runs the
 /// norm first in its backward; under `moe_act` it discards the routed experts' activation output
 /// and re-runs it before their FC2 backward (Megatron-Core transformer_layer.py, experts.py: the
-/// re-run is a gradient hook on the MLP's, or FC2's, output).
+/// re-run is a gradient hook on the MLP's, or FC2's, output). A dense layer under `mlp` discards
+/// what its MLP computes but its output and runs the MLP's forward again (pre-MLP norm, the TP
+/// all-gather, FC1, activation, FC2, the TP reduction, adapters included) before the MLP's
+/// backward (Megatron's tensor_parallel.checkpoint of the MLP).
 std::vector<RankOp> LayerProgram(const JobSpec& job, PassKind kind, bool moe_layer);
 
 /// One op of a layer run, with the model layer it belongs to.

@@ -885,8 +885,8 @@ TEST(JobSpecInvalid, Bf16GradientsAndFp8Parameters) {
 }
 
 // Megatron-Core's --recompute-modules: with a selective recomputation only, the modules gpuplan
-// models, a stack that chooses them, and the MoE modules on a MoE model; written out only when
-// not the default (core_attn).
+// models, a stack that chooses them, the MoE modules on a MoE model and mlp on a model with dense
+// layers; written out only when not the default (core_attn).
 TEST(JobSpecInvalid, RecomputeModules) {
   nlohmann::json spec = BaseSpec();  // llama, full recomputation
   spec["model"] = "mixtral-8x7b";
@@ -911,13 +911,17 @@ TEST(JobSpecInvalid, RecomputeModules) {
   spec["training"]["recompute_modules"] = nlohmann::json::array();
   EXPECT_TRUE(Contains(ErrorOf(spec),
                        "must name at least one module (allowed: core_attn, "
-                       "layernorm, moe_act)"));
+                       "layernorm, moe_act, mlp)"));
   spec["training"]["recompute_modules"] = {"mlp"};
-  EXPECT_TRUE(Contains(ErrorOf(spec), "'mlp' is a Megatron-Core module gpuplan does not model"));
+  EXPECT_TRUE(Contains(ErrorOf(spec), "every layer of the model is a mixture-of-experts layer"))
+      << ErrorOf(spec);
+  spec["training"]["recompute_modules"] = {"shared_experts"};
+  EXPECT_TRUE(
+      Contains(ErrorOf(spec), "'shared_experts' is a Megatron-Core module gpuplan does not model"));
   spec["training"]["recompute_modules"] = {"norms"};
   EXPECT_TRUE(Contains(ErrorOf(spec),
                        "'norms' is not allowed (allowed: core_attn, layernorm, "
-                       "moe_act)"));
+                       "moe_act, mlp)"));
   spec["training"]["recompute_modules"] = {"moe_act"};
   spec["training"]["framework"] = "torchtitan";
   EXPECT_TRUE(Contains(ErrorOf(spec),
@@ -928,6 +932,12 @@ TEST(JobSpecInvalid, RecomputeModules) {
   spec["model"] = "llama3-8b";
   spec["parallelism"].erase("ep");
   EXPECT_TRUE(Contains(ErrorOf(spec), "the model has no MoE layers")) << ErrorOf(spec);
+  spec["training"]["recompute_modules"] = {"core_attn", "mlp"};
+  job = Parse(spec);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->training.recompute_modules, kRecomputeCoreAttn | kRecomputeMlp);
+  EXPECT_EQ(JobSpecToJson(*job)["training"]["recompute_modules"],
+            nlohmann::json::array({"core_attn", "mlp"}));
 }
 
 // Megatron-Core's checks (transformer_config.py): fewer layers than the model, pp 1, no

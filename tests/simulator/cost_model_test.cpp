@@ -17,6 +17,7 @@
 #include "simulator/presets.h"
 #include "simulator/shard.h"
 #include "simulator/step_costs.h"
+#include "simulator/tp_overlap.h"
 
 namespace gpuplan {
 namespace {
@@ -727,9 +728,9 @@ TEST_F(CostModelTest, RecomputedModulesHoldOneLayersRerunAtThePeak) {
   const double one_layer =
       2.0 * T * static_cast<double>(m.hidden_size) / t +
       2.0 * static_cast<double>(m.moe_top_k) * T * static_cast<double>(m.ExpertFfn()) / t;
-  EXPECT_NEAR(RerunModuleBytes(both), one_layer, 1e-9 * one_layer);
-  EXPECT_DOUBLE_EQ(RerunModuleBytes(none), 0);
-  EXPECT_DOUBLE_EQ(RerunModuleBytes(attn), 0);
+  EXPECT_NEAR(RerunModuleBytes(both, true), one_layer, 1e-9 * one_layer);
+  EXPECT_DOUBLE_EQ(RerunModuleBytes(none, true), 0);
+  EXPECT_DOUBLE_EQ(RerunModuleBytes(attn, true), 0);
   const GpuSpec& gpu = *db_->FindGpu("h100-sxm5-80gb");
   auto held = [&](const JobSpec& job, int64_t stage) {
     return StageMemory(job, gpu, stage).activations_bytes -
@@ -743,6 +744,68 @@ TEST_F(CostModelTest, RecomputedModulesHoldOneLayersRerunAtThePeak) {
   both.parallel.dp /= 2;
   EXPECT_DOUBLE_EQ(held(both, 0), 0);
   EXPECT_NEAR(held(both, 1), one_layer, 1e-9 * one_layer);
+}
+
+// Golden: recompute_modules mlp checkpoints a dense layer's MLP (Megatron-Core
+// transformer_layer.py _forward_mlp: tensor_parallel.checkpoint(self.mlp, False,
+// pre_mlp_layernorm_output); not MoE layers). Only its input is kept, which the pre-MLP norm
+// (fused into FC1 by Transformer Engine) stores anyway: the layer no longer stores FC1's input
+// (2 bytes x T/t x h with sequence parallelism) nor SwiGLU's gate and up (2 x 2 bytes x T x f/t)
+// and product, FC2's input (2 bytes x T x f/t). Its backward first runs the MLP's forward again:
+// the norm (read h, write h per local token), FC1, SwiGLU and FC2 (the layer's mlp_fwd), with the
+// sequence-parallel all-gather and reduce-scatter around them; those bytes come back during the
+// layer's backward. Llama 3 8B on 8 H100 at TP2, micro-batches of one 2,048-token sequence.
+TEST_F(CostModelTest, CheckpointedMlpRerunsItsForwardWithItsCollectives) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 8);
+  spec["parallelism"] = {{"tp", 2}, {"sequence_parallel", true}, {"zero_stage", 1}};
+  const JobSpec none = Parse(spec);
+  spec["training"]["recompute"] = "selective";
+  spec["training"]["recompute_modules"] = {"mlp"};
+  const JobSpec mlp = Parse(spec);
+  const ModelSpec& m = none.model;
+  const double t = 2, T = static_cast<double>(none.training.seq_len);
+  const double h = static_cast<double>(m.hidden_size);
+  const double f = static_cast<double>(m.ffn_hidden_size);
+  const double discarded = 2.0 * T * h / t + 3.0 * 2.0 * T * f / t;
+  EXPECT_NEAR(LayerActivationBytes(none, false, Recompute::kNone) -
+                  LayerActivationBytes(mlp, false, Recompute::kSelective),
+              discarded, 1e-9 * discarded);
+  EXPECT_NEAR(RerunModuleBytes(mlp, false), discarded, 1e-9 * discarded);
+  EXPECT_DOUBLE_EQ(RerunModuleBytes(none, false), 0);
+  const GpuSpec& gpu = *db_->FindGpu("h100-sxm5-80gb");
+  EXPECT_NEAR(StageMemory(mlp, gpu, 0).activations_bytes -
+                  StageActivationBytes(mlp, JobLayerActivations(mlp), 0),
+              discarded, 1e-9 * discarded);
+  // Time: the MLP's forward and the norm again, and its all-gather and reduce-scatter.
+  const StepCosts before = Costs(none);
+  const StepCosts after = Costs(mlp);
+  const DeviceRates r = DatasheetRates(gpu, Precision::kBf16);
+  EXPECT_NEAR(after.dense.recompute,
+              before.dense.mlp_fwd + MemoryBoundSeconds(r, 2.0 * 2.0 * h * T / t, 1), 1e-15);
+  const double pair = CollectiveSeconds(Collective::kAllGather, T * h * 2.0, after.tp_link) +
+                      CollectiveSeconds(Collective::kReduceScatter, T * h * 2.0, after.tp_link);
+  EXPECT_NEAR(after.dense.tp_recompute, pair, 1e-15);
+  EXPECT_NEAR(after.dense.tp_comm - before.dense.tp_comm, pair, 1e-15);
+  // With TP overlap the re-run pays what the MLP's overlapped GEMMs take beyond themselves.
+  spec["parallelism"]["tp_overlap"] = true;
+  const StepCosts overlapped = Costs(Parse(spec));
+  TpOverlapGemms g{
+      T,
+      h,
+      (static_cast<double>(m.num_attention_heads) + 2.0 * static_cast<double>(m.num_kv_heads)) *
+          static_cast<double>(m.HeadDim()) / t,
+      static_cast<double>(m.num_attention_heads * m.HeadDim()) / t,
+      2.0 * f / t,
+      f / t};
+  const double all = TpOverlapForward(r, g, after.tp_link, 2.0).Extra();
+  g.fc1_width = g.fc2_width = 0;
+  EXPECT_NEAR(overlapped.dense.tp_recompute,
+              all - TpOverlapForward(r, g, after.tp_link, 2.0).Extra(), 1e-15);
+  EXPECT_GT(Eval(mlp).step_time_s, Eval(none).step_time_s);
+  EXPECT_LT(Eval(mlp).memory.peak_bytes, Eval(none).memory.peak_bytes);
+  const Expected<EventSimResult> sim =
+      SimulateStepEvents(mlp, gpu, *db_->FindNetwork(mlp.cluster.inter_node));
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
 }
 
 // Golden: a full recomputation re-runs each layer's forward with its collectives: the CP ring

@@ -279,6 +279,44 @@ TEST(RankProgram, SelectiveRecomputationDiscardsAndRerunsWhatItNames) {
   EXPECT_TRUE(marked(LayerProgram(job, PassKind::kBackward, true)).empty());
 }
 
+// recompute_modules mlp checkpoints a dense layer's MLP (Megatron's tensor_parallel.checkpoint
+// of self.mlp): in forward every op inside it discards its outputs but FC2, whose output is the
+// layer's; its backward first runs the MLP's forward again, the pre-MLP norm (fused into FC1 by
+// Transformer Engine), the sequence-parallel all-gather, FC1, SwiGLU, FC2 and its
+// reduce-scatter, then the MLP's backward as without it. Llama 3 8B at TP2 with sequence
+// parallelism, 2,048 tokens: 1,024 rows of h = 4,096 outside the TP region, FC1 2 x 14,336 / 2
+// wide.
+TEST(RankProgram, CheckpointedMlpRerunsItsForwardBeforeItsBackward) {
+  JobSpec job = TestJob({.tp = 2, .dp = 4, .sequence_parallel = true});
+  job.training.recompute = Recompute::kSelective;
+  job.training.recompute_modules = kRecomputeMlp;
+  using Marked = std::tuple<std::string, std::string, RecomputeRole>;
+  std::vector<Marked> fwd;
+  for (const RankOp& op : LayerProgram(job, PassKind::kForward, false)) {
+    if (op.recompute != RecomputeRole::kNone) fwd.emplace_back(op.name, op.shape, op.recompute);
+  }
+  EXPECT_EQ(fwd, (std::vector<Marked>{{"rmsnorm_fwd", "1024 x 4096", RecomputeRole::kDiscard},
+                                      {"gemm fc1", "2048 x 14336 x 4096", RecomputeRole::kDiscard},
+                                      {"swiglu_fwd", "2048 x 7168", RecomputeRole::kDiscard}}));
+  const std::vector<RankOp> bwd = LayerProgram(job, PassKind::kBackward, false);
+  const std::vector<std::string> rerun = {"rmsnorm_fwd (recompute)",
+                                          "all_gather (recompute)",
+                                          "gemm fc1 (recompute)",
+                                          "swiglu_fwd (recompute)",
+                                          "gemm fc2 (recompute)",
+                                          "reduce_scatter (recompute)",
+                                          "all_gather",
+                                          "gemm fc2 dgrad"};
+  ASSERT_GE(bwd.size(), rerun.size());
+  for (size_t i = 0; i < rerun.size(); ++i) {
+    EXPECT_EQ(bwd[i].name, rerun[i]) << i;
+    EXPECT_EQ(bwd[i].recompute, i + 2 < rerun.size() ? RecomputeRole::kRerun : RecomputeRole::kNone)
+        << i;
+  }
+  // The attention is neither checkpointed nor re-run without core_attn.
+  EXPECT_EQ(Count(bwd, "attention_fwd (recompute)"), 0);
+}
+
 // LoRA (Hu et al. 2021): each targeted linear runs its adapter's x·A and ·B after it in forward
 // (A whole and B split by tp on a column-parallel linear, A split and B whole on a row-parallel
 // one) and their gradients after its data gradient in backward; no frozen weight gets a weight
