@@ -494,6 +494,25 @@ TEST(Golden, MicrobatchesInFlight) {
   EXPECT_DOUBLE_EQ(MicrobatchesInFlight(Schedule::kGpipe, 8, 64, 1, 0), 64.0);
 }
 
+// The TP-overlap tests' GPU: 100 TFLOP/s on 32 SMs, no launch cost or fill depth, memory never
+// the bound; and its TP group: 4 ranks in one node at 100 GB/s, no per-step latency.
+DeviceRates TpOverlapTestRates() {
+  DeviceRates r;
+  r.matmul_flops_per_s = 100e12;
+  r.memory_bytes_per_s = 1e30;
+  r.sm_count = 32;
+  r.kernel_overhead_s = 0;
+  r.gemm_fill_depth = 0;
+  return r;
+}
+GroupLink TpOverlapTestLink() {
+  GroupLink tp;
+  tp.ranks = 4;
+  tp.ranks_per_node = 4;
+  tp.intra_bytes_per_s = 100e9;
+  return tp;
+}
+
 // Transformer Engine's userbuffers overlap (initialize_ub defaults, TE pytorch/module/base.py):
 // ring exchange = tp row chunks, chunk i + 1 copied while chunk i is multiplied; pipeline = 4
 // row chunks on the SMs 16 reduce-scatter SMs leave, chunk i reduce-scattered while chunk i + 1
@@ -501,16 +520,8 @@ TEST(Golden, MicrobatchesInFlight) {
 // every GEMM and every chunk fills whole waves of 32 (or, narrowed, 16) SMs: its time is
 // FLOPs / rate (the next test prices chunks that do not).
 TEST(Golden, TransformerEngineTpOverlap) {
-  DeviceRates r;
-  r.matmul_flops_per_s = 100e12;
-  r.memory_bytes_per_s = 1e30;
-  r.sm_count = 32;
-  r.kernel_overhead_s = 0;
-  r.gemm_fill_depth = 0;
-  GroupLink tp;
-  tp.ranks = 4;
-  tp.ranks_per_node = 4;
-  tp.intra_bytes_per_s = 100e9;
+  const DeviceRates r = TpOverlapTestRates();
+  const GroupLink tp = TpOverlapTestLink();
   const double T = 4096, h = 4096, e = 2;
   const TpOverlapGemms g{T, h, 1536, 1024, 4096, 2048};
   const double full = 100e12, narrow = 50e12;  // 16 of 32 SMs left to the GEMM
@@ -562,16 +573,8 @@ TEST(Golden, TransformerEngineTpOverlap) {
 // (a wave 37.5% full); the four chunks' 48 tiles fill two waves 75%, half the time of four
 // chunks a wave each.
 TEST(Golden, TransformerEngineTpOverlapChunksShareTheWaves) {
-  DeviceRates r;
-  r.matmul_flops_per_s = 100e12;
-  r.memory_bytes_per_s = 1e30;
-  r.sm_count = 32;
-  r.kernel_overhead_s = 0;
-  r.gemm_fill_depth = 0;
-  GroupLink tp;
-  tp.ranks = 4;
-  tp.ranks_per_node = 4;
-  tp.intra_bytes_per_s = 100e9;
+  const DeviceRates r = TpOverlapTestRates();
+  const GroupLink tp = TpOverlapTestLink();
   const double T = 512, h = 4096, e = 2;
   const double call = kCollectiveBaseLatencySeconds;
   const double copy = call + T / 4 * h * e / 100e9;                // 20.5 us
