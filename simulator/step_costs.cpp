@@ -400,8 +400,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
                        CollectiveSeconds(Collective::kReduceScatter, routed_bytes, c.etp_link)
                  : 0.0);
     }
-    // The dense MLP's part of the forward: what a checkpointed MLP (recompute_modules mlp) runs
-    // again.
+    // The dense MLP's part of the forward, what a checkpointed MLP (recompute_modules mlp) runs
+    // again; priced only when it does.
+    const bool mlp_rerun = !moe && Recomputes(tr, kRecomputeMlp);
     double mlp_fwd_tp = mlp;
     if (par.tp_overlap) {
       TpOverlapGemms g;
@@ -417,7 +418,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       lt.tp_fwd = fwd_extra + moe_mlp + overlapped_hops;
       lt.tp_bwd =
           TpOverlapBackward(r, g, c.tp_link, c.act_bytes).Extra() + moe_mlp + overlapped_hops;
-      if (!moe) {
+      if (mlp_rerun) {
         TpOverlapGemms attention = g;
         attention.fc1_width = attention.fc2_width = 0.0;
         mlp_fwd_tp =
@@ -427,9 +428,7 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       lt.tp_fwd = one + mlp;
       lt.tp_bwd = one + mlp;
     }
-    lt.tp_recompute = tr.recompute == Recompute::kFull        ? lt.tp_fwd
-                      : !moe && Recomputes(tr, kRecomputeMlp) ? mlp_fwd_tp
-                                                              : 0.0;
+    lt.tp_recompute = tr.recompute == Recompute::kFull ? lt.tp_fwd : mlp_rerun ? mlp_fwd_tp : 0.0;
     lt.tp_comm = lt.tp_fwd + lt.tp_recompute + lt.tp_bwd;
     lt.tp_bytes = bytes;
   }

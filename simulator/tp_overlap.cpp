@@ -29,9 +29,8 @@ double RingExchangeSeconds(const DeviceRates& r, double m, double n, double k,
 
 // TE "pipeline" GEMM + reduce-scatter of the (m x n) output: kTpOverlapPipelineSplits row chunks
 // on the SMs the reduce-scatter kernels leave, each its share of the whole narrowed GEMM (as in
-// RingExchangeSeconds); chunk i is reduce-scattered while
-// chunk i + 1 is multiplied (a two-stage pipeline: first GEMM, then the slower stage per chunk,
-// then the last reduce-scatter).
+// RingExchangeSeconds); chunk i is reduce-scattered while chunk i + 1 is multiplied (a two-stage
+// pipeline: first GEMM, then the slower stage per chunk, then the last reduce-scatter).
 double PipelineSeconds(const DeviceRates& narrow, double m, double n, double k,
                        const GroupLink& link, double act_bytes) {
   const double splits = kTpOverlapPipelineSplits;

@@ -134,10 +134,10 @@ struct ComputeOpArgs {
 /// (GEMM weights, norm weights and biases, the embedding, an untied LM head) is a slice, and as
 /// many gradients. In a forward pass every op's outputs (Output) are kept until the end of the
 /// backward of the same micro-batch and chunk (a layer op's until the weight-gradient pass when
-/// the schedule splits the backward; the embedding's, final norm's, LM head's and loss's, whose
-/// weight gradients the backward pass computes, until that pass ends), unless no backward reads
-/// them (RankOp::saved_for_backward: then until the next
-/// op ends); with full recompute only each layer's input is kept, and the outputs of its forward
+/// the schedule splits the backward; the final norm's and the loss's, which only the LM head's
+/// backward reads, until the backward pass reaches its layers), unless no backward reads them
+/// (RankOp::saved_for_backward, the logits among them: then until the next op ends); with full
+/// recompute only each layer's input is kept, and the outputs of its forward
 /// run again in the backward live until that layer's backward ends. An op a selective recomputation
 /// discards (RecomputeRole::kDiscard) keeps its outputs only until the next op ends; a checkpointed
 /// attention (kCheckpoint) keeps its output but not its log-sum-exp; a re-run in the backward
