@@ -22,6 +22,7 @@
 #include "validator/calibrate.h"
 #include "validator/cpu_compute.h"
 #include "validator/dry_run.h"
+#include "validator/executed_job.h"
 #include "validator/launcher.h"
 #include "validator/measured_trace.h"
 #include "validator/rank_layout.h"
@@ -235,6 +236,13 @@ Expected<std::string> ComparisonTrace(const std::string& path, const JobSpec& jo
 }
 #endif
 
+// Adds UnexecutedOverlapNote's note for `plan` to `report`, whose job is the executed one.
+void AddOverlapNote(const JobSpec& plan, const GpuSpec& gpu, const NetworkSpec& net,
+                    const MeasuredRates* rates, ValidationReport* report) {
+  const std::string note = UnexecutedOverlapNote(plan, gpu, net, rates, report->predicted_step_s);
+  if (!note.empty()) report->notes.push_back(note);
+}
+
 // Says where and when `report` was made (`device`: what ran it), prints it as Markdown and
 // writes it (--report, JSON) with the trace (--trace, `trace_text`) as one set, atomically; then
 // fails the run when `wrong` elements arrived wrong or, with --require-targets, when the
@@ -278,8 +286,8 @@ Status FinishReport(ValidationReport report, const ValidateOptions& o, const std
 // measurements beside the prediction, prints the report as Markdown and writes it (--report,
 // JSON, atomically). A failed rank reports and aborts the job, as in RunCommOnly; a wrong element
 // fails the run after the report is written.
-Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
-                   const HardwareDb& db, const MeasuredRates* rates) {
+Status RunMeasured(const JobSpec& plan, const JobSpec& job, const RankLayout& layout,
+                   const ValidateOptions& o, const HardwareDb& db, const MeasuredRates* rates) {
 #if GPUPLAN_BUILT_WITH_MPI
   Expected<int> started = StartRanks(layout);
   if (!started.ok()) return started.status();
@@ -317,8 +325,10 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
   }
   ValidationReport report =
       MeasuredValidationReport(job, gpu, net, rates, *run, options, backend_note);
+  AddOverlapNote(plan, gpu, net, rates, &report);
   return FinishReport(std::move(report), o, device, run->wrong, trace);
 #else
+  (void)plan;
   (void)job;
   (void)layout;
   (void)db;
@@ -333,8 +343,8 @@ Status RunMeasured(const JobSpec& job, const RankLayout& layout, const ValidateO
 // `--rank N --replay`: rank N's step alone in this process, its compute on this host's CPU
 // (--backend cpu) or GPU 0 and its communication at the cost model's predicted time (ReplayRank);
 // the report, in mode rank_replay, is printed and written as a full run's.
-Status RunReplay(const JobSpec& job, const RankLayout& layout, const ValidateOptions& o,
-                 const HardwareDb& db, const MeasuredRates* rates) {
+Status RunReplay(const JobSpec& plan, const JobSpec& job, const RankLayout& layout,
+                 const ValidateOptions& o, const HardwareDb& db, const MeasuredRates* rates) {
   KeepFreedHostMemory();  // as the ranks of a full run keep it (StartRanks)
   const int64_t rank = o.ranks.front();
   const std::vector<ProgramStep> program = RankProgram(job, layout, rank);
@@ -365,9 +375,10 @@ Status RunReplay(const JobSpec& job, const RankLayout& layout, const ValidateOpt
       ReplayRank(job, layout, rank, program, *compute, gpu, net, rates, options);
   if (!run.ok()) return run.status();
   const std::string device = DeviceName(o.backend);
-  return FinishReport(MeasuredValidationReport(job, gpu, net, rates, *run, options,
-                                               ReplayNote(rank, device, *run), rank),
-                      o, device, 0);
+  ValidationReport report = MeasuredValidationReport(job, gpu, net, rates, *run, options,
+                                                     ReplayNote(rank, device, *run), rank);
+  AddOverlapNote(plan, gpu, net, rates, &report);
+  return FinishReport(std::move(report), o, device, 0);
 }
 
 constexpr const char* kDryRunHint =
@@ -432,6 +443,10 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
   if (o.plan.empty()) return Status::Invalid("--plan: required (or --show REPORT)");
   Expected<JobSpec> job = ReadValidationJob(o.plan, *db);
   if (!job.ok()) return job.status();
+  // From here on the job as the executor runs it: what the dry run prints, the ranks execute
+  // and the report predicts (validator/executed_job.h); `plan` for the overlaps it leaves out.
+  const JobSpec plan = *job;
+  *job = ExecutedJob(plan);
   const RankLayout layout = MakeRankLayout(*job);
   std::vector<int64_t> ranks = o.ranks.empty() ? RepresentativeRanks(*job) : o.ranks;
   for (int64_t r : ranks) {
@@ -530,7 +545,7 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
             "cannot replay a rank on a GPU here; --backend cpu replays "
             "plans of the cpu device");
       }
-      return RunReplay(*job, layout, o, *db, cal ? &cal->rates : nullptr);
+      return RunReplay(plan, *job, layout, o, *db, cal ? &cal->rates : nullptr);
     }
     const LaunchSpec* launch = nullptr;
     if (!o.launch.empty()) {
@@ -560,7 +575,7 @@ Status RunValidate(const ValidateOptions& o, const GlobalOptions& g) {
       return LaunchRanks(o, g, launch->mode, layout.world_size, per_node);
     }
     if (o.comm_only) return RunCommOnly(*job, layout, o);
-    return RunMeasured(*job, layout, o, *db, cal ? &cal->rates : nullptr);
+    return RunMeasured(plan, *job, layout, o, *db, cal ? &cal->rates : nullptr);
   }
   GPUPLAN_RETURN_IF_ERROR(CheckDryRunSize(*job, ranks));
   if (o.json) {

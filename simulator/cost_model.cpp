@@ -131,10 +131,11 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     st.tp = sum(&LayerCosts::tp_comm);
     if (par.cp > 1) {
       // The ring hides behind the attention kernels of every pass: forward, backward and a
-      // recomputation's forward.
+      // recomputation's forward; without cp_overlap each transfer is waited for.
       const double forwards = 1.0 + RecomputedAttentionForwards(tr);
       const double attn_window = sum(&LayerCosts::fwd_attn) * (forwards + kFlashBackwardRatio);
-      st.cp = Exposed(sum(&LayerCosts::cp_comm), attn_window);
+      const double ring = sum(&LayerCosts::cp_comm);
+      st.cp = par.cp_overlap ? Exposed(ring, attn_window) : ring;
     }
     st.ep = sum(&LayerCosts::ep_exposed);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for

@@ -103,6 +103,9 @@ class StepBuilder {
               int32_t mb, int32_t layer, double bytes);
   int32_t Async(int32_t rank, SimStream stream, Category category, std::string_view name,
                 double work, double bytes);
+  // Context parallelism's K/V ring exchange after an attention kernel: beside it (cp_overlap),
+  // or waited for before the next kernel.
+  void Ring(int32_t rank, double work, int32_t mb, int32_t layer, double bytes);
   void FlushBucket(int32_t rank, bool force);
   void AddGradients(int32_t rank, const ShardParams& params);
   void GatherWeights(int32_t rank, const ShardParams& params);
@@ -238,6 +241,14 @@ int32_t StepBuilder::Async(int32_t rank, SimStream stream, Category category, st
   return id;
 }
 
+void StepBuilder::Ring(int32_t rank, double work, int32_t mb, int32_t layer, double bytes) {
+  if (par_.cp_overlap) {
+    Beside(rank, SimStream::kCp, Category::kCp, "ring K/V", work, mb, layer, bytes);
+  } else {
+    Blocking(rank, SimStream::kCp, Category::kCp, "ring K/V", work, mb, layer, bytes);
+  }
+}
+
 // Gradient reduction in buckets of costs.grad_bucket_params (the stack's), issued as soon as a
 // bucket is full (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce):
 // the full buckets the layers so far have filled go out as one op, timed as their collectives
@@ -365,7 +376,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       if (gather_weights) GatherWeights(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
       if (par_.cp > 1) {
         compute("attention", c.fwd_attn, li, 0);
-        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
+        Ring(stage, c.cp_pass, mb, li, c.cp_bytes);
         compute("forward", c.fwd_gemm + c.fwd_other, li, c.fwd_flops);
       } else {
         compute("forward", c.Forward(), li, c.fwd_flops);
@@ -401,7 +412,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         // The forward again, its collectives included (step_costs.cpp).
         compute("recompute", c.recompute, li, c.fwd_flops);
         if (par_.cp > 1) {
-          Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
+          Ring(stage, c.cp_pass, mb, li, c.cp_bytes);
         }
         if (par_.tp > 1) {
           Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_recompute, mb, li,
@@ -416,7 +427,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         // context-parallel ring, a checkpointed MLP with its TP collectives.
         compute("recompute", c.recompute, li, 0);
         if (par_.cp > 1 && Recomputes(job_.training, kRecomputeCoreAttn)) {
-          Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", c.cp_pass, mb, li, c.cp_bytes);
+          Ring(stage, c.cp_pass, mb, li, c.cp_bytes);
         }
         if (c.tp_recompute > 0) {
           Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_recompute, mb, li,
@@ -426,8 +437,7 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
       const double bwd = c.bwd - (split_ ? c.wgrad : 0.0);
       if (par_.cp > 1) {
         compute("attention backward", c.bwd_attn, li, 0);
-        Beside(stage, SimStream::kCp, Category::kCp, "ring K/V", 2.0 * c.cp_pass, mb, li,
-               c.cp_bytes);
+        Ring(stage, 2.0 * c.cp_pass, mb, li, c.cp_bytes);
         compute("backward", bwd - c.bwd_attn, li, 2.0 * c.fwd_flops);
       } else {
         compute("backward", bwd, li, 2.0 * c.fwd_flops);

@@ -152,6 +152,11 @@ struct ParallelSpec {
   Schedule schedule = Schedule::k1F1B;
   bool dp_overlap = true;   ///< gradient reduction overlapped with backward in buckets
   bool tp_overlap = false;  ///< TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  /// Context parallelism's K/V ring exchange runs beside the attention kernels (Transformer
+  /// Engine's and torchtitan's ring attention: each step's transfer beside the previous step's
+  /// kernel). false: every transfer is waited for, as gpuplan's validator runs it
+  /// (validator/executed_job.h).
+  bool cp_overlap = true;
   /// Expert-parallel dispatch and combine of one micro-batch overlapped with another
   /// micro-batch's computation: Megatron-Core's combined 1F1B schedule runs each layer's forward
   /// of micro-batch N beside its backward of micro-batch N-1 on two streams

@@ -483,6 +483,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
                          "schedule",
                          "dp_overlap",
                          "tp_overlap",
+                         "cp_overlap",
                          "ep_overlap",
                          kEmbeddingSlot,
                          kLossSlot,
@@ -542,6 +543,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->schedule = ParseScheduleName(schedule).value_or(Schedule::k1F1B);
   p->dp_overlap = r.OptionalBool("dp_overlap", true);
   p->tp_overlap = r.OptionalBool("tp_overlap", false);
+  p->cp_overlap = r.OptionalBool("cp_overlap", true);
   p->ep_overlap = r.OptionalBool("ep_overlap", false);
   p->embedding_slot = r.OptionalBool(kEmbeddingSlot, false);
   p->loss_slot = r.OptionalBool(kLossSlot, false);
@@ -1303,6 +1305,8 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
   // Megatron's default etp = tp.
   if (p.ExpertTp() != p.tp) out["parallelism"]["etp"] = p.ExpertTp();
   if (p.ep_overlap) out["parallelism"]["ep_overlap"] = true;
+  // Written only where it is off (the validator's executed job): every stack overlaps the ring.
+  if (!p.cp_overlap) out["parallelism"]["cp_overlap"] = false;
   return out;
 }
 

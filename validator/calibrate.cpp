@@ -7,6 +7,7 @@
 #include "profiler/profile_rates.h"
 #include "simulator/cost_model.h"
 #include "simulator/gemm_time.h"
+#include "validator/executed_job.h"
 
 namespace gpuplan {
 namespace {
@@ -15,11 +16,12 @@ double Communication(const TimeBreakdown& t) {
   return t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm + t.dp_comm;
 }
 
-// The report's job predicted with `rates`.
+// The report's job, as the executor ran it (ExecutedJob: a report written before 2026-12-01
+// holds the plan's job, overlaps on), predicted with `rates`.
 StepResult Predict(const MeasuredRates& rates, const ValidationReport& r, const HardwareDb& db) {
   const GpuSpec& gpu = *db.FindGpu(r.job.cluster.gpu);
   const NetworkSpec& net = *db.FindNetwork(r.job.cluster.inter_node);
-  return EvaluateStep(r.job, gpu, net, &rates);
+  return EvaluateStep(ExecutedJob(r.job), gpu, net, &rates);
 }
 
 }  // namespace

@@ -533,6 +533,31 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
     return op;
   };
 
+  const ShardParams params = ParamsPerGpu(job, stage);
+  const double expert_trainable = job.training.lora.enabled ? 0.0 : params.expert;
+  const double dense_trainable = params.trainable - expert_trainable;
+  const double grad_bytes = d.act_bytes;
+  const int64_t dp_ranks = DataParallelRanks(job);
+  const int64_t expert_dp_ranks = p.ExpertDp();
+  const bool sharded = FullySharded(job);
+  const int zero = sharded ? 3 : p.zero_stage;
+  // ZeRO-2 keeps no full-size gradient buffer: every backward pass reduce-scatters the
+  // gradients it produced, its model chunk's share of the stage's (DeepSpeed
+  // stage_1_and_2.py; the cost model's stage_time and the event simulator alike), in the W pass
+  // where the schedule splits the weight gradients off.
+  const bool per_pass_reduce = zero == 2;
+  auto reduce_pass_grads = [&](std::vector<RankOp>* ops) {
+    const double chunks = static_cast<double>(v);
+    if (dp_ranks > 1 && dense_trainable > 0) {
+      ops->push_back(Coll("reduce_scatter grads (ZeRO-2)", GroupKind::kDp,
+                          dense_trainable * grad_bytes / chunks));
+    }
+    if (expert_dp_ranks > 1 && expert_trainable > 0) {
+      ops->push_back(Coll("reduce_scatter expert grads (ZeRO-2)", GroupKind::kExpertDp,
+                          expert_trainable * grad_bytes / chunks));
+    }
+  };
+
   std::vector<ProgramStep> steps;
   for (const PipelinePass& pass : PassOrder(p.schedule, p.pp, m, v, stage)) {
     ProgramStep step;
@@ -573,32 +598,31 @@ std::vector<ProgramStep> RankProgram(const JobSpec& job, const RankLayout& layou
       // A frozen (LoRA) embedding and LM head get no weight gradient.
       if (vs == 0 && !lora) ops.push_back(Compute("embedding_bwd", Rows(d.T, d.h)));
       if (vs > 0) ops.push_back(p2p(RankOpKind::kSend, "send gradient", prev));
+      if (per_pass_reduce && !d.split_w) reduce_pass_grads(&ops);
     } else {
       ops.push_back(layers_op(pass.chunk, PassKind::kWeightGrad, "weight gradients"));
+      if (per_pass_reduce) reduce_pass_grads(&ops);
     }
     steps.push_back(std::move(step));
   }
 
   // Gradient synchronisation and the optimizer (ZeRO stage semantics: Rajbhandari et al. 2020).
-  const ShardParams params = ParamsPerGpu(job, stage);
-  const double expert_trainable = job.training.lora.enabled ? 0.0 : params.expert;
-  const double dense_trainable = params.trainable - expert_trainable;
-  const double grad_bytes = d.act_bytes;
-  const int64_t dp_ranks = DataParallelRanks(job);
-  const bool sharded = FullySharded(job);
-  const int zero = sharded ? 3 : p.zero_stage;
   ProgramStep sync;
   sync.label = "grad sync";
+  // Buckets where the stack overlaps the reduction with the backward; without dp_overlap one
+  // collective reduces the whole buffer (Megatron-LM: bucket_size None without
+  // --overlap-grad-reduce), as the cost model times it.
   const double bucket = GradBucketParams(job);
-  auto buckets = [bucket](double n) { return static_cast<int64_t>(std::ceil(n / bucket)); };
-  if (!sharded && dp_ranks > 1 && dense_trainable > 0) {
+  auto buckets = [&](double n) {
+    return p.dp_overlap ? static_cast<int64_t>(std::ceil(n / bucket)) : int64_t{1};
+  };
+  if (!sharded && !per_pass_reduce && dp_ranks > 1 && dense_trainable > 0) {
     const int64_t n = buckets(dense_trainable);
     sync.ops.push_back(Coll(zero == 0 ? "all_reduce grad buckets" : "reduce_scatter grad buckets",
                             GroupKind::kDp, dense_trainable * grad_bytes / static_cast<double>(n),
                             n));
   }
-  const int64_t expert_dp_ranks = p.ExpertDp();
-  if (!sharded && expert_dp_ranks > 1 && expert_trainable > 0) {
+  if (!sharded && !per_pass_reduce && expert_dp_ranks > 1 && expert_trainable > 0) {
     const int64_t n = buckets(expert_trainable);
     sync.ops.push_back(
         Coll(zero == 0 ? "all_reduce expert grad buckets" : "reduce_scatter expert grad buckets",

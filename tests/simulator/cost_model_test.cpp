@@ -143,6 +143,34 @@ TEST_F(CostModelTest, ContextParallelPaysPerRingStep) {
               1e-12);
 }
 
+// Without cp_overlap (the validator's executed job) the ring's transfers are waited for: the
+// analytic model charges every pass's ring in full, and the event simulator agrees with it.
+TEST_F(CostModelTest, ContextParallelRingWithoutOverlapIsWaitedFor) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 16);
+  spec["training"]["seq_len"] = 16384;
+  spec["cluster"]["gpus_per_node"] = 8;
+  spec["parallelism"] = {{"cp", 16}, {"dp", 1}};
+  const JobSpec overlapped = Parse(spec);
+  spec["parallelism"]["cp_overlap"] = false;
+  const JobSpec serial = Parse(spec);
+  EXPECT_FALSE(serial.parallel.cp_overlap);
+  EXPECT_EQ(JobSpecToJson(serial)["parallelism"]["cp_overlap"], false);
+  EXPECT_FALSE(JobSpecToJson(overlapped)["parallelism"].contains("cp_overlap"));
+  const StepCosts c = Costs(serial);
+  const double micro = static_cast<double>(MicrobatchesPerStep(serial));
+  const StepResult a = Eval(overlapped);
+  const StepResult b = Eval(serial);
+  EXPECT_NEAR(b.breakdown_s.cp_comm,
+              micro * c.dense.cp_comm * static_cast<double>(serial.model.num_layers), 1e-12);
+  EXPECT_GT(b.breakdown_s.cp_comm, a.breakdown_s.cp_comm);
+  EXPECT_NEAR(b.step_time_s - a.step_time_s, b.breakdown_s.cp_comm - a.breakdown_s.cp_comm, 1e-9);
+  const GpuSpec& gpu = *db_->FindGpu(serial.cluster.gpu);
+  const NetworkSpec& net = *db_->FindNetwork(serial.cluster.inter_node);
+  Expected<EventSimResult> sim = SimulateStepEvents(serial, gpu, net, {});
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  EXPECT_NEAR(sim->step_time_s, b.step_time_s, 0.02 * b.step_time_s);
+}
+
 TEST_F(CostModelTest, SingleGpuHasNoCommunication) {
   nlohmann::json spec = Spec("gpt2-xl", "a100-sxm4-80gb", 1);
   spec["training"]["seq_len"] = 1024;  // GPT-2's learned positions

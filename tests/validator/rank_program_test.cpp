@@ -384,6 +384,24 @@ TEST(RankProgram, ZeroStagesChangeTheGradientTraffic) {
   // Buckets of 40M parameters cover the rank's trainable parameters, 2 bytes each.
   const double params = ParamsPerGpu(job, 0).trainable;
   EXPECT_NEAR(rs.bytes * static_cast<double>(rs.count), 2 * params, 1);
+  // Without dp_overlap (the executed job) one collective reduces the whole buffer, as
+  // Megatron-LM does without --overlap-grad-reduce and the cost model times it.
+  job.parallel.dp_overlap = false;
+  EXPECT_EQ(step_ops("grad sync").front().count, 1);
+  EXPECT_NEAR(step_ops("grad sync").front().bytes, 2 * params, 1);
+  job.parallel.dp_overlap = true;
+  // ZeRO-2 reduce-scatters every backward pass's gradients (the cost model's stage_time), so
+  // nothing is left to reduce after the passes.
+  job.parallel.zero_stage = 2;
+  EXPECT_TRUE(step_ops("grad sync").empty());
+  int64_t passes = 0;
+  for (const ProgramStep& s : RankProgram(job, l, 0)) {
+    if (!s.is_pass || s.pass.kind != PassKind::kBackward) continue;
+    ++passes;
+    ASSERT_EQ(Count(s.ops, "reduce_scatter grads (ZeRO-2)"), 1) << s.label;
+    EXPECT_NEAR(s.ops.back().bytes, 2 * params, 1);
+  }
+  EXPECT_EQ(passes, MicrobatchesPerStep(job));
   job.parallel.zero_stage = 3;
   EXPECT_TRUE(step_ops("grad sync").empty());
   EXPECT_EQ(Count(LayerProgram(job, PassKind::kForward, false), "all_gather layer params"), 1);

@@ -10,6 +10,7 @@
 #include "tests/model/contains.h"
 #include "validator/calibrate.h"
 #include "validator/dry_run.h"
+#include "validator/executed_job.h"
 
 namespace gpuplan {
 namespace {
@@ -133,6 +134,15 @@ TEST(Calibrate, RecoversTheFactorsOfTheFixtureAndShrinksTheError) {
   ASSERT_TRUE(c2.ok());
   EXPECT_NEAR(c2->corrections.compute_time_factor, 1.2, 1e-6);
   EXPECT_NEAR(c2->corrections.communication_time_factor, 0.9, 1e-6);
+  // A report written before the validator set the executed job (2026-12-01) holds the plan's
+  // job with its overlaps on; its communication was still measured without them, and the
+  // re-prediction takes ExecutedJob, so the factors are the same (against the overlapped
+  // prediction, 0.043 s of exposed DP communication where 0.280 s ran, it would be x 1.75).
+  std::vector<ValidationReport> old = reports;
+  old[0].job.parallel.dp_overlap = true;
+  Expected<CalibrationResult> c_old = CalibrateWithReports(*profile, old, names, BuiltinDb());
+  ASSERT_TRUE(c_old.ok());
+  EXPECT_NEAR(c_old->corrections.communication_time_factor, 0.9, 1e-9);
   // Rank replays do not touch the communication factor.
   std::vector<ValidationReport> replay = reports;
   replay[0].mode = ValidationMode::kRankReplay;
@@ -189,6 +199,31 @@ TEST(ValidationJob, RefusesMoeFeaturesTheRanksDoNotRun) {
   EXPECT_TRUE(Contains(error("parallelism", "ep_overlap", true), "field 'ep_overlap'"));
   EXPECT_TRUE(Contains(error("training", "moe_dispatcher", "deepep"), "field 'moe_dispatcher'"));
   EXPECT_TRUE(Contains(error("training", "moe_load_imbalance", 1.2), "field 'moe_load_imbalance'"));
+}
+
+// The executed job turns off every overlap the executor does not run, and the report says which
+// ones the plan asked for and what the plan is predicted at with them.
+TEST(ExecutedJob, TurnsOffTheOverlapsAndTheNoteNamesThem) {
+  Expected<ValidationReport> r = ReadValidationReport(kFixture, BuiltinDb());
+  ASSERT_TRUE(r.ok());
+  JobSpec plan = r->job;
+  plan.parallel.dp_overlap = true;
+  plan.parallel.tp_overlap = true;
+  const JobSpec run = ExecutedJob(plan);
+  EXPECT_FALSE(run.parallel.dp_overlap);
+  EXPECT_FALSE(run.parallel.tp_overlap);
+  EXPECT_FALSE(run.parallel.cp_overlap);
+  EXPECT_EQ(JobSpecToJson(ExecutedJob(run)), JobSpecToJson(run));  // idempotent
+  const GpuSpec& gpu = *BuiltinDb().FindGpu(plan.cluster.gpu);
+  const NetworkSpec& net = *BuiltinDb().FindNetwork(plan.cluster.inter_node);
+  const std::string note = UnexecutedOverlapNote(plan, gpu, net, nullptr, 2.0);
+  EXPECT_TRUE(Contains(note, "the plan's dp_overlap and tp_overlap are off in this run")) << note;
+  EXPECT_TRUE(Contains(note, "against the 2.0000 s here")) << note;
+  // cp_overlap applies only with cp > 1, dp_overlap only with more than one DP rank.
+  plan.parallel.tp_overlap = false;
+  plan.parallel.dp = 1;
+  plan.cluster.num_gpus = plan.parallel.tp;
+  EXPECT_EQ(UnexecutedOverlapNote(plan, gpu, net, nullptr, 2.0), "");
 }
 
 }  // namespace
