@@ -120,11 +120,6 @@ Expected<JobSpec> ValidationJobFromJson(const nlohmann::json& doc, const std::st
                            ": training: field 'moe_dispatcher': deepep; the validator dispatches "
                            "with all-to-all collectives only (alltoall)");
   }
-  if (p.ep_overlap) {
-    return Status::Invalid(context +
-                           ": parallelism: field 'ep_overlap': true; the validator runs each "
-                           "micro-batch's forward and backward on their own (ep_overlap false)");
-  }
   if (t.moe_load_imbalance != 1.0) {
     return Status::Invalid(StrFormat(
         "%s: training: field 'moe_load_imbalance': %g; the validator routes every rank the "
