@@ -44,7 +44,42 @@ double SweepStallSecondsPerMicroBatch(const SweepPrediction& p) {
          micro_batches;
 }
 
+bool SweepZeroTwins(const SweepRow& a, const SweepRow& b) {
+  const ParallelSpec& x = a.job.parallel;
+  const ParallelSpec& y = b.job.parallel;
+  return a.model == b.model && a.nodes == b.nodes && x.zero_stage != y.zero_stage && x.dp == y.dp &&
+         x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.ep == y.ep &&
+         x.sequence_parallel == y.sequence_parallel &&
+         a.job.training.micro_batch_size == b.job.training.micro_batch_size &&
+         a.job.training.global_batch_size == b.job.training.global_batch_size;
+}
+
+double SweepTwinDeparture(const SweepPrediction& a, const SweepPrediction& b) {
+  return std::abs(
+      std::log(a.row->measured_tokens_per_s_per_gpu / b.row->measured_tokens_per_s_per_gpu) -
+      std::log(a.tokens_per_s_per_gpu / b.tokens_per_s_per_gpu));
+}
+
 namespace {
+
+// The departures (SweepTwinDeparture) of a group's ZeRO-twin pairs of simulated rows that ran,
+// each pair once.
+std::vector<double> ZeroTwinDepartures(const std::vector<const SweepPrediction*>& group) {
+  std::vector<double> departures;
+  for (const SweepPrediction* a : group) {
+    for (const SweepPrediction* b : group) {
+      if (a->expressible && b->expressible && a->row->ran && b->row->ran &&
+          a->row->job.parallel.zero_stage < b->row->job.parallel.zero_stage &&
+          SweepZeroTwins(*a->row, *b->row)) {
+        departures.push_back(SweepTwinDeparture(*a, *b));
+      }
+    }
+  }
+  return departures;
+}
+
+// Whether a departure exceeds kSweepTwinTolerance either way.
+bool TwinOff(double departure) { return departure > std::log1p(kSweepTwinTolerance); }
 
 // Group metrics from its predictions (all of one model and node count).
 SweepSummary SummarizeGroup(const std::string& label,
@@ -103,7 +138,18 @@ SweepSummary SummarizeGroup(const std::string& label,
     s.pick_measured = pick->row->ran ? pick->row->measured_tokens_per_s_per_gpu : 0;
     s.picks_ran = pick->row->ran ? 1 : 0;
     s.picks_within_10pct = within_10pct(pick) ? 1 : 0;
+    for (const SweepPrediction* p : group) {
+      if (p->row->ran && SweepZeroTwins(*p->row, *pick->row)) {
+        s.pick_twin_line = p->row->line;
+        s.pick_twin_measured = p->row->measured_tokens_per_s_per_gpu;
+      }
+    }
   }
+  const std::vector<double> departures = ZeroTwinDepartures(group);
+  s.zero_twin_pairs = static_cast<int>(departures.size());
+  s.zero_twin_pairs_off =
+      static_cast<int>(std::count_if(departures.begin(), departures.end(), TwinOff));
+  s.zero_twin_median_departure = Median(departures);
   s.unmargined_picks_within_10pct =
       within_10pct(fastest(&SweepPrediction::PlannerCouldPickWithoutMargin)) ? 1 : 0;
   s.spearman = SpearmanCorrelation(predicted, measured);
@@ -188,6 +234,91 @@ std::string Assumptions(const SweepReport& report) {
          StrFormat("%d of the crashed rows predicted to fail fit but nanotron cannot run them.\n",
                    report.overall.crashed_refused);
 }
+
+constexpr const char* kTwinHeaders[] = {"group", "ZeRO twins", "median departure", "off by >25%",
+                                        "pick's ZeRO twin"};
+
+// The repeatability table's cells of one summary line, shared by both formats.
+std::vector<std::string> TwinCells(const SweepSummary& s, bool overall) {
+  std::string pick_twin = "-";
+  if (!overall) {
+    pick_twin = s.pick_twin_line == 0 ? "none ran"
+                                      : StrFormat("line %d: %.0f%% of best", s.pick_twin_line,
+                                                  100 * s.pick_twin_measured / s.best_measured);
+  }
+  return {s.label, StrFormat("%d", s.zero_twin_pairs),
+          std::isnan(s.zero_twin_median_departure)
+              ? "-"
+              : StrFormat("%.2f", s.zero_twin_median_departure),
+          Share(s.zero_twin_pairs_off, s.zero_twin_pairs), pick_twin};
+}
+
+std::string TwinExplanation() {
+  return StrFormat(
+      "Repeatability: pairs of rows that ran and differ only in their ZeRO stage. The model "
+      "predicts each pair's throughput ratio; departure is |ln(measured ratio) - ln(predicted "
+      "ratio)|, run-to-run noise plus the model's error on the ZeRO stage alone; off: the two "
+      "ratios differ by more than %.0f%%. Pick's ZeRO twin: the row that ran with the planner's "
+      "pick's layout at the other ZeRO stage, against the group's best (docs/METRICS.md).\n",
+      100 * kSweepTwinTolerance);
+}
+
+// Rows of cells as aligned plain text, the columns in `left` left-aligned and the others
+// right-aligned.
+std::string AlignedTable(const std::vector<std::vector<std::string>>& table,
+                         const std::vector<size_t>& left) {
+  std::vector<size_t> width(table[0].size(), 0);
+  for (const auto& line : table) {
+    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  }
+  std::string out;
+  for (const auto& line : table) {
+    std::string text;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const std::string pad(width[i] - line[i].size(), ' ');
+      const bool left_aligned = std::find(left.begin(), left.end(), i) != left.end();
+      text += left_aligned ? line[i] + pad : pad + line[i];
+      text += i + 1 < line.size() ? "  " : "";
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
+
+// The same rows as a Markdown table, the first row its header.
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& table,
+                          const std::vector<size_t>& left) {
+  std::string out;
+  for (size_t r = 0; r < table.size(); ++r) {
+    out += "|";
+    for (const std::string& cell : table[r]) out += " " + cell + " |";
+    out += "\n";
+    if (r > 0) continue;
+    out += "|";
+    for (size_t i = 0; i < table[r].size(); ++i) {
+      out += std::find(left.begin(), left.end(), i) != left.end() ? "---|" : "---:|";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+// A header and one line per group and one for the whole sweep, from `cells` (Cells, TwinCells).
+template <size_t N>
+std::vector<std::vector<std::string>> SummaryRows(
+    const SweepReport& report, const char* const (&headers)[N],
+    std::vector<std::string> (*cells)(const SweepSummary&, bool)) {
+  std::vector<std::vector<std::string>> table;
+  table.emplace_back(std::begin(headers), std::end(headers));
+  for (const SweepSummary& s : report.groups) table.push_back(cells(s, false));
+  table.push_back(cells(report.overall, true));
+  return table;
+}
+
+// Labels and verdicts left-aligned, numbers right-aligned.
+const std::vector<size_t> kLeftColumns = {0, 3};
+const std::vector<size_t> kTwinLeftColumns = {0, 4};
 
 }  // namespace
 
@@ -342,7 +473,7 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
   }
   SweepSummary& all = report.overall;
   all.label = "all";
-  std::vector<double> rhos, throughput_errors, memory_errors;
+  std::vector<double> rhos, throughput_errors, memory_errors, twin_departures;
   for (const auto& [key, indices] : groups) {
     std::vector<const SweepPrediction*> members;
     for (size_t i : indices) members.push_back(&report.rows[i]);
@@ -365,6 +496,10 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     all.stalled += s.stalled;
     all.stalled_pp += s.stalled_pp;
     all.off_batch += s.off_batch;
+    all.zero_twin_pairs += s.zero_twin_pairs;
+    all.zero_twin_pairs_off += s.zero_twin_pairs_off;
+    const std::vector<double> departures = ZeroTwinDepartures(members);
+    twin_departures.insert(twin_departures.end(), departures.begin(), departures.end());
     if (!std::isnan(s.spearman)) rhos.push_back(s.spearman);
     report.groups.push_back(s);
   }
@@ -378,6 +513,7 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
   all.spearman = Median(rhos);
   all.median_abs_throughput_error = Median(throughput_errors);
   all.median_abs_memory_error = Median(memory_errors);
+  all.zero_twin_median_departure = Median(twin_departures);
   report.reasons.assign(reasons.begin(), reasons.end());
   std::stable_sort(report.reasons.begin(), report.reasons.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -385,44 +521,17 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
 }
 
 std::string FormatSweepTable(const SweepReport& report) {
-  std::vector<std::vector<std::string>> table;
-  table.emplace_back(std::begin(kHeaders), std::end(kHeaders));
-  for (const SweepSummary& s : report.groups) table.push_back(Cells(s, false));
-  table.push_back(Cells(report.overall, true));
-  std::vector<size_t> width(table[0].size(), 0);
-  for (const auto& line : table) {
-    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
-  }
-  std::string out;
-  for (const auto& line : table) {
-    std::string text;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const std::string pad(width[i] - line[i].size(), ' ');
-      // Labels and verdicts left-aligned, numbers right-aligned.
-      text += (i == 0 || i == 3) ? line[i] + pad : pad + line[i];
-      text += i + 1 < line.size() ? "  " : "";
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out += text + "\n";
-  }
+  std::string out = AlignedTable(SummaryRows(report, kHeaders, Cells), kLeftColumns);
   out += "\n" + Assumptions(report);
   for (const auto& [reason, count] : report.reasons) {
     out += StrFormat("Not expressible (%d): %s\n", count, reason.c_str());
   }
-  return out;
+  out += "\n" + AlignedTable(SummaryRows(report, kTwinHeaders, TwinCells), kTwinLeftColumns);
+  return out + "\n" + TwinExplanation();
 }
 
 std::string FormatSweepMarkdown(const SweepReport& report) {
-  std::string out = "|";
-  for (const char* h : kHeaders) out += std::string(" ") + h + " |";
-  out += "\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
-  auto line = [&](const SweepSummary& s, bool overall) {
-    out += "|";
-    for (const std::string& cell : Cells(s, overall)) out += " " + cell + " |";
-    out += "\n";
-  };
-  for (const SweepSummary& s : report.groups) line(s, false);
-  line(report.overall, true);
+  std::string out = MarkdownTable(SummaryRows(report, kHeaders, Cells), kLeftColumns);
   out += "\n" + Assumptions(report);
   if (!report.reasons.empty()) {
     out += "\n| not expressible | rows |\n|---|---:|\n";
@@ -430,7 +539,8 @@ std::string FormatSweepMarkdown(const SweepReport& report) {
       out += StrFormat("| %s | %d |\n", reason.c_str(), count);
     }
   }
-  return out;
+  out += "\n" + MarkdownTable(SummaryRows(report, kTwinHeaders, TwinCells), kTwinLeftColumns);
+  return out + "\n" + TwinExplanation();
 }
 
 std::string FormatSweepRowsCsv(const SweepReport& report) {

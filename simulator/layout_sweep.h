@@ -109,7 +109,22 @@ struct SweepSummary {
   /// Simulated rows whose layout does not run the stated global batch (SweepRow::
   /// RunsStatedBatch): kept in every metric but the pick.
   int off_batch = 0;
+  /// Repeatability, a diagnostic: pairs of simulated rows that ran and differ only in their
+  /// ZeRO stage (SweepZeroTwins). The model predicts each pair's throughput ratio; the pair's
+  /// departure is |ln(measured ratio) - ln(predicted ratio)|, run-to-run noise plus the model's
+  /// error on the ZeRO stage alone.
+  int zero_twin_pairs = 0;
+  int zero_twin_pairs_off = 0;  ///< pairs whose ratios differ by more than kSweepTwinTolerance
+  double zero_twin_median_departure = 0;  ///< median departure; NaN without a pair
+  /// Groups: the row that ran with the pick's layout at the other ZeRO stage (0: none) and its
+  /// measured tokens/s/GPU.
+  int pick_twin_line = 0;
+  double pick_twin_measured = 0;
 };
+
+/// A ZeRO-twin pair whose measured throughput ratio differs from the predicted one by more than
+/// this fraction (either way) is counted as off (SweepSummary::zero_twin_pairs_off).
+inline constexpr double kSweepTwinTolerance = 0.25;
 
 /// The sweep's measured step times are bimodal against the prediction: most rows that ran
 /// exceed it by 0-0.3 s per micro-batch, about a fifth by 1.1-1.6 s per micro-batch whatever
@@ -150,6 +165,13 @@ struct SweepPrediction {
 /// simulated: the time per micro-batch the model does not explain.
 double SweepStallSecondsPerMicroBatch(const SweepPrediction& p);
 
+/// Whether two rows of one group run the same layout at different ZeRO stages: the same dp, tp,
+/// pp, cp, ep, TP mode, micro-batch and global batch (model and nodes are the group's).
+bool SweepZeroTwins(const SweepRow& a, const SweepRow& b);
+
+/// |ln(measured_a / measured_b) - ln(predicted_a / predicted_b)| of two simulated rows that ran.
+double SweepTwinDeparture(const SweepPrediction& a, const SweepPrediction& b);
+
 struct SweepReport {
   std::vector<SweepPrediction> rows;  ///< in file order
   std::vector<SweepSummary> groups;   ///< by model, then nodes ascending
@@ -164,7 +186,7 @@ struct SweepReport {
 SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const HardwareDb& db);
 
 /// Plain-text table: one line per group and one for the whole sweep, then the assumptions and
-/// the not-expressible reasons.
+/// the not-expressible reasons, then the repeatability table (ZeRO twins by group).
 std::string FormatSweepTable(const SweepReport& report);
 
 /// The same as Markdown (docs/ACCURACY.md).

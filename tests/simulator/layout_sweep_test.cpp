@@ -147,6 +147,47 @@ TEST(LayoutSweep, PicksRunTheStatedGlobalBatch) {
             "s.csv: line 2: column 'gbs': must be a positive integer, got '0'");
 }
 
+// Repeatability: rows that differ only in their ZeRO stage pair up, and a pair's departure is how
+// far its measured throughput ratio is from the predicted one, in log terms.
+TEST(LayoutSweep, ZeroTwinsMeasureRepeatability) {
+  const HardwareDb db = Db();
+  // Line 2: ZeRO-0; line 3: its ZeRO-1 twin measured at half the speed; line 4: ZeRO-1 at
+  // another micro-batch (no twin); line 5: a ZeRO-0 twin of line 4 that crashed (no pair).
+  std::string twin = kOkRow, other = kOkRow, crashed = kOkRow;
+  twin.replace(twin.find(",0,2,16,"), 8, ",1,2,16,");
+  twin.replace(twin.find("40150"), 5, "20075");
+  other.replace(other.find(",0,2,16,"), 8, ",1,1,32,");
+  crashed.replace(crashed.find(",0,2,16,"), 8, ",0,1,32,");
+  crashed.replace(crashed.find("40150,50.2,ok"), 13, ",,crashed_or_oom");
+  Expected<std::vector<SweepRow>> rows =
+      ParseLayoutSweep(std::string(kHeader) + kOkRow + twin + other + crashed, "s.csv", db);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_TRUE(SweepZeroTwins((*rows)[0], (*rows)[1]));
+  EXPECT_FALSE(SweepZeroTwins((*rows)[0], (*rows)[0]));  // same stage
+  EXPECT_FALSE(SweepZeroTwins((*rows)[0], (*rows)[2]));  // other micro-batch
+  EXPECT_TRUE(SweepZeroTwins((*rows)[2], (*rows)[3]));
+  const SweepReport report = CompareWithLayoutSweep(*rows, db);
+  const SweepPrediction& a = report.rows[0];
+  const SweepPrediction& b = report.rows[1];
+  const double expected =
+      std::abs(std::log(2.0) - std::log(a.tokens_per_s_per_gpu / b.tokens_per_s_per_gpu));
+  EXPECT_NEAR(SweepTwinDeparture(a, b), expected, 1e-12);
+  EXPECT_NEAR(SweepTwinDeparture(b, a), expected, 1e-12);
+  const SweepSummary& g = report.groups[0];
+  EXPECT_EQ(g.zero_twin_pairs, 1);  // the crashed row pairs with nothing
+  EXPECT_EQ(g.zero_twin_pairs_off, expected > std::log(1.25) ? 1 : 0);
+  EXPECT_NEAR(g.zero_twin_median_departure, expected, 1e-12);
+  EXPECT_EQ(report.overall.zero_twin_pairs, 1);
+  // The pick's twin is the row that ran with its layout at the other stage.
+  ASSERT_TRUE(g.pick_line == 2 || g.pick_line == 3 || g.pick_line == 4) << g.pick_line;
+  if (g.pick_line == 2 || g.pick_line == 3) {
+    EXPECT_EQ(g.pick_twin_line, 5 - g.pick_line);
+  } else {
+    EXPECT_EQ(g.pick_twin_line, 0);  // line 4's twin crashed
+  }
+  EXPECT_NE(FormatSweepTable(report).find("ZeRO twins"), std::string::npos);
+}
+
 // The sweep's source benchmarked more models than the two it published rows for: nanotron's
 // scripts/scaling_benchmarks.py lists a 3B (28 layers), a 4B (30), a 70B (80) and a 405B (126)
 // beside the 1B and the 8B, tying the embeddings below an ffn of 10,000. Every layout of its grid
@@ -311,6 +352,10 @@ TEST(LayoutSweep, ShippedSweep) {
     ASSERT_EQ(pick.row->line, g.pick_line);
     EXPECT_TRUE(pick.PlannerWouldPick()) << g.label;
     EXPECT_LE(pick.peak_bytes, (1.0 - kDefaultMemoryMargin) * 80e9) << g.label;
+    if (g.pick_twin_line != 0) {
+      const SweepRow& twin = *report.rows[static_cast<size_t>(g.pick_twin_line - 2)].row;
+      EXPECT_TRUE(twin.ran && SweepZeroTwins(twin, *pick.row)) << g.label;
+    }
     for (const SweepPrediction& p : report.rows) {
       if (p.row->model == pick.row->model && p.row->nodes == pick.row->nodes &&
           p.PlannerWouldPick()) {
@@ -319,6 +364,12 @@ TEST(LayoutSweep, ShippedSweep) {
     }
   }
   EXPECT_LE(all.unmargined_picks_within_10pct, all.picks);
+  // Repeatability: every pair counted once, the whole sweep's pairs the groups' sum.
+  int pairs = 0;
+  for (const SweepSummary& g : report.groups) pairs += g.zero_twin_pairs;
+  EXPECT_EQ(all.zero_twin_pairs, pairs);
+  EXPECT_GT(pairs, 0);
+  EXPECT_LE(all.zero_twin_pairs_off, all.zero_twin_pairs);
   // 20 rows run dp*mbs*grad_acc other than their stated 256 sequences (line 1449: 4,096).
   EXPECT_EQ(all.off_batch, 20);
   EXPECT_FALSE((*rows)[1449 - 2].RunsStatedBatch());
