@@ -22,7 +22,11 @@
 namespace gpuplan {
 namespace {
 
+// A measurement is finite, and anything above 1e15 (tokens per second, GB) is a typo that would
+// overflow the ratios built from it; a row that ran measured at least 1e15 times less, so that
+// the ratios with it as denominator stay finite too.
 constexpr double kMaxMeasurement = 1e15;
+constexpr double kMinMeasurement = 1e-15;
 
 // |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
 // on rank 0, of the first stage.
@@ -62,13 +66,16 @@ double SweepTwinDeparture(const SweepPrediction& a, const SweepPrediction& b) {
 
 namespace {
 
-// The departures (SweepTwinDeparture) of a group's ZeRO-twin pairs of simulated rows that ran,
-// each pair once.
+// The departures (SweepTwinDeparture) of a group's ZeRO-twin pairs of simulated rows that ran
+// (both ratios defined: measured and predicted throughputs positive), each pair once.
 std::vector<double> ZeroTwinDepartures(const std::vector<const SweepPrediction*>& group) {
+  auto comparable = [](const SweepPrediction* p) {
+    return p->expressible && p->row->ran && p->tokens_per_s_per_gpu > 0;
+  };
   std::vector<double> departures;
   for (const SweepPrediction* a : group) {
     for (const SweepPrediction* b : group) {
-      if (a->expressible && b->expressible && a->row->ran && b->row->ran &&
+      if (comparable(a) && comparable(b) &&
           a->row->job.parallel.zero_stage < b->row->job.parallel.zero_stage &&
           SweepZeroTwins(*a->row, *b->row)) {
         departures.push_back(SweepTwinDeparture(*a, *b));
@@ -415,18 +422,17 @@ Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const 
     t.framework = *nanotron;
     ApplyStackPipelineSplit(&row.job);  // nanotron's cost-balanced stages
     row.ran = r.OneOf("status", {"crashed_or_oom", "ok"}) == 1;
-    // A measurement is finite, and anything above 1e15 (tokens per second, GB) is a typo that
-    // would overflow the ratios built from it.
     row.measured_tokens_per_s_per_gpu = r.OptionalNumber("tokens_per_s_per_gpu", kMaxMeasurement);
     // gpu_mem_gb is GiB: nanotron's log_throughput (helpers.py) divides PyTorch's byte counts by
     // 1024**3.
     row.measured_memory_bytes = r.OptionalNumber("gpu_mem_gb", kMaxMeasurement) * kBytesPerGiB;
-    if (row.ran && !(row.measured_tokens_per_s_per_gpu > 0)) {
-      r.Fail("tokens_per_s_per_gpu", "must be positive when status is ok",
-             r.Text("tokens_per_s_per_gpu"));
+    const std::string at_least =
+        "must be positive (at least " + StrFormat("%g", kMinMeasurement) + ") when status is ok";
+    if (row.ran && !(row.measured_tokens_per_s_per_gpu >= kMinMeasurement)) {
+      r.Fail("tokens_per_s_per_gpu", at_least, r.Text("tokens_per_s_per_gpu"));
     }
-    if (row.ran && !(row.measured_memory_bytes > 0)) {
-      r.Fail("gpu_mem_gb", "must be positive when status is ok", r.Text("gpu_mem_gb"));
+    if (row.ran && !(row.measured_memory_bytes >= kMinMeasurement * kBytesPerGiB)) {
+      r.Fail("gpu_mem_gb", at_least, r.Text("gpu_mem_gb"));
     }
     if (!r.status().ok()) return r.status();
     rows.push_back(std::move(row));

@@ -60,8 +60,10 @@ struct SweepRow {
 /// "sweep.csv: line 3: column 'tp': must be a positive integer, got 'x'". The header must hold
 /// every column read (extra columns are ignored; `gbs`, read when present, must be a positive
 /// integer); `gpu` must be kSweepGpuName, `pp_schedule` 1F1B, `tp_mode` REDUCE_SCATTER(SP) or
-/// ALL_REDUCE, `status` ok or crashed_or_oom, and an ok row needs positive tokens_per_s_per_gpu
-/// and gpu_mem_gb. `db` must hold kSweepGpuId, kSweepNetworkId and kSweepFrameworkId.
+/// ALL_REDUCE, `status` ok or crashed_or_oom, and an ok row needs tokens_per_s_per_gpu and
+/// gpu_mem_gb of at least 1e-15 (so that every ratio with them as denominator is finite; at most
+/// 1e15, as every measurement). `db` must hold kSweepGpuId, kSweepNetworkId and
+/// kSweepFrameworkId.
 Expected<std::vector<SweepRow>> ParseLayoutSweep(const std::string& text, const std::string& origin,
                                                  const HardwareDb& db);
 

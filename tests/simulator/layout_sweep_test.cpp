@@ -86,10 +86,6 @@ TEST(LayoutSweep, CsvErrorsNameLineAndColumn) {
   EXPECT_TRUE(e.status().message().starts_with("s.csv: line 2: a quote;")) << e.status().message();
 }
 
-// Issue 17, found by fuzz/layout_sweep (tests/data/fuzz-repro/layout_sweep/): a row of 9e15
-// layers is read at once and left for ValidateJob to refuse (nanotron's cost-balanced stage
-// split looped over every layer), and dp*mbs*grad_acc beyond int64 is an error naming the column
-// (it overflowed).
 TEST(LayoutSweep, MemoryIsRankZerosAllocatorInGiB) {
   // nanotron's log_throughput prints world rank 0's torch.cuda counters / 1024**3.
   const HardwareDb db = Db();
@@ -295,6 +291,11 @@ TEST(LayoutSweep, RowsCsvSaysWhyARowIsPredictedToFail) {
   EXPECT_EQ(header[12], "predicted_tokens_per_s_per_gpu");
 }
 
+// Issue 17, found by fuzz/layout_sweep (tests/data/fuzz-repro/layout_sweep/): a row of 9e15
+// layers is read at once and left for ValidateJob to refuse (nanotron's cost-balanced stage
+// split looped over every layer), and dp*mbs*grad_acc beyond int64 is an error naming the column
+// (it overflowed). Found by hand when the harness was extended to the report: a measurement too
+// small to divide by.
 TEST(LayoutSweep, FuzzReproducers) {
   const HardwareDb db = Db();
   const std::string dir = GPUPLAN_TEST_DATA "/fuzz-repro/layout_sweep/";
@@ -311,6 +312,15 @@ TEST(LayoutSweep, FuzzReproducers) {
             dir +
                 "dp_times_mbs_overflow.csv: line 2: column 'grad_acc': dp*mbs*grad_acc does not "
                 "fit a 64-bit integer, got '16'");
+
+  // A row that ran at 1e-320 tokens/s made every error ratio with it infinite ("inf%" in the
+  // table): a measurement of a row that ran is at least 1e-15.
+  Expected<std::vector<SweepRow>> tiny = ReadLayoutSweepFile(dir + "tokens_per_s_1e-320.csv", db);
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.status().message(),
+            dir +
+                "tokens_per_s_1e-320.csv: line 2: column 'tokens_per_s_per_gpu': must be positive "
+                "(at least 1e-15) when status is ok, got '1e-320'");
 }
 
 TEST(LayoutSweep, ShippedSweep) {
