@@ -55,6 +55,12 @@ inline constexpr double kMaxUsdPerGpuHour = 1e4;
 inline constexpr double kMaxBudgetUsd = 1e15;
 inline constexpr double kMaxDeadlineSeconds = 1e12;  ///< about 31,700 years
 
+/// Measurements compared with predictions (published runs, layout sweeps), in their unit
+/// (tokens/s/GPU, GiB): anything above kMaxMeasurement is a typo, and anything below
+/// kMinMeasurement would make the ratios built on it (errors, shares of the best) infinite.
+inline constexpr double kMinMeasurement = 1e-15;
+inline constexpr double kMaxMeasurement = 1e15;
+
 /// Planner: global batch sizes searched in one request (--global-batch LOW:HIGH doubles).
 inline constexpr int64_t kMaxPlannerBatchSizes = 64;
 

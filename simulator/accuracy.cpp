@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/median.h"
 #include "common/rank_correlation.h"
 #include "common/str_format.h"
@@ -155,8 +156,10 @@ Expected<std::vector<PublishedRun>> ParsePublishedRuns(const nlohmann::json& doc
     if (!r.status().ok()) return r.status();
     JsonObjectReader m(*measured, origin + ": run '" + out.id + "': measured");
     m.RejectUnknownFields({"tokens_per_s_per_gpu", "derived_from", "peak_memory_gib"});
-    out.measured_tokens_per_s_per_gpu = m.PositiveNumber("tokens_per_s_per_gpu");
-    out.measured_peak_memory_gib = m.OptionalPositiveNumber("peak_memory_gib", 0);
+    out.measured_tokens_per_s_per_gpu =
+        m.ScaledNumber("tokens_per_s_per_gpu", 1.0, kMinMeasurement, kMaxMeasurement);
+    out.measured_peak_memory_gib =
+        m.OptionalScaledNumber("peak_memory_gib", 0, 1.0, kMinMeasurement, kMaxMeasurement);
     (void)m.OptionalString("derived_from", "");
     if (!m.status().ok()) return m.status();
     Expected<JobSpec> job = ParseJobSpec(*spec, origin + ": run '" + out.id + "'", ".", db);

@@ -22,11 +22,6 @@
 namespace gpuplan {
 namespace {
 
-// A measurement is finite, and anything above 1e15 (tokens per second, GB) is a typo that would
-// overflow the ratios built from it; a row that ran measured at least 1e15 times less, so that
-// the ratios with it as denominator stay finite too.
-constexpr double kMaxMeasurement = 1e15;
-constexpr double kMinMeasurement = 1e-15;
 
 // |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
 // on rank 0, of the first stage.

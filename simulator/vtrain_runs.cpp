@@ -19,8 +19,10 @@ constexpr const char* kParameters = "Parameters (billion)";
 // Megatron's GPT-2 BPE vocabulary: vTrainConfig's vocab_size default (src/config.py), which
 // every validation config keeps.
 constexpr int64_t kVtrainVocabulary = 50257;
-// A step longer than a day is a typo, not a measurement.
+// A step longer than a day is a typo, not a measurement, and so is one shorter than a
+// microsecond (the tokens/s it gives would overflow the errors built on it).
 constexpr double kMaxIterationMs = 86400e3;
+constexpr double kMinIterationMs = 1e-3;
 
 }  // namespace
 
@@ -89,6 +91,10 @@ Expected<std::vector<PublishedRun>> ParseVtrainRuns(const std::string& text,
     p.schedule = Schedule::k1F1B;
     p.dp_overlap = false;  // use_gradient_bucket: false
     const double iteration_ms = r.PositiveNumber("iteration time (ms)", kMaxIterationMs);
+    if (r.status().ok() && iteration_ms < kMinIterationMs) {
+      r.Fail("iteration time (ms)", "must be at least 0.001 (a microsecond)",
+             r.Text("iteration time (ms)"));
+    }
     if (!r.status().ok()) return r.status();
     job.overhead = DefaultOverhead(*gpu);
     ApplyStackPipelineSplit(&job);

@@ -76,6 +76,14 @@ TEST(Calibration, RunsFileErrorsNameTheField) {
   bad["measured"]["peak_memory_gib"] = -3;
   EXPECT_NE(error({{"runs", {bad}}}).find("measured: field 'peak_memory_gib'"), std::string::npos)
       << error({{"runs", {bad}}});
+  // A measurement too small to divide by made every error ratio infinite ("inf%").
+  bad = run;
+  bad["measured"]["tokens_per_s_per_gpu"] = 1e-320;
+  EXPECT_NE(error({{"runs", {bad}}})
+                .find("measured: field 'tokens_per_s_per_gpu': must be a number in [1e-15, "
+                      "1e+15], got 1e-320"),
+            std::string::npos)
+      << error({{"runs", {bad}}});
   EXPECT_EQ(error({{"runs", nlohmann::json::array()}}),
             "r.json: field 'runs': is empty: give at least one run");
 }

@@ -70,6 +70,10 @@ TEST(VtrainRuns, ErrorsNameTheFileLineAndColumn) {
   EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,8,1024,16,24,1024,1,1,2,-3\r\n"),
             "v.csv: line 2: column 'iteration time (ms)': must be a positive number up to "
             "86400000, got '-3'");
+  // A step of 1e-300 ms gave tokens/s that made the errors NaN.
+  EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,8,1024,16,24,1024,1,1,2,1e-300\r\n"),
+            "v.csv: line 2: column 'iteration time (ms)': must be at least 0.001 (a microsecond), "
+            "got '1e-300'");
   EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,x,1024,16,24,1024,1,1,2,9\r\n"),
             "v.csv: line 2: column 'micro batch': must be a positive integer, got 'x'");
   EXPECT_EQ(error(std::string(kSingleHeader) + "2,16,8,4000000000000000000,16,24,1024,1,1,2,9"),
