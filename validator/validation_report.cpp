@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/json_reader.h"
+#include "common/limits.h"
 #include "common/str_format.h"
 #include "profiler/cpu_backends.h"
 #include "simulator/job_spec_json.h"
@@ -150,9 +151,12 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
   }
   for (size_t i = 0; i < steps->size(); ++i) {
     const json& s = (*steps)[i];
-    if (!s.is_number() || !(s.get<double>() > 0)) {
+    // A step shorter than a nanosecond is not a measurement, and the errors divided by it would
+    // be infinite.
+    if (!s.is_number() || !(s.get<double>() >= 1e-9) || !std::isfinite(s.get<double>())) {
       return Status::Invalid(origin + ": field 'step_seconds'[" + std::to_string(i) +
-                             "]: must be a positive number, got " + DescribeJson(s));
+                             "]: must be a number of seconds, at least 1e-9, got " +
+                             DescribeJson(s));
     }
     v.step_seconds.push_back(s.get<double>());
   }
@@ -173,14 +177,17 @@ Expected<ValidationReport> ValidationReportFromJson(const json& root, const std:
   JsonObjectReader pr(*predicted, origin + ": predicted");
   pr.RejectUnknownFields({"step_s", "peak_memory_bytes", "phases"});
   v.predicted_step_s = pr.PositiveNumber("step_s");
-  v.predicted_peak_memory_bytes = pr.PositiveNumber("peak_memory_bytes");
+  // Peaks from a byte to kMaxDeviceMemoryBytes, so that the errors built on them stay finite.
+  v.predicted_peak_memory_bytes =
+      pr.ScaledNumber("peak_memory_bytes", 1.0, 1.0, kMaxDeviceMemoryBytes);
   const json* pp = pr.OptionalObject("phases");
   GPUPLAN_RETURN_IF_ERROR(pr.status());
   GPUPLAN_RETURN_IF_ERROR(PhasesFromJson(pp, origin + ": predicted.phases", &v.phases.predicted));
 
   JsonObjectReader mr(*measured, origin + ": measured");
   mr.RejectUnknownFields({"step_s", "peak_memory_bytes", "phases"});
-  v.measured_peak_memory_bytes = mr.PositiveNumber("peak_memory_bytes");
+  v.measured_peak_memory_bytes =
+      mr.ScaledNumber("peak_memory_bytes", 1.0, 1.0, kMaxDeviceMemoryBytes);
   // The step time is derived from step_seconds (MeasuredStepSeconds, their median) when read
   // back; a value that is there (null counts as absent) must be that median, not a string, a
   // negative number or an edited figure that calibrate would silently ignore.

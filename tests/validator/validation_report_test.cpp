@@ -94,6 +94,11 @@ TEST(ValidationReport, BadReportsNameTheField) {
        "not a rank of the job (0..7)"},
       {[](nlohmann::json& x) { x["step_seconds"] = nlohmann::json::array(); }, "step_seconds"},
       {[](nlohmann::json& x) { x["step_seconds"][2] = -1; }, "step_seconds'[2]"},
+      // Too small to divide by: the errors were infinite ("+inf%").
+      {[](nlohmann::json& x) { x["step_seconds"][0] = 1e-320; },
+       "field 'step_seconds'[0]: must be a number of seconds, at least 1e-9, got 1e-320"},
+      {[](nlohmann::json& x) { x["measured"]["peak_memory_bytes"] = 1e-320; },
+       "measured: field 'peak_memory_bytes': must be a number in [1, 1e+14], got 1e-320"},
       {[](nlohmann::json& x) { x["measured"].erase("peak_memory_bytes"); }, "peak_memory_bytes"},
       // An edited step time that calibrate would ignore (it takes the median of step_seconds).
       {[](nlohmann::json& x) { x["measured"]["step_s"] = 123.0; },
