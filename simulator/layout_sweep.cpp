@@ -22,7 +22,6 @@
 namespace gpuplan {
 namespace {
 
-
 // |predicted - measured| / measured peak memory of a row that ran: what PyTorch's allocator holds
 // on rank 0, of the first stage.
 double MemoryError(const SweepPrediction& p) {
@@ -83,9 +82,11 @@ std::vector<double> ZeroTwinDepartures(const std::vector<const SweepPrediction*>
 // Whether a departure exceeds kSweepTwinTolerance either way.
 bool TwinOff(double departure) { return departure > std::log1p(kSweepTwinTolerance); }
 
-// Group metrics from its predictions (all of one model and node count).
+// Group metrics from its predictions (all of one model and node count); the group's ZeRO-twin
+// departures are appended to `twin_departures` (the whole sweep's median is over all of them).
 SweepSummary SummarizeGroup(const std::string& label,
-                            const std::vector<const SweepPrediction*>& group) {
+                            const std::vector<const SweepPrediction*>& group,
+                            std::vector<double>* twin_departures) {
   SweepSummary s;
   s.label = label;
   std::vector<double> predicted, measured, throughput_errors, memory_errors;
@@ -152,6 +153,7 @@ SweepSummary SummarizeGroup(const std::string& label,
   s.zero_twin_pairs_off =
       static_cast<int>(std::count_if(departures.begin(), departures.end(), TwinOff));
   s.zero_twin_median_departure = Median(departures);
+  twin_departures->insert(twin_departures->end(), departures.begin(), departures.end());
   s.unmargined_picks_within_10pct =
       within_10pct(fastest(&SweepPrediction::PlannerCouldPickWithoutMargin)) ? 1 : 0;
   s.spearman = SpearmanCorrelation(predicted, measured);
@@ -481,7 +483,7 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     const SweepSummary s = SummarizeGroup(
         StrFormat("%s x %lld %s", key.first.c_str(), static_cast<long long>(key.second),
                   Noun(key.second, "node", "nodes").c_str()),
-        members);
+        members, &twin_departures);
     all.rows += s.rows;
     all.simulated += s.simulated;
     all.not_expressible += s.not_expressible;
@@ -499,8 +501,6 @@ SweepReport CompareWithLayoutSweep(const std::vector<SweepRow>& rows, const Hard
     all.off_batch += s.off_batch;
     all.zero_twin_pairs += s.zero_twin_pairs;
     all.zero_twin_pairs_off += s.zero_twin_pairs_off;
-    const std::vector<double> departures = ZeroTwinDepartures(members);
-    twin_departures.insert(twin_departures.end(), departures.begin(), departures.end());
     if (!std::isnan(s.spearman)) rhos.push_back(s.spearman);
     report.groups.push_back(s);
   }
