@@ -48,7 +48,13 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
   if (cross_validate) {
     Expected<CrossValidationReport> cv = CrossValidatePublishedRuns(*runs);
     if (!cv.ok()) return Status::Invalid(path + ": " + cv.status().message());
-    const std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
+    Expected<std::vector<SweepRow>> sweep =
+        ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", *db);
+    if (!sweep.ok()) return sweep.status();
+    Expected<SweepCrossValidationReport> sweep_cv = CrossValidateSweepByModel(*sweep, *db);
+    if (!sweep_cv.ok()) return sweep_cv.status();
+    std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
+    for (BandResidual& r : SweepBandResiduals(*sweep_cv, *db)) residuals.push_back(std::move(r));
     if (!residuals_path.empty()) {
       const Status written =
           WriteFileAtomically(residuals_path, FormatBandResidualsJson(residuals));
@@ -59,11 +65,6 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
     Expected<CrossValidationReport> agnostic = CrossValidatePublishedRuns(OnDefaultStack(*runs));
     if (!agnostic.ok()) return Status::Invalid(path + ": " + agnostic.status().message());
     std::vector<StackComparisonRow> stacks = CompareStackModels(*runs, *cv, *agnostic);
-    Expected<std::vector<SweepRow>> sweep =
-        ReadLayoutSweepFile(BuiltinCalibrationDir() + "/ultrascale_sweep.csv", *db);
-    if (!sweep.ok()) return sweep.status();
-    Expected<SweepCrossValidationReport> sweep_cv = CrossValidateSweepByModel(*sweep, *db);
-    if (!sweep_cv.ok()) return sweep_cv.status();
     stacks.push_back(CompareSweepStackModels(*sweep, *sweep_cv, *db));
     std::printf("%s\n%s\n%s\n%s", FormatCrossValidation(*cv, markdown).c_str(),
                 FormatSweepCrossValidation(*sweep_cv, markdown).c_str(),

@@ -11,6 +11,8 @@
 #include "simulator/accuracy.h"
 #include "simulator/cross_validation.h"
 #include "simulator/job.h"
+#include "simulator/layout_sweep.h"
+#include "simulator/sweep_cross_validation.h"
 
 namespace gpuplan {
 namespace {
@@ -55,11 +57,12 @@ Selection Select(std::span<const BandResidual> residuals, Pred keep) {
   return s;
 }
 
+bool Published(const BandResidual& r) { return r.sweep_model.empty(); }
+
 // Standard deviation of the median log ratio of each publication with >= kMinBandRuns runs
-// (0 when fewer than two publications have that many).
+// (0 when fewer than two publications have that many); published runs only.
 double BetweenSourceSpread(std::span<const BandResidual> residuals) {
-  const std::vector<std::string> sources =
-      Select(residuals, [](const BandResidual&) { return true; }).sources;
+  const std::vector<std::string> sources = Select(residuals, Published).sources;
   std::vector<double> medians;
   for (const std::string& source : sources) {
     const std::vector<double> logs =
@@ -193,7 +196,7 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
   if (!of_stack.logs.empty()) {
     return band_of(of_stack, stack + (moe && !any_moe ? " (dense models only)" : ""), false);
   }
-  return band_of(Select(residuals, [](const BandResidual&) { return true; }), "all stacks", false);
+  return band_of(Select(residuals, Published), "all stacks", false);
 }
 
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
@@ -213,27 +216,52 @@ std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
   return out;
 }
 
+std::vector<BandResidual> SweepBandResiduals(const SweepCrossValidationReport& report,
+                                             const HardwareDb& db) {
+  std::vector<BandResidual> out;
+  for (const SweepHeldOutRow& held : report.held_out) {
+    const SweepRow& row = *held.row;
+    BandResidual r;
+    r.id = StrFormat("sweep line %d", row.line);
+    r.source = kSweepBandSource;
+    r.stack = BandStack(row.job);
+    r.architecture = db.FindGpu(row.job.cluster.gpu)->architecture;
+    r.num_gpus = row.job.cluster.num_gpus;
+    r.moe = row.job.model.is_moe();
+    r.step_time_ratio = std::clamp(held.tokens_per_s_per_gpu / row.measured_tokens_per_s_per_gpu,
+                                   kMinRatio, kMaxRatio);
+    r.sweep_model = row.model;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals) {
   BandCoverage c;
   for (const BandResidual& r : residuals) {
-    auto it = std::find_if(c.by_source.begin(), c.by_source.end(),
-                           [&](const auto& s) { return s.first == r.source; });
-    if (it == c.by_source.end()) {
-      c.by_source.push_back({r.source, {0, 0}});
-      it = c.by_source.end() - 1;
+    // A published run's fold leaves its publication out, a sweep row's its model's rows.
+    const bool sweep = !Published(r);
+    auto& table = sweep ? c.sweep_by_model : c.by_source;
+    const std::string& key = sweep ? r.sweep_model : r.source;
+    auto it =
+        std::find_if(table.begin(), table.end(), [&](const auto& s) { return s.first == key; });
+    if (it == table.end()) {
+      table.push_back({key, {0, 0}});
+      it = table.end() - 1;
     }
     std::vector<BandResidual> others;
     for (const BandResidual& o : residuals) {
-      if (o.source != r.source) others.push_back(o);
+      if (sweep ? o.sweep_model != r.sweep_model : o.source != r.source) others.push_back(o);
     }
-    if (others.empty()) continue;
+    if (std::none_of(others.begin(), others.end(), Published)) continue;
     const ErrorBand band = BandFor(others, r.stack, r.architecture, r.num_gpus, r.moe);
     const bool inside =
         r.step_time_ratio >= band.low_factor && r.step_time_ratio <= band.high_factor;
-    c.runs += 1;
-    c.covered += inside ? 1 : 0;
     it->second.second += 1;
     it->second.first += inside ? 1 : 0;
+    if (sweep) continue;
+    c.runs += 1;
+    c.covered += inside ? 1 : 0;
     if (!band.validated) {
       c.untested_runs += 1;
       c.untested_covered += inside ? 1 : 0;
@@ -255,9 +283,18 @@ std::string FormatBandCoverage(const BandCoverage& c, bool markdown) {
   for (const auto& [source, counts] : c.by_source) row(source, counts.first, counts.second);
   row("untested classes (no class of their own)", c.untested_covered, c.untested_runs);
   row("all runs", c.covered, c.runs);
+  for (const auto& [model, counts] : c.sweep_by_model) {
+    row(std::string(kSweepBandSource) + ", " + model, counts.first, counts.second);
+  }
   out +=
       "\nEach publication's runs against bands built from the other publications' residuals "
-      "(simulator/error_band.h); a calibrated 80% band holds 75-85% of them.\n";
+      "(simulator/error_band.h); a calibrated 80% band holds 75-85% of them.";
+  if (!c.sweep_by_model.empty()) {
+    out +=
+        " The layout sweep's rows (not in 'all runs'), each model's against bands built "
+        "without that model's rows.";
+  }
+  out += "\n";
   return out;
 }
 
@@ -265,17 +302,22 @@ std::string FormatBandResidualsJson(std::span<const BandResidual> residuals) {
   std::string out =
       "{\n  \"about\": \"Cross-validated residuals of the published runs (published_runs.json): "
       "each run's measured / predicted step time with the two calibrated constants refitted "
-      "without its publication. Written by gpuplan accuracy --cross-validate --residuals; the "
-      "test Calibration.ResidualsFileIsCurrent checks it against the program. Error bands are "
-      "built from it (docs/ACCURACY.md, Error bands).\",\n  \"runs\": [\n";
+      "without its publication; then those of the layout sweep's rows that ran "
+      "(ultrascale_sweep.csv, sweep_model set), each with nanotron's sweep-fitted constants "
+      "refitted without its model's rows. Written by gpuplan accuracy --cross-validate "
+      "--residuals; the test Calibration.LeaveOneSourceOut checks it against the program. Error "
+      "bands are built from it (docs/ACCURACY.md, Error bands).\",\n  \"runs\": [\n";
   for (size_t i = 0; i < residuals.size(); ++i) {
     const BandResidual& r = residuals[i];
     out += StrFormat(
         "    {\"id\": %s, \"source\": %s, \"stack\": %s, \"architecture\": %s, "
-        "\"num_gpus\": %lld, \"moe\": %s, \"step_time_ratio\": %.4f}%s\n",
+        "\"num_gpus\": %lld, \"moe\": %s, \"step_time_ratio\": %.4f%s}%s\n",
         nlohmann::json(r.id).dump().c_str(), nlohmann::json(r.source).dump().c_str(),
         nlohmann::json(r.stack).dump().c_str(), nlohmann::json(r.architecture).dump().c_str(),
         static_cast<long long>(r.num_gpus), r.moe ? "true" : "false", r.step_time_ratio,
+        r.sweep_model.empty()
+            ? ""
+            : (", \"sweep_model\": " + nlohmann::json(r.sweep_model).dump()).c_str(),
         i + 1 < residuals.size() ? "," : "");
   }
   out += "  ]\n}\n";
@@ -295,8 +337,8 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
     const std::string context = path + ": runs[" + std::to_string(i) + "]";
     if (!runs[i].is_object()) return Status::Invalid(context + ": must be an object");
     JsonObjectReader reader(runs[i], context);
-    reader.RejectUnknownFields(
-        {"id", "source", "stack", "architecture", "num_gpus", "moe", "step_time_ratio"});
+    reader.RejectUnknownFields({"id", "source", "stack", "architecture", "num_gpus", "moe",
+                                "step_time_ratio", "sweep_model"});
     BandResidual r;
     r.id = reader.String("id");
     r.source = reader.String("source");
@@ -305,8 +347,15 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
     r.num_gpus = reader.PositiveInt("num_gpus");
     r.moe = reader.OptionalBool("moe", false);
     r.step_time_ratio = reader.ScaledNumber("step_time_ratio", 1.0, kMinRatio, kMaxRatio);
+    if (runs[i].contains("sweep_model")) r.sweep_model = reader.String("sweep_model");
     if (!reader.status().ok()) return reader.status();
+    if (runs[i].contains("sweep_model") && r.sweep_model.empty()) {
+      return Status::Invalid(context + ": field 'sweep_model': must not be empty");
+    }
     out.push_back(std::move(r));
+  }
+  if (std::none_of(out.begin(), out.end(), Published)) {
+    return Status::Invalid(path + ": 'runs' holds no published run (every entry has sweep_model)");
   }
   return out;
 }

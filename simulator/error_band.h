@@ -12,9 +12,11 @@
 
 namespace gpuplan {
 
-struct CrossValidationReport;  // simulator/cross_validation.h
-struct JobSpec;                // simulator/job.h
-struct PublishedRun;           // simulator/accuracy.h
+struct CrossValidationReport;       // simulator/cross_validation.h
+struct SweepCrossValidationReport;  // simulator/sweep_cross_validation.h
+class HardwareDb;                   // hardware-db/hardware_db.h
+struct JobSpec;                     // simulator/job.h
+struct PublishedRun;                // simulator/accuracy.h
 
 /// Share of measured runs a band is meant to hold: the central 80%.
 inline constexpr double kBandCentralShare = 0.80;
@@ -25,7 +27,11 @@ inline constexpr int kMinBandRuns = 5;
 /// a class from fewer is widened by the spread between publications (docs/ACCURACY.md).
 inline constexpr int kMinBandPublications = 2;
 
-/// One published run as its cross-validation fold predicted it: what a band is built from.
+/// The `source` of the layout sweep's residuals (SweepBandResiduals).
+inline constexpr const char* kSweepBandSource = "nanotron layout sweep";
+
+/// One published run, or one row of the measured layout sweep, as its cross-validation fold
+/// predicted it: what a band is built from.
 struct BandResidual {
   std::string id;
   std::string source;        ///< the publication (each fold held one out)
@@ -35,6 +41,11 @@ struct BandResidual {
   /// Measured / predicted step time (= predicted / measured tokens/s), > 0.
   double step_time_ratio = 1;
   bool moe = false;  ///< the run's model is a mixture of experts (ModelSpec::is_moe)
+  /// Non-empty for a row of the layout sweep: its model ("1B", "8B"), the fold that held it out.
+  /// Such rows band their own stack's classes only: they are left out of the spread between
+  /// publications and of the pool an untested stack falls back to, where 1,026 rows of one
+  /// stack on one cluster would outweigh every published run (docs/ACCURACY.md, "Error bands").
+  std::string sweep_model = {};
 };
 
 /// The classes a job falls in, finest first: stack x architecture x scale, then stack x
@@ -95,7 +106,9 @@ double StudentTQuantile(double p, double df);
 /// publication may be (an MoE job without MoE runs of its stack pools the stack's dense runs,
 /// its basis saying "(dense models only)"). A class whose runs come from fewer than
 /// kMinBandPublications publications gets the same tau: its centre is one publication's bias.
-/// `residuals` must not be empty.
+/// Layout-sweep residuals (sweep_model set) count in their stack's classes and its untested
+/// pool only: tau and the all-stacks pool are the published runs'. `residuals` must hold at
+/// least one published run.
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
                   const std::string& architecture, int64_t num_gpus, bool moe);
 
@@ -103,14 +116,23 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
                                         const std::vector<PublishedRun>& runs);
 
+/// The layout sweep's residuals, one per held-out row of `report` (each row predicted with
+/// nanotron's constants refitted on the other model's rows): id "sweep line N", source
+/// kSweepBandSource, sweep_model its model. `report` and the rows it points into must be alive;
+/// `db` holds their GPU.
+std::vector<BandResidual> SweepBandResiduals(const SweepCrossValidationReport& report,
+                                             const HardwareDb& db);
+
 /// Coverage of the bands under cross-validation: each publication's runs against bands built
-/// from the other publications' residuals only.
+/// from the other publications' residuals only; the layout sweep's rows, model by model, against
+/// bands built from every residual but their own model's rows (not counted in `runs`).
 struct BandCoverage {
-  int runs = 0;
+  int runs = 0;           ///< published runs
   int covered = 0;        ///< measured inside its band
   int untested_runs = 0;  ///< runs whose band came from no class of their own
   int untested_covered = 0;
-  std::vector<std::pair<std::string, std::pair<int, int>>> by_source;  ///< covered, runs
+  std::vector<std::pair<std::string, std::pair<int, int>>> by_source;       ///< covered, runs
+  std::vector<std::pair<std::string, std::pair<int, int>>> sweep_by_model;  ///< covered, rows
 };
 BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals);
 

@@ -175,7 +175,9 @@ Expected<SweepCrossValidationReport> CrossValidateSweepByModel(const std::vector
     for (const SweepRow* row : held_out) {
       const double measured = row->measured_tokens_per_s_per_gpu;
       in_sample.push_back((PredictTokensPerS(*row, report.shipped, db) - measured) / measured);
-      cross_validated.push_back((PredictTokensPerS(*row, fold.fitted, db) - measured) / measured);
+      const double predicted = PredictTokensPerS(*row, fold.fitted, db);
+      cross_validated.push_back((predicted - measured) / measured);
+      report.held_out.push_back(SweepHeldOutRow{row, predicted});
     }
     fold.rows = static_cast<int>(held_out.size());
     fold.in_sample_median_abs_error = MediansOf(in_sample).median_abs;

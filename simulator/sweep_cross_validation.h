@@ -54,11 +54,20 @@ struct SweepFold {
   double cross_validated_median_error = 0;
 };
 
+/// A held-out row and its cross-validated prediction (its fold's constants).
+struct SweepHeldOutRow {
+  const SweepRow* row = nullptr;  ///< into the rows given to CrossValidateSweepByModel
+  double tokens_per_s_per_gpu = 0;
+};
+
 struct SweepCrossValidationReport {
   SweepConstants shipped;            ///< the stack's values (frameworks.json)
   SweepConstants fitted_on_all;      ///< the same rules over every model's rows
   std::vector<int> fit_rows_on_all;  ///< rows each constant of fitted_on_all was fitted on
   std::vector<SweepFold> folds;      ///< in order of each model's first row
+  /// Every held-out row, fold by fold (the error bands' residuals, SweepBandResiduals); valid
+  /// while the rows given to CrossValidateSweepByModel are.
+  std::vector<SweepHeldOutRow> held_out;
   /// Every expressible row that ran: its in-sample and its cross-validated error.
   int rows = 0;
   double in_sample_median_abs_error = 0;

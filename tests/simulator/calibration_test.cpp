@@ -350,12 +350,15 @@ TEST(Calibration, LeaveOneSourceOut) {
   // Error bands (docs/ACCURACY.md, "Error bands"): each publication's runs against bands built
   // without it. Issue 18 asks for 75-85%: a band that holds fewer than 75% is too narrow to bet
   // a deadline on, one that holds more than 85% wider than the residuals call for.
-  const std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
+  // The layout sweep's rows band nanotron jobs (each row as its model's fold predicted it).
+  std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
+  for (BandResidual& r : SweepBandResiduals(*sweep_cv, db)) residuals.push_back(std::move(r));
   const BandCoverage coverage = CrossValidatedBandCoverage(residuals);
   std::printf("%s\n", FormatBandCoverage(coverage, true).c_str());
   EXPECT_EQ(coverage.runs, static_cast<int>(runs->size()));
   EXPECT_GE(coverage.covered, 0.75 * coverage.runs);
   EXPECT_LE(coverage.covered, 0.85 * coverage.runs);
+  EXPECT_EQ(residuals.size(), runs->size() + 1026u) << "every sweep row that ran";
 
   // The shipped residuals file (what simulate's bands are built from) is this computation's.
   Expected<std::vector<BandResidual>> shipped = ReadBandResidualsFile(BuiltinBandResidualsPath());
@@ -370,6 +373,7 @@ TEST(Calibration, LeaveOneSourceOut) {
     EXPECT_EQ(a.stack, b.stack) << a.id;
     EXPECT_EQ(a.architecture, b.architecture) << a.id;
     EXPECT_EQ(a.num_gpus, b.num_gpus) << a.id;
+    EXPECT_EQ(a.sweep_model, b.sweep_model) << a.id;
     EXPECT_NEAR(a.step_time_ratio, b.step_time_ratio, 1e-4)
         << a.id
         << ": regenerate with gpuplan accuracy --cross-validate --residuals "

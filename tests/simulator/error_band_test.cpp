@@ -190,6 +190,73 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
 
   ASSERT_TRUE(WriteFileAtomically(path, R"({"runs": []})").ok());
   EXPECT_FALSE(ReadBandResidualsFile(path).ok());
+
+  // A layout-sweep row names its model; it round-trips, must not be empty, and a file of sweep
+  // rows alone has nothing to widen an untested class with.
+  r[1].sweep_model = "1B";
+  ASSERT_TRUE(WriteFileAtomically(path, FormatBandResidualsJson(r)).ok());
+  back = ReadBandResidualsFile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ((*back)[0].sweep_model, "");
+  EXPECT_EQ((*back)[1].sweep_model, "1B");
+  ASSERT_TRUE(WriteFileAtomically(path,
+                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
+                                     "architecture": "a", "num_gpus": 8, "sweep_model": "",
+                                     "step_time_ratio": 1}]})")
+                  .ok());
+  bad = ReadBandResidualsFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("runs[0]: field 'sweep_model'"), std::string::npos)
+      << bad.status().message();
+  ASSERT_TRUE(WriteFileAtomically(path,
+                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
+                                     "architecture": "a", "num_gpus": 8, "sweep_model": "1B",
+                                     "step_time_ratio": 1}]})")
+                  .ok());
+  bad = ReadBandResidualsFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no published run"), std::string::npos)
+      << bad.status().message();
+}
+
+// The layout sweep's rows band their own stack (a class of nanotron, hopper) and leave every other
+// job's band as the published runs alone make it: neither the spread between publications nor
+// the pool of an untested stack counts them.
+TEST(ErrorBand, LayoutSweepRowsBandTheirOwnStackOnly) {
+  const std::vector<BandResidual> published = TwoPublications("hopper");
+  std::vector<BandResidual> with_sweep = published;
+  for (double x : {0.3, 0.4, 0.5, 0.6, 0.7, 0.8}) {
+    BandResidual r = Residual(kSweepBandSource, "hopper", 128, std::exp(x));
+    r.stack = "nanotron";
+    r.sweep_model = x < 0.55 ? "1B" : "8B";
+    with_sweep.push_back(r);
+  }
+  for (const char* stack : {"megatron-core", "torchtitan"}) {  // a tested and an untested stack
+    const ErrorBand a = BandFor(published, stack, "hopper", 8, false);
+    const ErrorBand b = BandFor(with_sweep, stack, "hopper", 8, false);
+    EXPECT_EQ(a.basis, b.basis) << stack;
+    EXPECT_DOUBLE_EQ(a.low_factor, b.low_factor) << stack;
+    EXPECT_DOUBLE_EQ(a.high_factor, b.high_factor) << stack;
+  }
+  // nanotron: its own class, from one publication, so widened by tau = 0.2 / sqrt(2) as an
+  // untested class is; centred on the rows' median log, 0.55.
+  const ErrorBand nanotron = BandFor(with_sweep, "nanotron", "hopper", 256, false);
+  EXPECT_TRUE(nanotron.validated);
+  EXPECT_EQ(nanotron.runs, 6);
+  EXPECT_EQ(nanotron.publications, 1);
+  EXPECT_EQ(nanotron.basis, "nanotron, hopper, 65-512 GPUs");
+  EXPECT_NEAR(nanotron.log_centre, 0.55, 1e-12);
+  const double s = 1.4826 * 0.15, tau = 0.2 / std::sqrt(2.0);
+  EXPECT_NEAR(nanotron.log_scale, std::sqrt(s * s * (1 + 1.0 / 6) + tau * tau), 1e-9);
+
+  // Coverage: published runs as before; each sweep model's rows against the other model's.
+  const BandCoverage before = CrossValidatedBandCoverage(published);
+  const BandCoverage after = CrossValidatedBandCoverage(with_sweep);
+  EXPECT_EQ(after.runs, before.runs);
+  EXPECT_EQ(after.covered, before.covered);
+  ASSERT_EQ(after.sweep_by_model.size(), 2u);
+  EXPECT_EQ(after.sweep_by_model[0].first, "1B");
+  EXPECT_EQ(after.sweep_by_model[0].second.second, 3);
 }
 
 }  // namespace
