@@ -166,27 +166,19 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
   EXPECT_FALSE((*back)[0].moe);
   EXPECT_TRUE((*back)[1].moe);
 
-  ASSERT_TRUE(WriteFileAtomically(path,
-                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
-                                     "architecture": "a", "num_gpus": 8,
-                                     "step_time_ratio": -1}]})")
-                  .ok());
-  Expected<std::vector<BandResidual>> bad = ReadBandResidualsFile(path);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find(path + ": runs[0]"), std::string::npos);
-  EXPECT_NE(bad.status().message().find("field 'step_time_ratio'"), std::string::npos)
-      << bad.status().message();
-
+  // One entry's fields after the common ones; the error must name `expected`.
+  auto expect_refused = [&](const std::string& fields, const std::string& expected) {
+    ASSERT_TRUE(WriteFileAtomically(path, R"({"runs": [{"id": "x", "source": "A", "stack": "s",
+                                        "architecture": "a", "num_gpus": 8, )" +
+                                              fields + "}]}")
+                    .ok());
+    Expected<std::vector<BandResidual>> bad = ReadBandResidualsFile(path);
+    ASSERT_FALSE(bad.ok()) << fields;
+    EXPECT_NE(bad.status().message().find(expected), std::string::npos) << bad.status().message();
+  };
+  expect_refused(R"("step_time_ratio": -1)", path + ": runs[0]: field 'step_time_ratio'");
   // "moe" is optional (absent: a dense run) but must be a boolean.
-  ASSERT_TRUE(WriteFileAtomically(path,
-                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
-                                     "architecture": "a", "num_gpus": 8, "moe": 1,
-                                     "step_time_ratio": 1}]})")
-                  .ok());
-  bad = ReadBandResidualsFile(path);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("field 'moe'"), std::string::npos)
-      << bad.status().message();
+  expect_refused(R"("moe": 1, "step_time_ratio": 1)", "field 'moe'");
 
   ASSERT_TRUE(WriteFileAtomically(path, R"({"runs": []})").ok());
   EXPECT_FALSE(ReadBandResidualsFile(path).ok());
@@ -199,24 +191,8 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ((*back)[0].sweep_model, "");
   EXPECT_EQ((*back)[1].sweep_model, "1B");
-  ASSERT_TRUE(WriteFileAtomically(path,
-                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
-                                     "architecture": "a", "num_gpus": 8, "sweep_model": "",
-                                     "step_time_ratio": 1}]})")
-                  .ok());
-  bad = ReadBandResidualsFile(path);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("runs[0]: field 'sweep_model'"), std::string::npos)
-      << bad.status().message();
-  ASSERT_TRUE(WriteFileAtomically(path,
-                                  R"({"runs": [{"id": "x", "source": "A", "stack": "s",
-                                     "architecture": "a", "num_gpus": 8, "sweep_model": "1B",
-                                     "step_time_ratio": 1}]})")
-                  .ok());
-  bad = ReadBandResidualsFile(path);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("no published run"), std::string::npos)
-      << bad.status().message();
+  expect_refused(R"("sweep_model": "", "step_time_ratio": 1)", "runs[0]: field 'sweep_model'");
+  expect_refused(R"("sweep_model": "1B", "step_time_ratio": 1)", "no published run");
 }
 
 // The layout sweep's rows band their own stack (a class of nanotron, hopper) and leave every other
