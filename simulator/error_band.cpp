@@ -24,17 +24,38 @@ constexpr double kMaxRatio = 100;
 
 struct Spread {
   double centre = 0;  ///< median of the logs
-  double sigma = 0;   ///< 1.4826 x median absolute deviation
+  /// Scale below and above the centre: 1.4826 x median absolute deviation on both sides, or,
+  /// from kMinQuantileBandRuns runs, each side's from its empirical quantile (SpreadOf).
+  double sigma_low = 0, sigma_high = 0;
   int n = 0;
 };
+
+// The `p` quantile of sorted `v` (not empty), linear between order statistics (Hyndman & Fan
+// type 7, the default of R and NumPy).
+double SortedQuantile(const std::vector<double>& v, double p) {
+  const double i = p * static_cast<double>(v.size() - 1);
+  const size_t k = static_cast<size_t>(i);
+  if (k + 1 >= v.size()) return v.back();
+  const double f = i - static_cast<double>(k);
+  return v[k] * (1 - f) + v[k + 1] * f;
+}
 
 Spread SpreadOf(const std::vector<double>& logs) {
   Spread s;
   s.n = static_cast<int>(logs.size());
   s.centre = Median(logs);
+  if (s.n >= kMinQuantileBandRuns) {
+    // Each side's scale puts that end of the unwidened band on the class's own quantile.
+    std::vector<double> sorted = logs;
+    std::sort(sorted.begin(), sorted.end());
+    const double t = StudentTQuantile(0.5 + kBandCentralShare / 2, s.n - 1);
+    s.sigma_low = (s.centre - SortedQuantile(sorted, 0.5 - kBandCentralShare / 2)) / t;
+    s.sigma_high = (SortedQuantile(sorted, 0.5 + kBandCentralShare / 2) - s.centre) / t;
+    return s;
+  }
   std::vector<double> deviations;
   for (double x : logs) deviations.push_back(std::abs(x - s.centre));
-  s.sigma = 1.4826 * Median(deviations);
+  s.sigma_low = s.sigma_high = 1.4826 * Median(deviations);
   return s;
 }
 
@@ -111,7 +132,11 @@ ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool vali
   ErrorBand band;
   band.publications = publications;
   band.log_centre = s.centre;
-  band.log_scale = std::sqrt(s.sigma * s.sigma * (1 + 1 / n) + extra_sigma * extra_sigma);
+  auto widened = [&](double sigma) {
+    return std::sqrt(sigma * sigma * (1 + 1 / n) + extra_sigma * extra_sigma);
+  };
+  band.log_scale_low = widened(s.sigma_low);
+  band.log_scale_high = widened(s.sigma_high);
   band.df = std::max(1.0, n - 1);
   band.low_factor = band.Factor(0.5 - kBandCentralShare / 2);
   band.high_factor = band.Factor(0.5 + kBandCentralShare / 2);
@@ -130,7 +155,8 @@ double StudentTQuantile(double p, double df) {
 }
 
 double ErrorBand::Factor(double quantile) const {
-  return std::exp(log_centre + log_scale * StudentTQuantile(quantile, df));
+  const double t = StudentTQuantile(quantile, df);
+  return std::exp(log_centre + (t < 0 ? log_scale_low : log_scale_high) * t);
 }
 
 std::string DescribeBand(const ErrorBand& band) {

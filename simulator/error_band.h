@@ -23,6 +23,10 @@ inline constexpr double kBandCentralShare = 0.80;
 /// Fewest residuals a class needs before its own band is used; a smaller class falls back to the
 /// next coarser one (docs/ACCURACY.md).
 inline constexpr int kMinBandRuns = 5;
+/// Fewest residuals a class needs before each side of its band is set by the class's own
+/// quantiles (the 10th and 90th percentiles) instead of the median absolute deviation, which
+/// assumes light, symmetric tails: the layout sweep's rows have a heavy slow tail (its stalls).
+inline constexpr int kMinQuantileBandRuns = 30;
 /// Fewest publications a class's runs must come from before its band stands on its own spread;
 /// a class from fewer is widened by the spread between publications (docs/ACCURACY.md).
 inline constexpr int kMinBandPublications = 2;
@@ -60,13 +64,16 @@ std::string ScaleBandName(int64_t num_gpus);
 std::string BandStack(const JobSpec& job);
 
 /// The band of one job: multiply its predicted step time (or divide its tokens/s) by the factors.
-/// The measured / predicted step time is modelled as exp(log_centre + log_scale x T), T a
-/// Student t variable with `df` degrees of freedom; the band is its central kBandCentralShare.
+/// The measured / predicted step time is modelled as exp(log_centre + scale x T), T a Student t
+/// variable with `df` degrees of freedom and scale log_scale_low below the centre, log_scale_high
+/// above it (a two-piece distribution: a class's errors need not be symmetric); the band is its
+/// central kBandCentralShare.
 struct ErrorBand {
   double low_factor = 1;   ///< measured / predicted step time at the fast end (Factor(0.1))
   double high_factor = 1;  ///< same at the slow end (Factor(0.9))
   double log_centre = 0;
-  double log_scale = 0;
+  double log_scale_low = 0;
+  double log_scale_high = 0;
   double df = 1;
   int runs = 0;          ///< residuals behind the band
   int publications = 0;  ///< publications those residuals come from
@@ -100,11 +107,14 @@ double StudentTQuantile(double p, double df);
 /// Within a class of n >= kMinBandRuns residuals with logs x: centre c = median(x), spread
 /// s = 1.4826 median|x - c| (robust to the heavy tails the runs have), half-width
 /// h = t(0.9, n-1) s sqrt(1 + 1/n) (a normal prediction interval for one new run); the factors
-/// are exp(c -/+ h). No such class: the stack's residuals (all residuals if it has none)
-/// with h = t(0.9, n-1) sqrt(s^2 (1 + 1/n) + tau^2), tau the standard deviation of the medians of
-/// the publications with >= kMinBandRuns runs: an untested class is as biased as a new
-/// publication may be (an MoE job without MoE runs of its stack pools the stack's dense runs,
-/// its basis saying "(dense models only)"). A class whose runs come from fewer than
+/// are exp(c -/+ h). From kMinQuantileBandRuns residuals each side has its own spread,
+/// s_low = (c - q10) / t(0.9, n-1) and s_high = (q90 - c) / t(0.9, n-1), q the empirical
+/// quantiles of x (linear between order statistics), so that the band's ends before widening
+/// are the class's own 10th and 90th percentiles. No such class: the stack's residuals (all
+/// residuals if it has none) with h = t(0.9, n-1) sqrt(s^2 (1 + 1/n) + tau^2), tau the standard
+/// deviation of the medians of the publications with >= kMinBandRuns runs: an untested class is as
+/// biased as a new publication may be (an MoE job without MoE runs of its stack pools the stack's
+/// dense runs, its basis saying "(dense models only)"). A class whose runs come from fewer than
 /// kMinBandPublications publications gets the same tau: its centre is one publication's bias.
 /// Layout-sweep residuals (sweep_model set) count in their stack's classes and its untested
 /// pool only: tau and the all-stacks pool are the published runs'. `residuals` must hold at

@@ -49,6 +49,40 @@ TEST(ErrorBand, AClassOfFiveRunsWorkedByHand) {
   EXPECT_NEAR(std::log(band.high_factor), h, 1e-3);
 }
 
+// From kMinQuantileBandRuns residuals each end of the band is the class's own quantile, widened
+// for one new run: a class that is often far too slow and never far too fast gets a band to
+// match, where the median absolute deviation would make it symmetric.
+TEST(ErrorBand, ALargeClassTakesEachEndFromItsOwnQuantiles) {
+  // 30 runs of two publications with logs 0, 0.01, ..., 0.24 and a slow tail of five at
+  // 1.0-1.4.
+  std::vector<BandResidual> r;
+  std::vector<double> logs;
+  for (int i = 0; i < 30; ++i) {
+    const double x = i < 25 ? 0.01 * i : 1.0 + 0.1 * (i - 25);
+    logs.push_back(x);
+    r.push_back(Residual(i % 2 == 0 ? "A" : "B", "hopper", 8, std::exp(x)));
+  }
+  const ErrorBand band = BandFor(r, "megatron-core", "hopper", 8, false);
+  ASSERT_TRUE(band.validated);
+  EXPECT_EQ(band.runs, 30);
+  // Type-7 quantiles of the sorted logs: position p x 29.
+  auto quantile = [&](double p) {
+    const double i = p * 29;
+    const int k = static_cast<int>(i);
+    return logs[k] + (i - k) * (logs[k + 1] - logs[k]);
+  };
+  const double centre = 0.5 * (logs[14] + logs[15]);
+  EXPECT_NEAR(band.log_centre, centre, 1e-12);
+  // Unwidened, the ends would be the quantiles; one new run widens each side by sqrt(1 + 1/30).
+  const double widen = std::sqrt(1 + 1.0 / 30);
+  EXPECT_NEAR(std::log(band.low_factor), centre - (centre - quantile(0.1)) * widen, 1e-6);
+  EXPECT_NEAR(std::log(band.high_factor), centre + (quantile(0.9) - centre) * widen, 1e-6);
+  EXPECT_GT(std::log(band.high_factor) - centre, 5 * (centre - std::log(band.low_factor)));
+  // --confidence ranks by a quantile of the same two-piece distribution.
+  EXPECT_NEAR(band.Factor(0.9), band.high_factor, 1e-12);
+  EXPECT_NEAR(band.Factor(0.5), std::exp(centre), 1e-9);
+}
+
 TEST(ErrorBand, ASmallClassFallsBackToItsArchitectureAtAnyScale) {
   std::vector<BandResidual> r;
   for (double x : {1.0, 1.1, 0.9}) r.push_back(Residual("A", "hopper", 1024, x));
@@ -223,7 +257,7 @@ TEST(ErrorBand, LayoutSweepRowsBandTheirOwnStackOnly) {
   EXPECT_EQ(nanotron.basis, "nanotron, hopper, 65-512 GPUs");
   EXPECT_NEAR(nanotron.log_centre, 0.55, 1e-12);
   const double s = 1.4826 * 0.15, tau = 0.2 / std::sqrt(2.0);
-  EXPECT_NEAR(nanotron.log_scale, std::sqrt(s * s * (1 + 1.0 / 6) + tau * tau), 1e-9);
+  EXPECT_NEAR(nanotron.log_scale_low, std::sqrt(s * s * (1 + 1.0 / 6) + tau * tau), 1e-9);
 
   // Coverage: published runs as before; each sweep model's rows against the other model's.
   const BandCoverage before = CrossValidatedBandCoverage(published);
