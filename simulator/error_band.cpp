@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/json_reader.h"
@@ -264,6 +265,7 @@ std::vector<BandResidual> SweepBandResiduals(const SweepCrossValidationReport& r
 
 BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals) {
   BandCoverage c;
+  std::map<std::pair<bool, std::string>, std::vector<BandResidual>> others_of_fold;
   for (const BandResidual& r : residuals) {
     // A published run's fold leaves its publication out, a sweep row's its model's rows.
     const bool sweep = !Published(r);
@@ -275,9 +277,12 @@ BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals)
       table.push_back({key, {0, 0}});
       it = table.end() - 1;
     }
-    std::vector<BandResidual> others;
-    for (const BandResidual& o : residuals) {
-      if (sweep ? o.sweep_model != r.sweep_model : o.source != r.source) others.push_back(o);
+    // Every residual outside the fold, gathered once per fold.
+    std::vector<BandResidual>& others = others_of_fold[{sweep, key}];
+    if (others.empty()) {
+      for (const BandResidual& o : residuals) {
+        if (sweep ? o.sweep_model != r.sweep_model : o.source != r.source) others.push_back(o);
+      }
     }
     if (std::none_of(others.begin(), others.end(), Published)) continue;
     const ErrorBand band = BandFor(others, r.stack, r.architecture, r.num_gpus, r.moe);
