@@ -53,6 +53,7 @@ nlohmann::json BandToJson(const Plan& p) {
            {{"low", e.expected_cost_usd * p.band.low_factor},
             {"high", e.expected_cost_usd * p.band.high_factor}}},
           {"runs", p.band.runs},
+          {"sweep_rows", p.band.sweep_rows},
           {"publications", p.band.publications},
           {"basis", p.band.basis},
           {"validated", p.band.validated},

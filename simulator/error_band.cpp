@@ -64,6 +64,7 @@ Spread SpreadOf(const std::vector<double>& logs) {
 struct Selection {
   std::vector<double> logs;
   std::vector<std::string> sources;  ///< distinct, in order of first appearance
+  int sweep_rows = 0;                ///< of the logs, rows of the layout sweep
 };
 
 template <typename Pred>
@@ -72,6 +73,7 @@ Selection Select(std::span<const BandResidual> residuals, Pred keep) {
   for (const BandResidual& r : residuals) {
     if (!keep(r)) continue;
     s.logs.push_back(std::log(r.step_time_ratio));
+    if (!r.sweep_model.empty()) ++s.sweep_rows;
     if (std::find(s.sources.begin(), s.sources.end(), r.source) == s.sources.end()) {
       s.sources.push_back(r.source);
     }
@@ -161,11 +163,16 @@ double ErrorBand::Factor(double quantile) const {
 }
 
 std::string DescribeBand(const ErrorBand& band) {
-  std::string out =
-      band.validated
-          ? std::to_string(band.runs) + " published runs of " + band.basis + ", cross-validated"
-          : "WIDE, no published run of this class: widened from " + std::to_string(band.runs) +
-                " runs of " + band.basis + " in other classes";
+  // What the residuals are: published runs, rows of the measured layout sweep, or both.
+  const int published = band.runs - band.sweep_rows;
+  const std::string sweep = std::to_string(band.sweep_rows) + " rows of the layout sweep";
+  const std::string counted = band.sweep_rows == 0 ? std::to_string(band.runs) + " published runs"
+                              : published == 0
+                                  ? sweep
+                                  : std::to_string(published) + " published runs and " + sweep;
+  std::string out = band.validated ? counted + " of " + band.basis + ", cross-validated"
+                                   : "WIDE, no published run of this class: widened from " +
+                                         counted + " of " + band.basis + " in other classes";
   if (band.validated && band.publications < kMinBandPublications) {
     out += ", all from one publication: widened by the spread between publications";
   }
@@ -198,7 +205,10 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
   auto band_of = [&](const Selection& c, std::string basis, bool validated) {
     const int publications = static_cast<int>(c.sources.size());
     const bool widen = !validated || publications < kMinBandPublications;
-    return Band(SpreadOf(c.logs), widen ? tau : 0, std::move(basis), validated, publications);
+    ErrorBand band =
+        Band(SpreadOf(c.logs), widen ? tau : 0, std::move(basis), validated, publications);
+    band.sweep_rows = c.sweep_rows;
+    return band;
   };
   const std::string kind = stack + (moe ? " MoE" : "");
   const Selection fine = Select(residuals, [&](const BandResidual& r) {

@@ -76,6 +76,7 @@ struct ErrorBand {
   double log_scale_high = 0;
   double df = 1;
   int runs = 0;          ///< residuals behind the band
+  int sweep_rows = 0;    ///< of them, rows of the measured layout sweep (BandResidual::sweep_model)
   int publications = 0;  ///< publications those residuals come from
   /// The class the band comes from ("megatron-core, hopper, > 512 GPUs"), or, for an untested
   /// class, what it was pooled from (the stack, or "all stacks").
@@ -90,8 +91,10 @@ struct ErrorBand {
 };
 
 /// What a band rests on, in words: "7 published runs of megatron-core, ampere, > 512 GPUs,
-/// cross-validated" or "WIDE, no published run of this class: widened from 200 runs of all stacks
-/// in other classes", with ", all from one publication: widened by ..." for such a class, and
+/// cross-validated" ("595 rows of the layout sweep of nanotron, ..." when its residuals are the
+/// sweep's rows) or "WIDE, no published run of this class: widened from 200 published runs of all
+/// stacks in other classes", with ", all from one publication: widened by ..." for such a class,
+/// and
 /// "; their median ran 17% faster than predicted" when the median run is more than 5% off.
 std::string DescribeBand(const ErrorBand& band);
 

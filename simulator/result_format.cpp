@@ -128,6 +128,7 @@ nlohmann::json ErrorBandToJson(const ErrorBand& band, const StepResult& r) {
            {{"low", r.tokens_per_s_per_gpu / band.high_factor},
             {"high", r.tokens_per_s_per_gpu / band.low_factor}}},
           {"runs", band.runs},
+          {"sweep_rows", band.sweep_rows},
           {"publications", band.publications},
           {"basis", band.basis},
           {"validated", band.validated}};

@@ -156,8 +156,9 @@ TEST(ErrorBand, MixtureOfExpertsJobsAreTheirOwnClass) {
   EXPECT_FALSE(moe.validated);
   EXPECT_EQ(moe.basis, "megatron-core (dense models only)");
   EXPECT_GT(moe.high_factor / moe.low_factor, dense.high_factor / dense.low_factor);
-  EXPECT_EQ(DescribeBand(moe).rfind("WIDE, no published run of this class: widened from 10 runs "
-                                    "of megatron-core (dense models only) in other classes",
+  EXPECT_EQ(DescribeBand(moe).rfind("WIDE, no published run of this class: widened from 10 "
+                                    "published runs of megatron-core (dense models only) in "
+                                    "other classes",
                                     0),
             0u)
       << DescribeBand(moe);
@@ -258,6 +259,25 @@ TEST(ErrorBand, LayoutSweepRowsBandTheirOwnStackOnly) {
   EXPECT_NEAR(nanotron.log_centre, 0.55, 1e-12);
   const double s = 1.4826 * 0.15, tau = 0.2 / std::sqrt(2.0);
   EXPECT_NEAR(nanotron.log_scale_low, std::sqrt(s * s * (1 + 1.0 / 6) + tau * tau), 1e-9);
+  // Its description names what the residuals are: rows of the sweep, not published runs.
+  EXPECT_EQ(nanotron.sweep_rows, 6);
+  EXPECT_EQ(DescribeBand(nanotron).rfind("6 rows of the layout sweep of nanotron, hopper, "
+                                         "65-512 GPUs, cross-validated, all from one publication",
+                                         0),
+            0u)
+      << DescribeBand(nanotron);
+  // A nanotron MoE job has no class: the untested pool of its stack is the sweep's dense rows.
+  const ErrorBand moe = BandFor(with_sweep, "nanotron", "hopper", 256, true);
+  EXPECT_EQ(DescribeBand(moe).rfind("WIDE, no published run of this class: widened from 6 rows "
+                                    "of the layout sweep of nanotron (dense models only)",
+                                    0),
+            0u)
+      << DescribeBand(moe);
+  // A class holding both kinds says so.
+  ErrorBand mixed = nanotron;
+  mixed.runs = 10;
+  EXPECT_EQ(DescribeBand(mixed).rfind("4 published runs and 6 rows of the layout sweep of", 0), 0u)
+      << DescribeBand(mixed);
 
   // Coverage: published runs as before; each sweep model's rows against the other model's.
   const BandCoverage before = CrossValidatedBandCoverage(published);
