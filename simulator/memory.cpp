@@ -25,6 +25,8 @@ bool IsFp32(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32
 
 }  // namespace
 
+double WeightBytesPerParam(Precision precision) { return IsFp32(precision) ? 4.0 : 2.0; }
+
 double FrozenBaseBytesPerParam(const TrainingSpec& tr) {
   switch (tr.lora.base) {
     case BaseWeights::kSame:
@@ -58,7 +60,7 @@ ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_st
                                     double grad_bytes_per_param) {
   const bool fp32 = IsFp32(precision);
   ModelStateBytes b;
-  b.weights = (fp32 ? 4.0 : 2.0) * params;
+  b.weights = WeightBytesPerParam(precision) * params;
   b.grads = grad_bytes_per_param * params;
   b.optimizer = (fp32 ? 8.0 : 12.0) * params;
   if (zero_stage >= 1) b.optimizer /= dp_shards;

@@ -25,6 +25,10 @@ ModelStateBytes ZeroModelStateBytes(double params, double dp_shards, int zero_st
                                     Precision precision, bool cpu_offload,
                                     double grad_bytes_per_param);
 
+/// Bytes of one model weight as training stores and gathers it at `precision`: 4 for fp32 and
+/// tf32, 2 otherwise (fp8 and fp4 training keep 16-bit weights; Transformer Engine casts them).
+double WeightBytesPerParam(Precision precision);
+
 /// Bytes per parameter of the main gradients that are accumulated over micro-batches and
 /// reduced over data parallelism. bf16 (and fp8, whose weights are bf16) training accumulates
 /// and reduces them in fp32: Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16

@@ -578,6 +578,10 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
     s.p2p = CollectiveSeconds(Collective::kSendRecv, s.p2p_bytes, c.pp_link);
   }
   s.grad_bytes_per_param = MainGradBytesPerParam(tr);
+  // The weights are gathered in their own precision: 16 bits, or 32 when the model trains in
+  // fp32/tf32 (Megatron's distributed optimizer gathers its param buffer, of the params' dtype;
+  // FSDP without a mixed-precision param_dtype its fp32 flat parameters).
+  s.weight_gather_bytes_per_param = WeightBytesPerParam(tr.precision);
   if (tr.fp8_param_gather) {
     // Megatron-LM --fp8-param-gather gathers the fp8 weights of the linear layers (1 byte) and
     // the other parameters in 16 bits; the mix is the model's.

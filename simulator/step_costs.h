@@ -78,9 +78,9 @@ struct StepCosts {
   double p2p = 0;                       ///< one activation (or gradient) hop between stages
   double p2p_bytes = 0;
   double grad_bytes_per_param = 4;  ///< reduced gradient element size (MainGradBytesPerParam)
-  /// Bytes per parameter of the ZeRO/FSDP weight all-gathers: 2 (16-bit), or with
-  /// training.fp8_param_gather 1 for the layers' weights and 2 for the embedding, LM head and
-  /// norms, averaged over the model's parameters.
+  /// Bytes per parameter of the ZeRO/FSDP weight all-gathers: 2 (16-bit), 4 for fp32/tf32
+  /// training, or with training.fp8_param_gather 1 for the layers' weights and 2 for the
+  /// embedding, LM head and norms, averaged over the model's parameters.
   double weight_gather_bytes_per_param = 2;
   /// ZeRO-1 on a stack that all-reduces the whole gradient buffer after the last backward
   /// (Zero1GradReduction::kAllReduceAfterBackward, nanotron): GradReduceSeconds is that
@@ -113,7 +113,8 @@ StepCosts ComputeStepCosts(const JobSpec& job, const GpuSpec& gpu, const Network
 double GradReduceSeconds(const StepCosts& costs, int zero_stage, double dense_params,
                          double expert_params);
 
-/// The all-gather of the updated 16-bit weights after the optimizer step over the step's DP
+/// The all-gather of the updated weights (at costs.weight_gather_bytes_per_param) after the
+/// optimizer step over the step's DP
 /// groups (ZeRO 1/2, Megatron distributed optimizer), as one collective (the event simulator
 /// calls it per bucket); zero for ZeRO 0 and 3.
 double WeightGatherSeconds(const StepCosts& costs, int zero_stage, double dense_params,

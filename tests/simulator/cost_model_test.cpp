@@ -405,6 +405,32 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   EXPECT_NEAR(serial.breakdown_s.dp_comm, serial_expected, 1e-9 * serial_expected);
 }
 
+// The weights are gathered in the precision they are kept in: a model trained in fp32 (or tf32)
+// gathers 4 bytes per parameter after the ZeRO-1 step and per layer under FSDP, as Megatron's
+// distributed optimizer gathers its param buffer and FSDP without a mixed-precision param_dtype
+// its fp32 flat parameters; 16-bit training gathers 2. Before 2026-12-02 every precision was
+// charged 2 bytes: the validator's CPU ranks, which train in fp32, gathered twice what the
+// model charged.
+TEST_F(CostModelTest, WeightsAreGatheredInTheirOwnPrecision) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);
+  spec["parallelism"] = {{"zero_stage", 1}, {"dp_overlap", false}};
+  const JobSpec bf16 = Parse(spec);
+  spec["training"]["precision"] = "fp32";
+  const JobSpec fp32 = Parse(spec);
+  spec["training"]["precision"] = "tf32";
+  const JobSpec tf32 = Parse(spec);
+  EXPECT_EQ(Costs(bf16).weight_gather_bytes_per_param, 2.0);
+  EXPECT_EQ(Costs(fp32).weight_gather_bytes_per_param, 4.0);
+  EXPECT_EQ(Costs(tf32).weight_gather_bytes_per_param, 4.0);
+  const StepCosts c = Costs(fp32);
+  const double params = ParamsPerGpu(fp32, 0).trainable;
+  EXPECT_DOUBLE_EQ(WeightGatherSeconds(c, 1, params, 0),
+                   CollectiveSeconds(Collective::kAllGather, 4.0 * params, c.dp_link));
+  // Unbucketed (no overlap), the step's DP time is the reduce-scatter and that gather.
+  const double expected = GradReduceSeconds(c, 1, params, 0) + WeightGatherSeconds(c, 1, params, 0);
+  EXPECT_NEAR(Eval(fp32).breakdown_s.dp_comm, expected, 1e-9 * expected);
+}
+
 TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {
   nlohmann::json spec = Spec("llama3-70b", "h100-sxm5-80gb", 128);
   spec["parallelism"] = {{"tp", 8}, {"zero_stage", 3}};
