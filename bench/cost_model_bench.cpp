@@ -70,7 +70,7 @@ void BM_EvaluateStep96Layers(benchmark::State& state) {
   measured.gemm_fill_depth = 48;
   for (int c = 0; c < kCollectiveCount; ++c) {
     for (int n : {2, 4, 8})
-      measured.collectives.push_back({static_cast<Collective>(c), n, 2e-5, 2.3e11, 0, 10});
+      measured.collectives.push_back({static_cast<Collective>(c), n, 2e-5, 2.3e11, 0, 10, {}});
   }
   const DeviceRates rates =
       CalibratedRates(gpu, job.training.precision, state.range(0) == 1 ? &measured : nullptr);

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -20,6 +22,13 @@
 #include "profiler/cpu_backends.h"
 #include "profiler/profile_report.h"
 #include "profiler/sweep.h"
+#include "validator/launcher.h"
+
+#if GPUPLAN_BUILT_WITH_MPI
+#include <mpi.h>
+
+#include "validator/mpi_collective_runner.h"
+#endif
 
 namespace gpuplan {
 namespace {
@@ -48,6 +57,9 @@ struct ProfileCommandOptions {
   std::string gpu_id;
   std::optional<int>
       ranks;  ///< --backend cpu: ranks the measured one runs beside (itself included)
+  /// Internal (--launch-collectives): this process is one rank of the launch `--ranks N` starts
+  /// to measure the collectives; rank 0 writes them to --out.
+  bool launch_collectives = false;
 };
 
 class TerminalProfileProgress : public ProfileProgress {
@@ -69,6 +81,104 @@ Status Print(const Profile& profile, const std::string& origin, const HardwareDb
   return Status::Ok();
 }
 
+// --launch-collectives, under the mpirun that AddLaunchCollectives runs: every rank takes part in
+// the collectives of the sweep; rank 0 writes a profile of them alone to `o.out`.
+Status RunLaunchCollectives(const ProfileCommandOptions& o, const HardwareDb& db) {
+#if GPUPLAN_BUILT_WITH_MPI
+  KeepFreedHostMemory();  // as the validator's ranks run, before MPI_Init maps its buffers
+  MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Status st = Status::Ok();
+  if (rank != 0) {
+    st = ServeMpiCollectives(MPI_COMM_WORLD);
+  } else {
+    ProfileOptions options = CpuProfileOptions(o.quick);
+    options.tool = std::string("gpuplan ") + GPUPLAN_VERSION;
+    options.host = HostName();
+    options.created_utc = UtcNow();
+    Expected<Profile> profile = [&] {
+      ProfileBackends b;
+      b.probe = MakeCpuBackends().probe;
+      auto runner = std::make_unique<MpiCollectiveRunner>(MPI_COMM_WORLD);
+      const std::string mpi = runner->Version();
+      b.collectives = std::move(runner);
+      TerminalProfileProgress progress;
+      Expected<Profile> p = RunProfile(options, b, db, &progress);
+      if (p.ok()) p->versions.mpi = mpi;
+      return p;  // b's runner releases the serving ranks
+    }();
+    st = profile.ok() ? WriteProfile(o.out, *profile) : profile.status();
+  }
+  MPI_Finalize();
+  return st;
+#else
+  (void)o;
+  (void)db;
+  return Status::Unavailable(
+      "--launch-collectives: this build has no MPI (install libopenmpi-dev and openmpi-bin, "
+      "scripts/setup.sh, and build again)");
+#endif
+}
+
+// --backend cpu --ranks N >= 2: the collectives of an N-rank launch, measured by N copies of this
+// program that mpirun starts on this host (--launch-collectives), replace `profile`'s note that
+// one process cannot measure them; when that fails, the note says why.
+void AddLaunchCollectives(const ProfileCommandOptions& o, const GlobalOptions& g, int ranks,
+                          Profile* profile) {
+  auto note = [&](const std::string& why) {
+    for (std::string& s : profile->skipped) {
+      if (s.rfind("collectives: ", 0) == 0) s = "collectives: " + why;
+    }
+  };
+#if !GPUPLAN_BUILT_WITH_MPI
+  (void)o;
+  (void)g;
+  (void)ranks;
+  note("this build has no MPI to measure them with (libopenmpi-dev, scripts/setup.sh)");
+#else
+  const std::string mpirun = GPUPLAN_MPIRUN;
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string temp =
+      (std::filesystem::temp_directory_path() / "gpuplan-collectives-XXXXXX").string();
+  const int fd = mkstemp(temp.data());
+  if (length <= 0 || fd < 0) {
+    note("cannot start the ranks: this program's path or a temporary file is not available");
+    return;
+  }
+  close(fd);
+  std::vector<std::string> args;
+  for (const std::string& dir : g.hardware_db_dirs) args.insert(args.end(), {"--hardware-db", dir});
+  args.insert(args.end(), {"profile", "--backend", "cpu", "--launch-collectives", "--out", temp});
+  if (o.quick) args.push_back("--quick");
+  const std::vector<std::string> command = LocalMpirunCommand(
+      mpirun, ranks, geteuid() == 0, std::string(self, static_cast<size_t>(length)), args);
+  Expected<int> code = MakeProcessLauncher()->Run(command);
+  Expected<Profile> measured =
+      !code.ok() ? Expected<Profile>(code.status())
+      : *code != 0
+          ? Expected<Profile>(Status::Unavailable(StrFormat(
+                "the %d ranks started by %s exited with status %d", ranks, mpirun.c_str(), *code)))
+          : ReadProfile(temp);
+  std::remove(temp.c_str());
+  if (!measured.ok()) {
+    note("measuring them failed: " + measured.status().message());
+    return;
+  }
+  profile->collectives = measured->collectives;
+  profile->versions.mpi = measured->versions.mpi;
+  std::erase_if(profile->skipped,
+                [](const std::string& s) { return s.rfind("collectives: ", 0) == 0; });
+  for (const std::string& s : measured->skipped) {
+    if (s.rfind("GEMM", 0) != 0 && s.rfind("kernels", 0) != 0 && s.rfind("bandwidth", 0) != 0 &&
+        s.rfind("topology", 0) != 0) {
+      profile->skipped.push_back(s);
+    }
+  }
+#endif
+}
+
 Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g) {
   Expected<HardwareDb> db = LoadHardwareDb(g.hardware_db_dirs);
   if (!db.ok()) return db.status();
@@ -82,6 +192,10 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
     return Print(*profile, o.show, *db);
   }
   const bool cpu = o.backend == "cpu";
+  if (o.launch_collectives) {
+    if (!cpu) return Status::Invalid("--launch-collectives: only with --backend cpu");
+    return RunLaunchCollectives(o, *db);
+  }
   if (o.ranks && !cpu) return Status::Invalid("--ranks: only with --backend cpu");
   if (o.ranks && !(*o.ranks >= 1 && *o.ranks <= kMaxCpuProfileRanks)) {
     return Status::Invalid(
@@ -124,6 +238,7 @@ Status RunProfileCommand(const ProfileCommandOptions& o, const GlobalOptions& g)
       for (GpuDeviceInfo& d : profile->devices) {
         d.name += StrFormat(", beside %d busy %s", ranks - 1, ranks == 2 ? "rank" : "ranks");
       }
+      AddLaunchCollectives(o, g, ranks, &*profile);
     }
   }
   if (!o.gpu_id.empty()) profile->gpu_id = o.gpu_id;
@@ -168,8 +283,11 @@ void AttachProfile(CLI::App* sub, const GlobalOptions* global, std::function<Sta
   sub->add_option("--show", o->show, "Print a saved profile instead of measuring");
   sub->add_option("--ranks", o->ranks,
                   "--backend cpu: measure one rank while the other ranks of an N-rank launch keep "
-                  "this host's other cores busy with GEMMs, as the validator runs them; profile "
-                  "with the rank count you validate with (default 1: alone)");
+                  "this host's other cores busy with GEMMs, as the validator runs them, then the "
+                  "MPI collectives of N ranks that mpirun starts on this host; profile with the "
+                  "rank count you validate with (default 1: alone, no collectives)");
+  // Internal: one rank of the launch --ranks starts for the collectives (not for users).
+  sub->add_flag("--launch-collectives", o->launch_collectives)->group("");
   sub->callback([=] { *run = [=] { return RunProfileCommand(*o, *global); }; });
 }
 

@@ -72,19 +72,24 @@ class BandwidthRunner {
                                            const TimingPolicy& timing) = 0;
 };
 
-/// NCCL collectives over the first `ranks` local GPUs, one communicator per group size.
+/// Collectives over the first `ranks` ranks: NCCL over the local GPUs (one communicator per group
+/// size), or MPI over the CPU backend's ranks of one host (validator/mpi_collective_runner.h).
 class CollectiveRunner {
  public:
   virtual ~CollectiveRunner() = default;
-  /// GPUs NCCL can use (the local device count).
+  /// Ranks the runner can use (NCCL: the local device count; MPI: the launch's ranks).
   virtual int MaxRanks() const = 0;
   /// "2.27.7", or "" when unknown.
   virtual std::string Version() const = 0;
+  /// Bytes of one element: every size is a whole number of elements per rank (the sweep rounds
+  /// down, see sweep.h). NCCL: 2 (bf16); the CPU backend's MPI ranks exchange 64-bit integers: 8.
+  virtual double ElementBytes() const = 0;
+  /// Whether the runner times `c` at all (the CPU backend's ranks run no broadcast).
+  virtual bool Runs(Collective c) const = 0;
   /// Mean seconds of one out-of-place collective of nccl-tests "size" `bytes` (all_reduce: the
   /// buffer; all_gather: the gathered output; reduce_scatter: the input; alltoall: the per-rank
-  /// total; broadcast and sendrecv: the buffer) over `ranks` GPUs, the slowest rank's time as
-  /// nccl-tests reports it. bf16 elements for reductions (sizes are rounded down to whole
-  /// elements per rank by the caller, see sweep.h).
+  /// total; broadcast and sendrecv: the buffer) over `ranks` ranks, the slowest rank's time as
+  /// nccl-tests reports it.
   virtual Expected<double> Seconds(Collective c, int ranks, double bytes,
                                    const TimingPolicy& timing) = 0;
 };

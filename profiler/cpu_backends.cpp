@@ -287,9 +287,7 @@ ProfileBackends MakeCpuBackends() {
   b.gemm = std::make_unique<EigenGemmRunner>();
   b.kernels = std::make_unique<ReferenceKernelRunner>();
   b.bandwidth = std::make_unique<MemcpyBandwidthRunner>();
-  b.no_collectives_reason =
-      "the CPU backend's collectives run over MPI between the ranks of a launch, which one "
-      "profile process does not have";
+  b.no_collectives_reason = kCpuCollectivesNeedALaunch;
   return b;
 }
 
@@ -339,6 +337,9 @@ ProfileOptions CpuProfileOptions(bool quick) {
   }
   o.kernel_cases.push_back(matrix(KernelKind::kCrossEntropy, 256, 8192));
   o.kernel_cases.push_back(matrix(KernelKind::kAdam, 1, 1 << 20));
+  // The collectives of a launch (--ranks N): 8 B to 256 MiB (64 MiB when quick), the gradients of
+  // the plans a host runs; a rank's buffers stay within a few times that.
+  o.collective_max_bytes = (quick ? 64.0 : 256.0) * 1024 * 1024;
   return o;
 }
 

@@ -3,7 +3,8 @@
 // (hardware-db/data/gpus.json) is predicted from what its ranks will execute. GEMMs run through
 // Eigen (built without OpenMP: one thread), the transformer kernels are the reference
 // implementations of kernels/ in float32 (as the executor runs them), copies are memcpy.
-// Collectives are not measured here: they need the MPI ranks of a launch (docs/PROFILE.md).
+// Collectives are not measured here: they need the MPI ranks of a launch, which `gpuplan profile
+// --backend cpu --ranks N` starts (validator/mpi_collective_runner.h; docs/PROFILE.md).
 #pragma once
 
 #include <atomic>
@@ -18,6 +19,11 @@ namespace gpuplan {
 
 /// The hardware-db id a CPU profile calibrates.
 inline constexpr const char* kCpuDeviceId = "cpu";
+
+/// Why MakeCpuBackends has no collectives (ProfileBackends::no_collectives_reason).
+inline constexpr const char* kCpuCollectivesNeedALaunch =
+    "the CPU backend's collectives run over MPI between the ranks of a launch, which one "
+    "profile process does not have (--ranks N, N >= 2, measures those of an N-rank launch)";
 /// Largest `gpuplan profile --backend cpu --ranks` (the measured rank and its busy neighbours).
 inline constexpr int kMaxCpuProfileRanks = 1024;
 

@@ -94,6 +94,18 @@ Expected<CollectiveFit> FitCollective(std::span<const CollectiveSample> samples)
   fit.alpha_s = r.coefficients(1);
   fit.rms_relative_error = r.rms_relative_error;
   fit.samples = static_cast<int>(samples.size());
+  std::sort(sizes.begin(), sizes.end());
+  for (double size : sizes) {
+    double sum = 0;
+    int n = 0;
+    for (const CollectiveSample& s : samples) {
+      if (s.bytes == size) {
+        sum += s.seconds;
+        ++n;
+      }
+    }
+    fit.table.emplace_back(size, sum / n);
+  }
   return fit;
 }
 

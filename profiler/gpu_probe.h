@@ -46,6 +46,8 @@ struct SoftwareVersions {
   std::string cublas;        ///< "13.0.0"
   /// The CPU backend's GEMM library and threads: "Eigen 3.4.0, 1 thread (built without OpenMP)".
   std::string cpu_gemm;
+  /// The MPI library the CPU backend's collectives ran on: MPI_Get_library_version's first line.
+  std::string mpi;
 };
 
 /// Side-effect boundary for GPU discovery.

@@ -133,6 +133,8 @@ class NcclCollectiveRunner : public CollectiveRunner {
 
   int MaxRanks() const override { return device_count_; }
   std::string Version() const override { return NcclVersion(); }
+  double ElementBytes() const override { return kElementBytes; }
+  bool Runs(Collective) const override { return true; }
 
   Expected<double> Seconds(Collective c, int ranks, double bytes,
                            const TimingPolicy& timing) override {

@@ -14,12 +14,13 @@ bool Reduces(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduceScatter;
 }
 
-std::string Table(Collective kind, int ranks, std::span<const CollectiveSample> samples) {
+std::string Table(Collective kind, int ranks, std::span<const CollectiveSample> samples,
+                  const ElementType& type) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof(line), "# %s, %d %s, bf16, out-of-place\n",
+  std::snprintf(line, sizeof(line), "# %s, %d %s, %s, out-of-place\n",
                 std::string(GetCollectiveInfo(kind).name).c_str(), ranks,
-                Noun(ranks, "rank", "ranks").c_str());
+                Noun(ranks, "rank", "ranks").c_str(), type.name);
   out += line;
   out += "#       size         count      type   redop    root     time   algbw   busbw\n";
   out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
@@ -28,7 +29,7 @@ std::string Table(Collective kind, int ranks, std::span<const CollectiveSample> 
   for (const CollectiveSample& s : samples) {
     if (s.kind != kind || s.ranks != ranks) continue;
     std::snprintf(line, sizeof(line), "%12.0f  %12.0f  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f\n",
-                  s.bytes, s.bytes / 2.0, "bf16", Reduces(kind) ? "sum" : "none",
+                  s.bytes, s.bytes / type.bytes, type.name, Reduces(kind) ? "sum" : "none",
                   kind == Collective::kBroadcast ? 0 : -1, s.seconds * 1e6,
                   s.AlgBytesPerSecond() / 1e9, s.BusBytesPerSecond() / 1e9);
     out += line;
@@ -43,14 +44,14 @@ std::string Table(Collective kind, int ranks, std::span<const CollectiveSample> 
 
 }  // namespace
 
-std::string FormatNcclTests(std::span<const CollectiveSample> samples) {
+std::string FormatNcclTests(std::span<const CollectiveSample> samples, const ElementType& type) {
   std::vector<std::pair<Collective, int>> groups;
   for (const CollectiveSample& s : samples) {
     const std::pair<Collective, int> key{s.kind, s.ranks};
     if (std::find(groups.begin(), groups.end(), key) == groups.end()) groups.push_back(key);
   }
   std::string out;
-  for (const auto& [kind, ranks] : groups) out += Table(kind, ranks, samples);
+  for (const auto& [kind, ranks] : groups) out += Table(kind, ranks, samples, type);
   return out;
 }
 

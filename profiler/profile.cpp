@@ -217,6 +217,7 @@ json ProfileToJson(const Profile& p) {
   put(j["versions"], "nccl", p.versions.nccl);
   put(j["versions"], "cublas", p.versions.cublas);
   put(j["versions"], "cpu_gemm", p.versions.cpu_gemm);
+  put(j["versions"], "mpi", p.versions.mpi);
   j["devices"] = json::array();
   for (const GpuDeviceInfo& d : p.devices) {
     json e = {{"index", d.index},
@@ -310,13 +311,15 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
   p.skipped = r.OptionalStringList("skipped");
   if (const json* v = r.OptionalObject("versions")) {
     JsonObjectReader vr(*v, origin + ": versions");
-    vr.RejectUnknownFields({"cuda_runtime", "cuda_driver", "driver", "nccl", "cublas", "cpu_gemm"});
+    vr.RejectUnknownFields(
+        {"cuda_runtime", "cuda_driver", "driver", "nccl", "cublas", "cpu_gemm", "mpi"});
     p.versions.cuda_runtime = vr.OptionalString("cuda_runtime", "");
     p.versions.cuda_driver = vr.OptionalString("cuda_driver", "");
     p.versions.driver = vr.OptionalString("driver", "");
     p.versions.nccl = vr.OptionalString("nccl", "");
     p.versions.cublas = vr.OptionalString("cublas", "");
     p.versions.cpu_gemm = vr.OptionalString("cpu_gemm", "");
+    p.versions.mpi = vr.OptionalString("mpi", "");
     GPUPLAN_RETURN_IF_ERROR(vr.status());
   }
   if (const json* c = r.OptionalObject("corrections")) {
@@ -340,8 +343,10 @@ Expected<Profile> ProfileFromJson(const json& root, const std::string& origin) {
   if (p.devices.empty()) {
     return Status::Invalid(origin + ": field 'devices': must list at least one GPU");
   }
+  // GPU collectives run over the listed devices; the CPU backend's over the MPI ranks of a launch
+  // on this host (versions.mpi), each one device of the kind listed.
   const int device_count = static_cast<int>(p.devices.size());
-  for (size_t i = 0; i < p.collectives.size(); ++i) {
+  for (size_t i = 0; i < p.collectives.size() && p.versions.mpi.empty(); ++i) {
     if (p.collectives[i].ranks > device_count) {
       return Status::Invalid(origin + ": collectives[" + std::to_string(i) +
                              "]: field 'ranks': " + std::to_string(p.collectives[i].ranks) + " " +

@@ -115,8 +115,12 @@ std::string Bandwidths(const Profile& p, const GpuSpec* gpu) {
 std::string FormatProfile(const Profile& p, const ProfileCalibration* cal, const HardwareDb& db) {
   const GpuSpec* gpu = p.gpu_id.empty() ? nullptr : db.FindGpu(p.gpu_id);
   std::string out = Devices(p) + Gemms(p, cal, gpu) + Kernels(p) + Bandwidths(p, gpu);
-  if (!p.collectives.empty())
-    out += "\nNCCL collectives (nccl-tests format)\n" + FormatNcclTests(p.collectives);
+  if (!p.collectives.empty()) {
+    const std::string library = p.versions.mpi.empty() ? "NCCL" : "MPI (" + p.versions.mpi + ")";
+    const ElementType type = p.versions.mpi.empty() ? ElementType{} : ElementType{"int64", 8};
+    out += "\n" + library + " collectives (nccl-tests format)\n" +
+           FormatNcclTests(p.collectives, type);
+  }
   if (cal != nullptr)
     out += "\nCost-model figures for " + cal->rates.gpu_id + "\n" + FormatFigureSources(*cal);
   if (!p.skipped.empty()) {

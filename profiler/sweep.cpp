@@ -41,9 +41,9 @@ class Counter {
   int64_t done_ = 0;
 };
 
-// Element-aligned size: a whole number of bf16 elements per rank, at least one.
-double AlignCollectiveBytes(double bytes, int ranks) {
-  const double unit = 2.0 * ranks;
+// Element-aligned size: a whole number of elements per rank, at least one.
+double AlignCollectiveBytes(double bytes, int ranks, double element_bytes) {
+  const double unit = element_bytes * ranks;
   return std::max(unit, std::floor(bytes / unit) * unit);
 }
 
@@ -334,8 +334,9 @@ Expected<Profile> RunProfile(const ProfileOptions& o, ProfileBackends& b, const 
       const auto kind = static_cast<Collective>(i);
       double last = 0;
       for (double requested : sizes) {
-        const double bytes = AlignCollectiveBytes(requested, ranks);
-        counter.Done("NCCL");
+        const double bytes = AlignCollectiveBytes(requested, ranks, b.collectives->ElementBytes());
+        counter.Done("collectives");
+        if (!b.collectives->Runs(kind)) continue;
         if (bytes == last) continue;
         last = bytes;
         Expected<double> t = b.collectives->Seconds(kind, ranks, bytes, o.timing);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware-db/hardware.h"
@@ -12,7 +13,8 @@
 namespace gpuplan {
 
 /// Latency-bandwidth (alpha-beta, Hockney 1994) model of one collective over `ranks` GPUs inside
-/// one node, in nccl-tests' terms: seconds(size) = alpha_s + size * busfactor(ranks) / busbw.
+/// one node, in nccl-tests' terms: seconds(size) = alpha_s + size * busfactor(ranks) / busbw,
+/// and the measured table it was fitted to.
 struct CollectiveFit {
   Collective kind = Collective::kAllReduce;
   int ranks = 0;
@@ -20,6 +22,13 @@ struct CollectiveFit {
   double busbw_bytes_per_s = 0;   ///< bus bandwidth for large messages, bytes/s
   double rms_relative_error = 0;  ///< of the fit over the samples it was fitted to
   int samples = 0;
+  /// The measured (bytes, mean seconds) per distinct size, by size (empty: the line alone).
+  std::vector<std::pair<double, double>> table;
+
+  /// Seconds of one collective of nccl-tests size `bytes` (> 0): between the smallest and the
+  /// largest measured size the table interpolated linearly in log(size) and log(time), which
+  /// keeps the knees a line misses (protocol switches, a CPU's caches); outside it the line.
+  double Seconds(double bytes) const;
 };
 
 /// Seconds per element of one element-wise kernel, forward and backward; 0 = not measured.

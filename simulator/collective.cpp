@@ -195,7 +195,7 @@ double ModelSeconds(Collective c, double bytes, const GroupLink& measured_link) 
   const bool across_nodes = nodes > 1.0;
   GroupLink link = measured_link;
   if (const CollectiveFit* fit = MeasuredFit(c, across_nodes ? link.ranks_per_node : n, link)) {
-    if (!across_nodes) return fit->alpha_s + bytes * info.bus_factor(n) / fit->busbw_bytes_per_s;
+    if (!across_nodes) return fit->Seconds(bytes);
     link.intra_bytes_per_s = fit->busbw_bytes_per_s;
   }
   if (across_nodes && link.network_measured != nullptr) {

@@ -2,6 +2,9 @@
 // prediction (docs/PROFILE.md, "How a profile changes the prediction").
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "profiler/fit.h"
 #include "profiler/profile_rates.h"
 #include "profiler/sweep.h"
 #include "simulator/cost_model.h"
@@ -48,7 +51,9 @@ class FakeProbe : public GpuProbe {
   Expected<std::vector<GpuLinkInfo>> ListLinks() override {
     return std::vector<GpuLinkInfo>{{0, 1, true, 0, true, 18}, {1, 0, true, 0, true, 18}};
   }
-  SoftwareVersions Versions() override { return {"13.0", "13.0", "580.1", "2.27.7", "13.0.0", ""}; }
+  SoftwareVersions Versions() override {
+    return {"13.0", "13.0", "580.1", "2.27.7", "13.0.0", "", ""};
+  }
 };
 
 class FakeGemm : public GemmRunner {
@@ -92,6 +97,8 @@ class FakeCollectives : public CollectiveRunner {
  public:
   int MaxRanks() const override { return 2; }
   std::string Version() const override { return "2.27.7"; }
+  double ElementBytes() const override { return 2; }
+  bool Runs(Collective) const override { return true; }
   Expected<double> Seconds(Collective c, int ranks, double bytes, const TimingPolicy&) override {
     return kAlpha + bytes * GetCollectiveInfo(c).bus_factor(ranks) / kBusBw;
   }
@@ -150,6 +157,31 @@ TEST(ProfileSweep, MeasuresEveryPartAndNotesWhatItSkipped) {
   for (const CollectiveSample& c : p.collectives) {
     EXPECT_EQ(c.ranks, 2);
     EXPECT_EQ(std::fmod(c.bytes, 4.0), 0.0) << "whole bf16 elements per rank";
+  }
+}
+
+// A runner of wider elements that does not run every collective (the CPU backend's MPI ranks:
+// 64-bit integers, no broadcast): sizes are whole elements per rank and the rest is left out.
+class FakeMpiCollectives : public FakeCollectives {
+ public:
+  double ElementBytes() const override { return 8; }
+  bool Runs(Collective c) const override { return c != Collective::kBroadcast; }
+};
+
+TEST(ProfileSweep, CollectivesFollowTheRunnersElementsAndKinds) {
+  ProfileBackends b;
+  b.probe = std::make_unique<FakeProbe>();
+  b.collectives = std::make_unique<FakeMpiCollectives>();
+  CountingProgress progress;
+  Expected<Profile> p = RunProfile(DefaultProfileOptions(true), b, BuiltinDb(), &progress);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(progress.last, progress.total);
+  // 16 B (one element per rank, the 8 B request rounded up) .. 512 MiB by x4: 14 sizes, for
+  // the 5 collectives it runs.
+  EXPECT_EQ(p->collectives.size(), 5u * 14u);
+  for (const CollectiveSample& c : p->collectives) {
+    EXPECT_NE(c.kind, Collective::kBroadcast);
+    EXPECT_EQ(std::fmod(c.bytes, 16.0), 0.0) << "whole 8-byte elements per rank";
   }
 }
 
@@ -295,8 +327,8 @@ TEST(ProfileEffect, CollectivesInsideANodeUseTheFit) {
   const NetworkSpec& net = *BuiltinDb().FindNetwork("ib-ndr-400");
   MeasuredRates m;
   m.gpu_id = gpu.id;
-  m.collectives = {{Collective::kAllReduce, 8, 30e-6, 400e9, 0, 10},
-                   {Collective::kSendRecv, 2, 10e-6, 300e9, 0, 10}};
+  m.collectives = {{Collective::kAllReduce, 8, 30e-6, 400e9, 0, 10, {}},
+                   {Collective::kSendRecv, 2, 10e-6, 300e9, 0, 10, {}}};
   const ClusterLinks links = ResolveLinks(gpu, net, 8, &m);
   const GroupLink tp8 = PlaceGroup(links, 8, 1);
   const double bytes = 64e6;
@@ -317,6 +349,36 @@ TEST(ProfileEffect, CollectivesInsideANodeUseTheFit) {
   dp32_sheet.intra_bytes_per_s = 400e9;
   EXPECT_DOUBLE_EQ(CollectiveSeconds(Collective::kAllReduce, bytes, dp32),
                    CollectiveSeconds(Collective::kAllReduce, bytes, dp32_sheet));
+}
+
+// Between its smallest and largest measured sizes a collective takes its measured table,
+// interpolated in log(size) and log(time); outside it the fitted line. A CPU's shared-memory
+// all-reduce slows down once its buffers leave the caches, which one line through every size
+// does not follow.
+TEST(ProfileEffect, MeasuredCollectivesInterpolateTheirTable) {
+  std::vector<CollectiveSample> samples;
+  // 1 us + size / 2 GB/s up to 8 MiB, then half the rate (the caches left behind).
+  for (double bytes = 1024; bytes <= 64.0 * 1024 * 1024; bytes *= 4) {
+    const double rate = bytes <= 8.0 * 1024 * 1024 ? 2e9 : 1e9;
+    samples.push_back({Collective::kAllReduce, 2, bytes, 1e-6 + bytes / rate});
+  }
+  Expected<CollectiveFit> fit = FitCollective(samples);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  ASSERT_EQ(fit->table.size(), samples.size());
+  // At a measured size: the measurement.
+  EXPECT_DOUBLE_EQ(fit->Seconds(16.0 * 1024 * 1024), samples[7].seconds);
+  // Between two: the geometric mean at the geometric mean of the sizes.
+  const double lo = 4.0 * 1024 * 1024, hi = 16.0 * 1024 * 1024;
+  EXPECT_NEAR(fit->Seconds(std::sqrt(lo * hi)), std::sqrt(samples[6].seconds * samples[7].seconds),
+              1e-12);
+  // 28 MiB: within 2% of the slow regime's 1 us + size / 1 GB/s; the line misses it by more.
+  const double b = 28.0 * 1024 * 1024, truth = 1e-6 + b / 1e9;
+  EXPECT_NEAR(fit->Seconds(b) / truth, 1.0, 0.02);
+  const double line = fit->alpha_s + b * 2.0 * 0.5 / fit->busbw_bytes_per_s;
+  EXPECT_GT(std::abs(line / truth - 1.0), 0.05);
+  // Beyond the table: the line.
+  EXPECT_DOUBLE_EQ(fit->Seconds(1e9), fit->alpha_s + 1e9 * 2.0 * 0.5 / fit->busbw_bytes_per_s);
+  EXPECT_DOUBLE_EQ(fit->Seconds(100), fit->alpha_s + 100 * 2.0 * 0.5 / fit->busbw_bytes_per_s);
 }
 
 TEST(ProfileEffect, SlowerMeasuredGemmsSlowTheStep) {
