@@ -143,11 +143,12 @@ void AddLaunchCollectives(const ProfileCommandOptions& o, const GlobalOptions& g
   std::string temp =
       (std::filesystem::temp_directory_path() / "gpuplan-collectives-XXXXXX").string();
   const int fd = mkstemp(temp.data());
+  if (fd >= 0) close(fd);
   if (length <= 0 || fd < 0) {
+    if (fd >= 0) std::remove(temp.c_str());
     note("cannot start the ranks: this program's path or a temporary file is not available");
     return;
   }
-  close(fd);
   std::vector<std::string> args;
   for (const std::string& dir : g.hardware_db_dirs) args.insert(args.end(), {"--hardware-db", dir});
   args.insert(args.end(), {"profile", "--backend", "cpu", "--launch-collectives", "--out", temp});
