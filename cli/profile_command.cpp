@@ -138,23 +138,25 @@ void AddLaunchCollectives(const ProfileCommandOptions& o, const GlobalOptions& g
   note("this build has no MPI to measure them with (libopenmpi-dev, scripts/setup.sh)");
 #else
   const std::string mpirun = GPUPLAN_MPIRUN;
-  char self[4096] = {};
-  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  Expected<std::string> program = ThisProgramPath();
+  if (!program.ok()) {
+    note("cannot start the ranks: " + program.status().message());
+    return;
+  }
   std::string temp =
       (std::filesystem::temp_directory_path() / "gpuplan-collectives-XXXXXX").string();
   const int fd = mkstemp(temp.data());
-  if (fd >= 0) close(fd);
-  if (length <= 0 || fd < 0) {
-    if (fd >= 0) std::remove(temp.c_str());
-    note("cannot start the ranks: this program's path or a temporary file is not available");
+  if (fd < 0) {
+    note("cannot start the ranks: no temporary file for their measurements");
     return;
   }
+  close(fd);
   std::vector<std::string> args;
   for (const std::string& dir : g.hardware_db_dirs) args.insert(args.end(), {"--hardware-db", dir});
   args.insert(args.end(), {"profile", "--backend", "cpu", "--launch-collectives", "--out", temp});
   if (o.quick) args.push_back("--quick");
-  const std::vector<std::string> command = LocalMpirunCommand(
-      mpirun, ranks, geteuid() == 0, std::string(self, static_cast<size_t>(length)), args);
+  const std::vector<std::string> command =
+      LocalMpirunCommand(mpirun, ranks, geteuid() == 0, *program, args);
   Expected<int> code = MakeProcessLauncher()->Run(command);
   Expected<Profile> measured =
       !code.ok() ? Expected<Profile>(code.status())

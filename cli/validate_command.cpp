@@ -101,17 +101,14 @@ Status LaunchRanks(const ValidateOptions& o, const GlobalOptions& g, LaunchMode 
     if (!o.profile.empty()) args.insert(args.end(), {"--profile", o.profile});
     if (o.require_targets) args.push_back("--require-targets");
   }
-  // This program's own path: the ranks run it (/proc/self/exe would name mpirun's processes).
-  // Under Slurm every node runs it from the same path (a filesystem the job's nodes share).
-  char self[4096] = {};
-  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) {
-    return Status::Unavailable("--launch " + o.launch + ": cannot find this program's path");
-  }
-  const std::string program(self, static_cast<size_t>(length));
+  // Under Slurm every node runs this program from the same path (a filesystem the job's nodes
+  // share).
+  Expected<std::string> program = ThisProgramPath();
+  if (!program.ok()) return program.status().WithPrefix("--launch " + o.launch);
   const std::vector<std::string> command =
-      mode == LaunchMode::kSlurm ? SlurmSrunCommand(ranks, ranks_per_node, program, args)
-                                 : LocalMpirunCommand(mpirun, ranks, geteuid() == 0, program, args);
+      mode == LaunchMode::kSlurm
+          ? SlurmSrunCommand(ranks, ranks_per_node, *program, args)
+          : LocalMpirunCommand(mpirun, ranks, geteuid() == 0, *program, args);
   Expected<int> code = MakeProcessLauncher()->Run(command);
   if (!code.ok()) return code.status();
   if (*code == 0) return Status::Ok();

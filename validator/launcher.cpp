@@ -45,6 +45,13 @@ class ProcessLauncher : public RankLauncher {
 
 std::unique_ptr<RankLauncher> MakeProcessLauncher() { return std::make_unique<ProcessLauncher>(); }
 
+Expected<std::string> ThisProgramPath() {
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return Status::Unavailable("cannot find this program's path (/proc/self/exe)");
+  return std::string(self, static_cast<size_t>(length));
+}
+
 std::vector<std::string> LocalMpirunCommand(const std::string& mpirun, int64_t ranks, bool as_root,
                                             const std::string& program,
                                             const std::vector<std::string>& args) {

@@ -26,6 +26,10 @@ class RankLauncher {
 /// fork + execvp + waitpid.
 std::unique_ptr<RankLauncher> MakeProcessLauncher();
 
+/// This program's own path (/proc/self/exe, read before any launch: in the ranks it would name
+/// mpirun's processes), which the launched ranks run; Unavailable when it cannot be read.
+Expected<std::string> ThisProgramPath();
+
 /// The mpirun command that starts `ranks` copies of `program args...` on this host:
 /// `mpirun --oversubscribe [--allow-run-as-root] -np RANKS PROGRAM ARGS...`. --oversubscribe
 /// because the ranks may outnumber the cores; --allow-run-as-root only when `as_root` (OpenMPI

@@ -35,36 +35,38 @@ Case Unpack(const std::array<double, kCaseFields>& a) {
   return {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
 }
 
-// One collective as the executor runs it (StepExecutor: nccl-tests' size over 8-byte elements,
-// the gathered, scattered and exchanged buffers holding one block per rank).
-Status RunOnce(Collective kind, MPI_Comm comm, int ranks, double bytes) {
-  const int64_t total = std::max<int64_t>(1, static_cast<int64_t>(bytes / 8));
-  const int64_t block = std::max<int64_t>(1, total / ranks);
-  const Watchdog watchdog{
-      kMpiProfileWatchdogSeconds,
-      StrFormat("the profile's %s of %.0f bytes over %d ranks",
-                std::string(GetCollectiveInfo(kind).name).c_str(), bytes, ranks)};
-  Expected<CollectiveCheck> check = Status::Invalid("unreachable");
-  switch (kind) {
+// The executor's kind of a profiled collective (no broadcast: the validator's ranks run none).
+Expected<CollectiveKind> KindOf(Collective c) {
+  switch (c) {
     case Collective::kAllReduce:
-      check = CheckedAllReduce(comm, total, watchdog);
-      break;
+      return CollectiveKind::kAllReduce;
     case Collective::kAllGather:
-      check = CheckedAllGather(comm, block, watchdog);
-      break;
+      return CollectiveKind::kAllGather;
     case Collective::kReduceScatter:
-      check = CheckedReduceScatter(comm, block, watchdog);
-      break;
+      return CollectiveKind::kReduceScatter;
     case Collective::kAllToAll:
-      check = CheckedAllToAll(comm, block, watchdog);
-      break;
+      return CollectiveKind::kAllToAll;
     case Collective::kSendRecv:
-      check = CheckedSendRecvRing(comm, total, watchdog);
-      break;
+      return CollectiveKind::kRing;
     default:
-      return Status::Invalid(std::string(GetCollectiveInfo(kind).name) +
+      return Status::Invalid(std::string(GetCollectiveInfo(c).name) +
                              ": not run by the validator's CPU ranks");
   }
+}
+
+// One collective as the executor runs it (StepExecutor: nccl-tests' size over 8-byte elements,
+// the gathered, scattered and exchanged buffers holding one block per rank).
+Status RunOnce(Collective c, MPI_Comm comm, int ranks, double bytes) {
+  Expected<CollectiveKind> kind = KindOf(c);
+  if (!kind.ok()) return kind.status();
+  const int64_t total = std::max<int64_t>(1, static_cast<int64_t>(bytes / 8));
+  const bool blocks = *kind == CollectiveKind::kAllGather ||
+                      *kind == CollectiveKind::kReduceScatter || *kind == CollectiveKind::kAllToAll;
+  const Watchdog watchdog{kMpiProfileWatchdogSeconds,
+                          StrFormat("the profile's %s of %.0f bytes over %d ranks",
+                                    std::string(GetCollectiveInfo(c).name).c_str(), bytes, ranks)};
+  Expected<CollectiveCheck> check = CheckedCollective(
+      *kind, comm, blocks ? std::max<int64_t>(1, total / ranks) : total, watchdog);
   if (!check.ok()) return check.status();
   if (check->wrong > 0) {
     return Status::Internal(StrFormat("%s: %lld of %lld elements arrived wrong",
@@ -152,12 +154,12 @@ std::string MpiCollectiveRunner::Version() const {
   return version.substr(0, version.find_last_not_of(" \t") + 1);
 }
 
-bool MpiCollectiveRunner::Runs(Collective c) const { return c != Collective::kBroadcast; }
+bool MpiCollectiveRunner::Runs(Collective c) const { return KindOf(c).ok(); }
 
 Expected<double> MpiCollectiveRunner::Seconds(Collective c, int ranks, double bytes,
                                               const TimingPolicy& timing) {
   const std::string name(GetCollectiveInfo(c).name);
-  if (!Runs(c)) return Status::Invalid(name + ": not run by the validator's CPU ranks");
+  if (Expected<CollectiveKind> kind = KindOf(c); !kind.ok()) return kind.status();
   if (ranks < 1 || ranks > MaxRanks()) {
     return Status::Invalid(
         StrFormat("%s: %d ranks, the launch has %d", name.c_str(), ranks, MaxRanks()));

@@ -207,9 +207,8 @@ Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
   return Check(recv, [&](int64_t i) { return check::RingSend(prev, i); });
 }
 
-Expected<CollectiveCheck> MpiTransport::Collective(CollectiveKind kind, GroupKind group,
-                                                   int64_t count, const Watchdog& watchdog) {
-  const MPI_Comm comm = comms_.Get(group);
+Expected<CollectiveCheck> CheckedCollective(CollectiveKind kind, MPI_Comm comm, int64_t count,
+                                            const Watchdog& watchdog) {
   switch (kind) {
     case CollectiveKind::kAllReduce:
       return CheckedAllReduce(comm, count, watchdog);
@@ -223,6 +222,11 @@ Expected<CollectiveCheck> MpiTransport::Collective(CollectiveKind kind, GroupKin
       return CheckedSendRecvRing(comm, count, watchdog);
   }
   return Status::Internal("unknown collective kind");
+}
+
+Expected<CollectiveCheck> MpiTransport::Collective(CollectiveKind kind, GroupKind group,
+                                                   int64_t count, const Watchdog& watchdog) {
+  return CheckedCollective(kind, comms_.Get(group), count, watchdog);
 }
 
 Status MpiTransport::Send(int64_t peer, int tag, int64_t count) {

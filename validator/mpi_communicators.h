@@ -90,6 +90,10 @@ Expected<CollectiveCheck> CheckedAllToAll(MPI_Comm comm, int64_t count,
 Expected<CollectiveCheck> CheckedSendRecvRing(MPI_Comm comm, int64_t count,
                                               const Watchdog& watchdog = {});
 
+/// The checked collective of `kind` above over `comm` (`count` as each of them takes it).
+Expected<CollectiveCheck> CheckedCollective(CollectiveKind kind, MPI_Comm comm, int64_t count,
+                                            const Watchdog& watchdog);
+
 /// The step executor's transport over MPI: collectives on `comms`' communicators (the Checked*
 /// functions above), pipeline messages as MPI_Isend/MPI_Irecv over `world` tagged by `tag`, so
 /// that a message matched out of order arrives wrong, not silently right. Both must outlive it.
