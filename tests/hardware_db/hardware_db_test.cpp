@@ -36,7 +36,7 @@ const std::vector<std::string> kRequiredGpus = {
     "h100-pcie-80gb", "h200-sxm-141gb", "b200",           "l40s",           "l4",
     "rtx-4090",       "rtx-a6000",      "rtx-6000-ada",   "mi300x",         "t4",
     "gb200",          "gb300",          "b300",           "h200-nvl-141gb", "mi325x",
-    "mi355x"};
+    "mi355x",         "h100-nvl-94gb"};
 const std::vector<std::string> kRequiredNetworks = {
     "ib-edr-100", "ib-hdr-200", "ib-ndr-400", "ib-xdr-800", "roce-200",      "roce-400",
     "efa-p4d",    "efa-p5",     "eth-25",     "eth-100",    "spectrum-x-800"};
@@ -45,7 +45,7 @@ const std::vector<std::string> kRequiredNodes = {
     "4x-a100-pcie", "dgx-v100",    "dgx-b200",    "8x-mi300x",    "8x-l4",
     "8x-t4",        "8x-a6000",    "8x-6000-ada", "8x-h100-pcie", "p4d-24xlarge",
     "p5-48xlarge",  "gb200-nvl72", "gb300-nvl72", "hgx-b300",     "p6-b200",
-    "p6e-gb200"};
+    "p6e-gb200",    "8x-h100-nvl"};
 
 class BuiltinDbTest : public ::testing::Test {
  protected:

@@ -263,6 +263,7 @@ TEST(ProfileSweep, MatchesDeviceNamesToTheHardwareDb) {
   const Case cases[] = {
       {"NVIDIA H100 80GB HBM3", 132, 85.0e9, "h100-sxm5-80gb"},
       {"NVIDIA H100 PCIe", 114, 85.0e9, "h100-pcie-80gb"},
+      {"NVIDIA H100 NVL", 132, 100.5e9, "h100-nvl-94gb"},
       {"NVIDIA A100-SXM4-80GB", 108, 85.2e9, "a100-sxm4-80gb"},
       {"NVIDIA A100 80GB PCIe", 108, 85.2e9, "a100-pcie-80gb"},
       {"NVIDIA A100-SXM4-40GB", 108, 42.5e9, "a100-sxm4-40gb"},

@@ -17,15 +17,22 @@
 namespace gpuplan {
 namespace {
 
-// Which hardware-db GPU a row's gpu_type names (prefix of the published text).
+// Which hardware-db GPU a row's gpu_type names (prefix of the published text). An H100 NVL pair
+// measured before its NVLink bridge was fitted cannot be expressed (the GPU's pair is bridged):
+// that row is skipped.
 struct GpuMatch {
   const char* prefix;
   const char* gpu_id;
 };
 constexpr GpuMatch kGpus[] = {
-    {"A100 (SXM", "a100-sxm4-80gb"}, {"H200", "h200-sxm-141gb"},      {"B200", "b200"},
-    {"AMD MI300X", "mi300x"},        {"H100 PCIe", "h100-pcie-80gb"}, {"GB200", "gb200"},
+    {"A100 (SXM", "a100-sxm4-80gb"},
+    {"H200", "h200-sxm-141gb"},
+    {"B200", "b200"},
+    {"AMD MI300X", "mi300x"},
+    {"H100 PCIe", "h100-pcie-80gb"},
+    {"GB200", "gb200"},
     {"H100 SXM", "h100-sxm5-80gb"},
+    {"H100 NVL (NVLink bridge", "h100-nvl-94gb"},
 };
 
 // The multi-node rows run on AWS p5en / p6-b200, 8 x 400 Gb/s EFA per node (efa-p5), or on
