@@ -156,6 +156,14 @@ struct FrameworkSpec {
   /// by splitting them, as Transformer Engine's userbuffers do under Megatron-Core
   /// --tp-comm-overlap (parallelism.tp_overlap, simulator/tp_overlap.h).
   bool tp_overlap = true;
+  /// Whether, without tp_overlap, the backward of a column-parallel linear layer (QKV, FC1)
+  /// issues its tensor-parallel collectives asynchronously beside its GEMMs: the input's
+  /// all-gather beside the data-gradient GEMM and the data gradient's reduce-scatter (all-reduce
+  /// without sequence parallelism) beside the weight-gradient GEMM (Megatron-LM
+  /// LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine's Linear;
+  /// parallelism.tp_backward_overlap overrides it per job; docs/COST_MODEL.md, "Tensor
+  /// parallelism").
+  bool tp_backward_overlap = true;
   /// With tp_overlap: its communication buffers, in full-size [tokens x hidden] 16-bit tensors
   /// (Transformer Engine's userbuffers: 12, simulator/tp_overlap.h kTpOverlapUserBuffers;
   /// torch's symmetric memory: one workspace per TP group).

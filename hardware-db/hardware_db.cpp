@@ -534,6 +534,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "max_zero_stage_with_pp",
                                                  "ep_overlap",
                                                  "tp_overlap",
+                                                 "tp_backward_overlap",
                                                  "tp_overlap_buffers",
                                                  "attention_kernels",
                                                  "parallel_dims",
@@ -602,6 +603,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
   f->interleaved_pipeline = RequiredBool(r, entry, "interleaved_pipeline");
   f->ep_overlap = RequiredBool(r, entry, "ep_overlap");
   f->tp_overlap = RequiredBool(r, entry, "tp_overlap");
+  f->tp_backward_overlap = RequiredBool(r, entry, "tp_backward_overlap");
   f->tp_overlap_buffers =
       r.OptionalNumberInRange("tp_overlap_buffers", f->tp_overlap_buffers, 0.0, 64.0);
   f->fp8_norm_fused_cast = RequiredBool(r, entry, "fp8_norm_fused_cast");

@@ -99,6 +99,14 @@ ArgArray ParallelArgs(const JobSpec& job, std::vector<std::string>* notes) {
   a.Add("--tensor-model-parallel-size", p.tp);
   if (p.sequence_parallel && p.tp > 1) a.Flag("--sequence-parallel");
   if (p.tp_overlap && p.tp > 1) a.Flag("--tp-comm-overlap");
+  if (p.tp > 1 && !p.tp_overlap && p.tp_backward_overlap == std::optional<bool>(false)) {
+    // Megatron-Core always runs the column-parallel backward collectives asynchronously; the
+    // --no-async-tensor-model-parallel-allreduce of older Megatron-LM no longer exists.
+    notes->push_back(
+        "tp_backward_overlap false: Megatron-Core always overlaps the column-parallel layers' "
+        "backward TP collectives with their GEMMs (older Megatron-LM: "
+        "--no-async-tensor-model-parallel-allreduce); the script runs them overlapped");
+  }
   a.Add("--pipeline-model-parallel-size", p.pp);
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
   if (p.first_stage_layers > 0) a.Add("--decoder-first-pipeline-num-layers", p.first_stage_layers);

@@ -11,14 +11,6 @@
 namespace gpuplan {
 namespace {
 
-// Exposed part of communication `comm` overlapped with computation `window`, with the
-// interference of the communication kernels on the computation: the computation is slowed by
-// kOverlapInterference for every second of communication beside it, and the pair ends when the
-// later of the two does, so a communication-bound pair hides that slow-down.
-double Exposed(double comm, double window) {
-  return std::max(comm - window, kOverlapInterference * std::min(comm, window));
-}
-
 // Exposed part of a gradient reduction issued in buckets behind a backward pass of `window`
 // seconds (PyTorch DDP, Li et al. 2020 Sec. 3.2.3; Megatron-LM --overlap-grad-reduce): `params`
 // gradients become ready at a steady rate through the pass but for `late` of them (the
@@ -27,8 +19,8 @@ double Exposed(double comm, double window) {
 // bucket of their own after it (neither stack splits a tensor across buckets), one after another
 // on one stream; a bucket of p parameters takes seconds(p). The queue's end beyond the window is
 // exposed, or, if longer, the slow-down of the window by kOverlapInterference for every second
-// of communication beside it (as Exposed: the pair ends when the later of the two does). With
-// no buckets (`bucket` 0) all of them go out at the end.
+// of communication beside it (as ExposedSeconds: the pair ends when the later of the two does).
+// With no buckets (`bucket` 0) all of them go out at the end.
 template <typename F>
 double BucketQueueExposed(double params, double late, double bucket, double window, F seconds) {
   if (params <= 0) return 0.0;
@@ -102,7 +94,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   // A collective issued in buckets behind computation `window`: all but the `edge` bucket (the
   // last issued, or the first needed) overlap it.
   auto bucketed = [](double comm, double edge, double window) {
-    return Exposed(std::max(0.0, comm - edge), window) + edge;
+    return ExposedSeconds(std::max(0.0, comm - edge), window) + edge;
   };
   // The backward window a stage's gradient buckets overlap; with a split backward (ZB-H1) only
   // its W pass.
@@ -135,7 +127,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const double forwards = 1.0 + RecomputedAttentionForwards(tr);
       const double attn_window = sum(&LayerCosts::fwd_attn) * (forwards + kFlashBackwardRatio);
       const double ring = sum(&LayerCosts::cp_comm);
-      st.cp = par.cp_overlap ? Exposed(ring, attn_window) : ring;
+      st.cp = par.cp_overlap ? ExposedSeconds(ring, attn_window) : ring;
     }
     st.ep = sum(&LayerCosts::ep_exposed);
     // FSDP / ZeRO-3: each micro-batch gathers the stage's weights for forward and again for
@@ -168,11 +160,13 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
         // it). Spread over the step's micro-batches.
         const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
         const double exposed_gather =
-            par.dp_overlap ? Exposed(gather, forward) + FsdpGatherSeconds(costs, first) : gather;
+            par.dp_overlap ? ExposedSeconds(gather, forward) + FsdpGatherSeconds(costs, first)
+                           : gather;
         st.fsdp = (exposed_gather + reduce) / static_cast<double>(MicrobatchesPerStep(job));
       } else {
         const double all = kFsdpGathersPerMicroBatch * gather + reduce;
-        st.fsdp = par.dp_overlap ? Exposed(all, st.compute) + FsdpGatherSeconds(costs, first) : all;
+        st.fsdp = par.dp_overlap ? ExposedSeconds(all, st.compute) + FsdpGatherSeconds(costs, first)
+                                 : all;
       }
     }
     // ZeRO-2: the gradients are sharded, so there is no full-size buffer to accumulate into and

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,15 @@ struct ParallelSpec {
   Schedule schedule = Schedule::k1F1B;
   bool dp_overlap = true;   ///< gradient reduction overlapped with backward in buckets
   bool tp_overlap = false;  ///< TP collectives overlapped with GEMMs (Megatron --tp-comm-overlap)
+  /// Without tp_overlap: whether the column-parallel layers' backward runs its TP collectives
+  /// asynchronously beside its data- and weight-gradient GEMMs (FrameworkSpec::
+  /// tp_backward_overlap; Megatron-LM before 2022 and Megatron-DeepSpeed by default did not:
+  /// --no-async-tensor-model-parallel-allreduce). Unset: the training stack's behaviour.
+  std::optional<bool> tp_backward_overlap;
+  /// tp_backward_overlap as given, else the stack's.
+  bool TpBackwardOverlap(const FrameworkSpec& framework) const {
+    return tp_backward_overlap.value_or(framework.tp_backward_overlap);
+  }
   /// Context parallelism's K/V ring exchange runs beside the attention kernels (Transformer
   /// Engine's and torchtitan's ring attention: each step's transfer beside the previous step's
   /// kernel). false: every transfer is waited for, as gpuplan's validator runs it

@@ -483,6 +483,7 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
                          "schedule",
                          "dp_overlap",
                          "tp_overlap",
+                         "tp_backward_overlap",
                          "cp_overlap",
                          "ep_overlap",
                          kEmbeddingSlot,
@@ -543,6 +544,8 @@ Status ParseParallel(const nlohmann::json* j, const std::string& origin, int64_t
   p->schedule = ParseScheduleName(schedule).value_or(Schedule::k1F1B);
   p->dp_overlap = r.OptionalBool("dp_overlap", true);
   p->tp_overlap = r.OptionalBool("tp_overlap", false);
+  if (r.Has("tp_backward_overlap"))
+    p->tp_backward_overlap = r.OptionalBool("tp_backward_overlap", false);
   p->cp_overlap = r.OptionalBool("cp_overlap", true);
   p->ep_overlap = r.OptionalBool("ep_overlap", false);
   p->embedding_slot = r.OptionalBool(kEmbeddingSlot, false);
@@ -1297,6 +1300,7 @@ nlohmann::json JobSpecToJson(const JobSpec& job) {
         {"fragmentation", job.overhead.fragmentation},
         {"allocator_headroom", job.overhead.allocator_headroom}}},
   };
+  if (p.tp_backward_overlap) out["parallelism"]["tp_backward_overlap"] = *p.tp_backward_overlap;
   if (p.first_stage_layers > 0) out["parallelism"][kFirstStageLayers] = p.first_stage_layers;
   if (p.last_stage_layers > 0) out["parallelism"][kLastStageLayers] = p.last_stage_layers;
   if (!p.stage_layers.empty()) out["parallelism"][kStageLayers] = p.stage_layers;

@@ -375,6 +375,9 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
   // or the same bytes as all-gather + reduce-scatter pairs (with SP; Korthikanti Sec. 4.2.2).
   // With tp_overlap (SP required, job_spec_json.cpp) Transformer Engine pipelines them with the
   // GEMMs (tp_overlap.h): a layer pays what the overlapped GEMMs take beyond the GEMMs alone.
+  // Without tp_overlap, a stack with FrameworkSpec::tp_backward_overlap (Megatron-Core) runs the
+  // backward's column-parallel collectives beside the QKV and FC1 data- and weight-gradient GEMMs
+  // (TpAsyncBackwardSeconds); the other stacks run all of them in line.
   // A MoE layer's MLP part is not overlapped: its shared experts keep the dense pair, and its
   // routed experts all-gather the dispatched copies over the expert TP group after the EP
   // all-to-all and reduce-scatter them before the combine (token_dispatcher.py), e x T/t x
@@ -404,16 +407,16 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
     // again; priced only when it does.
     const bool mlp_rerun = !moe && Recomputes(tr, kRecomputeMlp);
     double mlp_fwd_tp = mlp;
+    TpOverlapGemms g;
+    g.tokens = T;
+    g.hidden = h;
+    g.qkv_width = (q + 2.0 * kv) / t;
+    g.attn_width = q / t;
+    g.fc1_width = moe ? 0.0 : up_width;
+    g.fc2_width = moe ? 0.0 : f / t;
+    const double moe_mlp = moe ? mlp : 0.0;
+    const double overlapped_hops = (moe ? 1.0 : 2.0) * pair_hops;
     if (par.tp_overlap) {
-      TpOverlapGemms g;
-      g.tokens = T;
-      g.hidden = h;
-      g.qkv_width = (q + 2.0 * kv) / t;
-      g.attn_width = q / t;
-      g.fc1_width = moe ? 0.0 : up_width;
-      g.fc2_width = moe ? 0.0 : f / t;
-      const double moe_mlp = moe ? mlp : 0.0;
-      const double overlapped_hops = (moe ? 1.0 : 2.0) * pair_hops;
       const double fwd_extra = TpOverlapForward(r, g, c.tp_link, c.act_bytes).Extra();
       lt.tp_fwd = fwd_extra + moe_mlp + overlapped_hops;
       lt.tp_bwd =
@@ -426,7 +429,13 @@ LayerCosts EvaluateLayer(const Ctx& c, bool moe) {
       }
     } else {
       lt.tp_fwd = one + mlp;
-      lt.tp_bwd = one + mlp;
+      // A stack that runs the column-parallel layers' backward collectives beside their GEMMs
+      // (FrameworkSpec::tp_backward_overlap) pays what those pairs leave exposed; a MoE layer's
+      // expert collectives stay in line.
+      lt.tp_bwd =
+          par.TpBackwardOverlap(tr.framework)
+              ? TpAsyncBackwardSeconds(r, g, c.tp_link, c.act_bytes, sp) + moe_mlp + overlapped_hops
+              : one + mlp;
     }
     lt.tp_recompute = tr.recompute == Recompute::kFull ? lt.tp_fwd : mlp_rerun ? mlp_fwd_tp : 0.0;
     lt.tp_comm = lt.tp_fwd + lt.tp_recompute + lt.tp_bwd;

@@ -5,6 +5,8 @@
 // them on streams and links. Both read these numbers, so they cannot drift apart.
 #pragma once
 
+#include <algorithm>
+
 #include "hardware-db/hardware.h"
 #include "simulator/collective.h"
 #include "simulator/gemm_time.h"
@@ -19,6 +21,14 @@ namespace gpuplan {
 /// 1.1-1.3x slow-down coefficient for overlapped kernels: AFDWang/Hetu-Galvatron
 /// docs/en/source/5_search_engine_usage/search_engine_usage.md, commit 98484bc).
 inline constexpr double kOverlapInterference = 0.15;
+/// Exposed part of communication `comm` overlapped with computation `window` (seconds), with
+/// the interference of the communication kernels on the computation: the computation is slowed
+/// by kOverlapInterference for every second of communication beside it, and the pair ends when
+/// the later of the two does, so a communication-bound pair hides that slow-down
+/// (docs/COST_MODEL.md, "Overlap").
+inline double ExposedSeconds(double comm, double window) {
+  return std::max(comm - window, kOverlapInterference * std::min(comm, window));
+}
 /// Host-side Adam throughput with ZeRO-Offload (DeepSpeed CPU-Adam): ~1e9 params/s on a
 /// 2-socket server (Ren et al. 2021, Table 3 order of magnitude). Stated default.
 inline constexpr double kCpuAdamParamsPerSecond = 1.0e9;

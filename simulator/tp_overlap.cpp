@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "simulator/step_costs.h"
+
 namespace gpuplan {
 namespace {
 
@@ -86,6 +88,26 @@ TpOverlapPass TpOverlapBackward(const DeviceRates& rates, const TpOverlapGemms& 
     column_parallel(g.fc1_width);
   }
   return p;
+}
+
+double TpAsyncBackwardSeconds(const DeviceRates& rates, const TpOverlapGemms& g,
+                              const GroupLink& tp_link, double act_bytes, bool sequence_parallel) {
+  const double T = g.tokens;
+  const double h = g.hidden;
+  const double bytes = T * h * act_bytes;
+  const double all_gather = CollectiveSeconds(Collective::kAllGather, bytes, tp_link);
+  const double reduce_scatter = CollectiveSeconds(Collective::kReduceScatter, bytes, tp_link);
+  const double all_reduce = CollectiveSeconds(Collective::kAllReduce, bytes, tp_link);
+  // One block: the row-parallel layer's output-gradient gather (sequence parallelism), then the
+  // column-parallel layer of output `width`: data gradient (T x width) * (width x h), weight
+  // gradient (width x T) * (T x h), as TpOverlapBackward's bulk pieces but on all SMs.
+  auto block = [&](double width) {
+    const double dgrad = GemmSeconds(rates, T, h, width);
+    const double wgrad = GemmSeconds(rates, width, h, T);
+    if (!sequence_parallel) return ExposedSeconds(all_reduce, wgrad);
+    return all_gather + ExposedSeconds(all_gather, dgrad) + ExposedSeconds(reduce_scatter, wgrad);
+  };
+  return block(g.qkv_width) + (g.fc1_width > 0 ? block(g.fc1_width) : 0.0);
 }
 
 int64_t TpOverlapMaxRanks(const GpuSpec& gpu, int64_t gpus_per_node) {

@@ -72,6 +72,18 @@ TpOverlapPass TpOverlapForward(const DeviceRates& rates, const TpOverlapGemms& g
 TpOverlapPass TpOverlapBackward(const DeviceRates& rates, const TpOverlapGemms& g,
                                 const GroupLink& tp_link, double act_bytes);
 
+/// The backward pass without userbuffers, of a stack that issues the column-parallel layers'
+/// collectives asynchronously (FrameworkSpec::tp_backward_overlap: Megatron-LM
+/// LinearWithGradAccumulationAndAsyncCommunication.backward, Transformer Engine's
+/// _Linear.backward): the layer's exposed TP seconds. With `sequence_parallel`, each block (the
+/// attention, and the dense MLP when g.fc1_width > 0) all-gathers the row-parallel layer's output
+/// gradient in line (proj, FC2), then runs the column-parallel layer's (QKV, FC1) all-gather of
+/// its input beside its data-gradient GEMM and the data gradient's reduce-scatter beside its
+/// weight-gradient GEMM, each pair charged as ExposedSeconds (step_costs.h); without, the
+/// column-parallel layer's all-reduce of the data gradient beside its weight-gradient GEMM.
+double TpAsyncBackwardSeconds(const DeviceRates& rates, const TpOverlapGemms& g,
+                              const GroupLink& tp_link, double act_bytes, bool sequence_parallel);
+
 /// The largest TP group whose userbuffers can map the peers' memory: the GPUs of one node that
 /// share a scale-up domain (min(gpus_per_node, scaleup_domain_gpus)); 1 when the GPU has no
 /// scale-up fabric, so no tp > 1 qualifies.

@@ -14,6 +14,9 @@ std::vector<std::string> UnexecutedOverlaps(const JobSpec& plan) {
   std::vector<std::string> fields;
   if (p.dp_overlap && p.dp * p.cp > 1) fields.push_back("dp_overlap");
   if (p.tp_overlap) fields.push_back("tp_overlap");
+  if (!p.tp_overlap && p.tp > 1 && p.TpBackwardOverlap(plan.training.framework)) {
+    fields.push_back("tp_backward_overlap");
+  }
   if (p.cp_overlap && p.cp > 1) fields.push_back("cp_overlap");
   if (p.ep_overlap) fields.push_back("ep_overlap");
   return fields;
@@ -25,6 +28,7 @@ JobSpec ExecutedJob(const JobSpec& plan) {
   JobSpec job = plan;
   job.parallel.dp_overlap = false;
   job.parallel.tp_overlap = false;
+  job.parallel.tp_backward_overlap = false;
   job.parallel.cp_overlap = false;
   job.parallel.ep_overlap = false;
   return job;

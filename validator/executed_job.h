@@ -13,7 +13,8 @@
 
 namespace gpuplan {
 
-/// `plan` as the executor runs it: dp_overlap, tp_overlap, cp_overlap and ep_overlap off (each
+/// `plan` as the executor runs it: dp_overlap, tp_overlap, tp_backward_overlap, cp_overlap and
+/// ep_overlap off (each
 /// micro-batch's passes run on their own, not paired). Without dp_overlap the gradients are reduced
 /// in one collective after the last backward (Megatron-LM without --overlap-grad-reduce) and, under
 /// ZeRO-3/FSDP, every gather waits; the executor's op sequence (RankProgram) and the cost model

@@ -685,6 +685,7 @@ json ValidFramework(const std::string& id) {
       {"interleaved_pipeline", false},
       {"ep_overlap", false},
       {"tp_overlap", false},
+      {"tp_backward_overlap", true},
       {"parallel_dims", {"tp"}},
       {"fp8_norm_fused_cast", false},
       {"fp8_weight_cast_every_microbatch", true},
@@ -718,6 +719,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_EQ(f->loss_bytes_per_logit_with_tp, 6);  // optional: loss_bytes_per_logit
   EXPECT_EQ(f->tp_overlap_buffers, 12);           // optional: Transformer Engine's userbuffers
   EXPECT_FALSE(f->repeat_kv);                     // optional: K and V kept at their own width
+  EXPECT_TRUE(f->tp_backward_overlap);
   EXPECT_FALSE(f->tp_overlap);
   EXPECT_FALSE(f->interleaved_pipeline);
   EXPECT_FALSE(f->cpu_offload);

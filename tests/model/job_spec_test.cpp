@@ -119,6 +119,7 @@ TEST(JobSpec, DefaultsFromPresetAndHardwareDb) {
   EXPECT_EQ(job->parallel.schedule, Schedule::k1F1B);
   EXPECT_TRUE(job->parallel.dp_overlap);
   EXPECT_FALSE(job->parallel.tp_overlap);
+  EXPECT_FALSE(job->parallel.tp_backward_overlap.has_value());  // the stack's
   EXPECT_DOUBLE_EQ(job->overhead.framework_bytes, 2.0e9);
   EXPECT_DOUBLE_EQ(job->overhead.fragmentation, 0.10);
   EXPECT_DOUBLE_EQ(job->overhead.allocator_headroom, kAllocatorHeadroom);
@@ -153,7 +154,7 @@ TEST(JobSpec, LoraAndOverhead) {
        {{"seq_len", 4096},
         {"global_batch_size", 16},
         {"lora", {{"rank", 16}, {"targets", {"attention", "gate"}}, {"base", "nf4"}}}}},
-      {"parallelism", {{"tp", 8}}},
+      {"parallelism", {{"tp", 8}, {"tp_backward_overlap", false}}},
       {"overhead", {{"framework_gb", 3.5}, {"fragmentation", 0.2}, {"allocator_headroom", 0.02}}}};
   Expected<JobSpec> job = Parse(spec);
   ASSERT_TRUE(job.ok()) << job.status().message();
@@ -164,7 +165,9 @@ TEST(JobSpec, LoraAndOverhead) {
   EXPECT_DOUBLE_EQ(job->overhead.framework_bytes, 3.5e9);
   EXPECT_DOUBLE_EQ(job->overhead.fragmentation, 0.2);
   EXPECT_DOUBLE_EQ(job->overhead.allocator_headroom, 0.02);
+  EXPECT_EQ(job->parallel.tp_backward_overlap, std::optional<bool>(false));
   const nlohmann::json written = JobSpecToJson(*job);
+  EXPECT_EQ(written["parallelism"]["tp_backward_overlap"], false);
   Expected<JobSpec> again = ParseJobSpec(written, "roundtrip", "", Db());
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(JobSpecToJson(*again), written);

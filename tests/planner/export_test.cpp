@@ -792,6 +792,20 @@ TEST(ExportMegatron, ContextExpertAndVirtualPipelineFp8) {
   EXPECT_FALSE(Contains(one, "--moe-router-padding-for-fp8"));
 }
 
+// A plan timed with the backward TP collectives in line (parallelism.tp_backward_overlap false)
+// has no Megatron-Core flag: the script says it runs them overlapped.
+TEST(Export, InLineBackwardTpCollectivesAreNoted) {
+  const std::string s =
+      Export(MakePlan(Spec("llama3-8b", 16, {{"tp", 2}, {"dp", 8}, {"tp_backward_overlap", false}},
+                           {{"seq_len", 4096}, {"global_batch_size", 64}})),
+             "megatron");
+  EXPECT_TRUE(Contains(s, "tp_backward_overlap false: Megatron-Core always overlaps"));
+  const std::string plain = Export(MakePlan(Spec("llama3-8b", 16, {{"tp", 2}, {"dp", 8}},
+                                                 {{"seq_len", 4096}, {"global_batch_size", 64}})),
+                                   "megatron");
+  EXPECT_FALSE(Contains(plain, "tp_backward_overlap"));
+}
+
 // Megatron-LM's flags for bf16 gradient reduction and fp8 parameters; the other formats have no
 // switch the plan was timed with, and say so.
 TEST(Export, Bf16GradientsAndFp8ParametersAreMegatronFlags) {

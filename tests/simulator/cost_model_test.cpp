@@ -431,6 +431,33 @@ TEST_F(CostModelTest, WeightsAreGatheredInTheirOwnPrecision) {
   EXPECT_NEAR(Eval(fp32).breakdown_s.dp_comm, expected, 1e-9 * expected);
 }
 
+// Megatron-Core runs the column-parallel layers' backward collectives beside their GEMMs
+// (FrameworkSpec::tp_backward_overlap, TpAsyncBackwardSeconds; golden test
+// Golden.MegatronAsyncTpBackward); parallelism.tp_backward_overlap false, as Megatron-LM of 2021
+// and Megatron-DeepSpeed by default, runs them in line like the forward's.
+TEST_F(CostModelTest, MegatronOverlapsTheBackwardTpCollectives) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 8);
+  spec["parallelism"] = {{"tp", 8}, {"sequence_parallel", true}};
+  const JobSpec async = Parse(spec);
+  EXPECT_TRUE(async.parallel.TpBackwardOverlap(async.training.framework));
+  const LayerCosts a = Costs(async).dense;
+  EXPECT_GT(a.tp_bwd, 0);
+  EXPECT_LT(a.tp_bwd, a.tp_fwd);
+  spec["parallelism"]["tp_backward_overlap"] = false;
+  const JobSpec in_line = Parse(spec);
+  const LayerCosts b = Costs(in_line).dense;
+  EXPECT_DOUBLE_EQ(b.tp_bwd, b.tp_fwd);
+  EXPECT_DOUBLE_EQ(a.tp_fwd, b.tp_fwd);
+  EXPECT_LT(Eval(async).step_time_s, Eval(in_line).step_time_s);
+  // Other stacks keep theirs in line unless the spec says otherwise.
+  spec["parallelism"].erase("tp_backward_overlap");
+  spec["training"]["framework"] = "deepspeed";
+  const LayerCosts d = Costs(Parse(spec)).dense;
+  EXPECT_DOUBLE_EQ(d.tp_bwd, d.tp_fwd);
+  spec["parallelism"]["tp_backward_overlap"] = true;
+  EXPECT_LT(Costs(Parse(spec)).dense.tp_bwd, d.tp_fwd);
+}
+
 TEST_F(CostModelTest, FasterNetworkHelpsCrossNodeJobs) {
   nlohmann::json spec = Spec("llama3-70b", "h100-sxm5-80gb", 128);
   spec["parallelism"] = {{"tp", 8}, {"zero_stage", 3}};

@@ -61,11 +61,13 @@ TEST(Framework, BuiltinStacks) {
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
     const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
                             (id.starts_with("torchtitan-") || id == "torchtitan" ? 1 : 0);
-    EXPECT_EQ(f.sources.size(), 28u + optional) << id;
+    EXPECT_EQ(f.sources.size(), 29u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
   EXPECT_FALSE(Stack("nanotron").tp_overlap);
+  EXPECT_TRUE(Stack("megatron-core").tp_backward_overlap);
+  EXPECT_FALSE(Stack("deepspeed").tp_backward_overlap);
   EXPECT_TRUE(Stack("megatron-core").recompute_modules);
   EXPECT_FALSE(Stack("torchtitan").recompute_modules);
 }
@@ -96,6 +98,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.max_zero_stage, m.max_zero_stage);
   EXPECT_EQ(def.max_zero_stage_with_pp, m.max_zero_stage_with_pp);
   EXPECT_EQ(def.tp_overlap, m.tp_overlap);
+  EXPECT_EQ(def.tp_backward_overlap, m.tp_backward_overlap);
   EXPECT_EQ(def.interleaved_pipeline, m.interleaved_pipeline);
   EXPECT_EQ(def.cpu_offload, m.cpu_offload);
   EXPECT_EQ(def.fsdp, m.fsdp);

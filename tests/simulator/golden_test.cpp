@@ -566,6 +566,55 @@ TEST(Golden, TransformerEngineTpOverlap) {
   EXPECT_DOUBLE_EQ(TpOverlapBufferBytes(kTpOverlapUserBuffers, T, h, e), 12 * T * h * e);
 }
 
+// Without userbuffers, Megatron-LM's column-parallel linear
+// (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.
+// backward) and Transformer Engine's _Linear.backward issue their backward collectives with
+// async_op=True: under sequence parallelism the input's all-gather beside the data-gradient GEMM
+// and the data gradient's reduce-scatter beside the weight-gradient GEMM; without it the data
+// gradient's all-reduce beside the weight-gradient GEMM. The row-parallel layers' output-gradient
+// all-gather (sequence parallelism) stays in line. Each pair costs exposed(comm, window) =
+// max(comm - window, 0.15 min(comm, window)) (docs/COST_MODEL.md, "Overlap").
+TEST(Golden, MegatronAsyncTpBackward) {
+  const DeviceRates r = TpOverlapTestRates();
+  GroupLink tp = TpOverlapTestLink();
+  const double T = 4096, h = 4096, e = 2;
+  const TpOverlapGemms g{T, h, 1536, 1024, 4096, 2048};
+  auto gemm = [](double m, double n, double k) { return 2 * m * n * k / 100e12; };
+  auto exposed = [](double comm, double window) {
+    return std::max(comm - window, 0.15 * std::min(comm, window));
+  };
+  const double call = kCollectiveBaseLatencySeconds;
+  const double gather = call + T * h * e * 3.0 / 4 / 100e9;  // all-gather = reduce-scatter
+  const double reduce = call + 2 * T * h * e * 3.0 / 4 / 100e9;
+  auto block = [&](double width, bool sp) {
+    const double dgrad = gemm(T, h, width);
+    const double wgrad = gemm(width, h, T);
+    return sp ? gather + exposed(gather, dgrad) + exposed(gather, wgrad) : exposed(reduce, wgrad);
+  };
+  // Here every collective hides behind its GEMM (FC1's data gradient: 1.37 ms; an all-gather of
+  // 32 MiB at 100 GB/s: 0.26 ms): each pair costs 15% of its collective.
+  ASSERT_LT(gather, gemm(T, h, 1536));
+  const double sp = TpAsyncBackwardSeconds(r, g, tp, e, true);
+  EXPECT_NEAR(sp, block(1536, true) + block(4096, true), 1e-12);
+  EXPECT_NEAR(sp, 2 * gather + 4 * 0.15 * gather, 1e-12);
+  const double no_sp = TpAsyncBackwardSeconds(r, g, tp, e, false);
+  EXPECT_NEAR(no_sp, 2 * 0.15 * reduce, 1e-12);
+  // The in-line backward pays an all-gather and a reduce-scatter (an all-reduce) per block.
+  EXPECT_LT(sp, 4 * gather);
+  EXPECT_LT(no_sp, 2 * reduce);
+  // On a slow link the collectives outlast the GEMMs and show beyond them.
+  tp.intra_bytes_per_s = 1e9;
+  const double slow_gather = call + T * h * e * 3.0 / 4 / 1e9;
+  EXPECT_NEAR(
+      TpAsyncBackwardSeconds(r, g, tp, e, true),
+      2 * slow_gather + 2 * (slow_gather - gemm(T, h, 1536)) + 2 * (slow_gather - gemm(T, h, 4096)),
+      1e-9);
+  // Without the MLP (a mixture-of-experts layer's experts stay in line) only the attention.
+  const TpOverlapGemms attention{T, h, 1536, 1024, 0, 0};
+  tp.intra_bytes_per_s = 100e9;
+  EXPECT_NEAR(TpAsyncBackwardSeconds(r, attention, tp, e, true), block(1536, true), 1e-12);
+}
+
 // The chunk GEMMs of a ring exchange or a pipeline run on TE's three compute streams, chunk i on
 // stream i mod 3 (comm_gemm_overlap.cpp split_overlap_ag / split_overlap_rs), so a chunk too small
 // to fill the SMs shares its waves with the next one: the chunks together take what the whole

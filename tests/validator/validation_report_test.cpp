@@ -216,6 +216,7 @@ TEST(ExecutedJob, TurnsOffTheOverlapsAndTheNoteNamesThem) {
   const JobSpec run = ExecutedJob(plan);
   EXPECT_FALSE(run.parallel.dp_overlap);
   EXPECT_FALSE(run.parallel.tp_overlap);
+  EXPECT_EQ(run.parallel.tp_backward_overlap, std::optional<bool>(false));
   EXPECT_FALSE(run.parallel.cp_overlap);
   EXPECT_FALSE(run.parallel.ep_overlap);
   EXPECT_EQ(JobSpecToJson(ExecutedJob(run)), JobSpecToJson(run));  // idempotent
@@ -224,10 +225,15 @@ TEST(ExecutedJob, TurnsOffTheOverlapsAndTheNoteNamesThem) {
   const std::string note = UnexecutedOverlapNote(plan, gpu, net, nullptr, 2.0);
   EXPECT_TRUE(Contains(note, "the plan's dp_overlap and tp_overlap are off in this run")) << note;
   EXPECT_TRUE(Contains(note, "against the 2.0000 s here")) << note;
-  // cp_overlap applies only with cp > 1, dp_overlap only with more than one DP rank.
+  // cp_overlap applies only with cp > 1, dp_overlap only with more than one DP rank; without
+  // tp_overlap, Megatron-Core's asynchronous backward TP collectives (tp_backward_overlap).
   plan.parallel.tp_overlap = false;
   plan.parallel.dp = 1;
   plan.cluster.num_gpus = plan.parallel.tp;
+  ASSERT_GT(plan.parallel.tp, 1);
+  EXPECT_TRUE(Contains(UnexecutedOverlapNote(plan, gpu, net, nullptr, 2.0),
+                       "the plan's tp_backward_overlap is off in this run"));
+  plan.parallel.tp_backward_overlap = false;
   EXPECT_EQ(UnexecutedOverlapNote(plan, gpu, net, nullptr, 2.0), "");
 }
 
