@@ -47,6 +47,7 @@ struct SimulateOptions {
   bool fsdp = false, sequence_parallel = false, cpu_offload = false, tp_overlap = false;
   bool ep_overlap = false;
   bool no_dp_overlap = false;
+  bool tp_backward_overlap = false, no_tp_backward_overlap = false;
   bool grad_reduce_bf16 = false, fp8_param_gather = false;
   bool event = false;      // also run the event-driven simulator
   std::string trace_path;  // Chrome-trace / Perfetto JSON of the simulated step
@@ -144,6 +145,10 @@ nlohmann::json ApplyFlags(nlohmann::json spec, const SimulateOptions& o, SpecFla
   flag("parallelism", "tp_overlap", "--tp-overlap", Given(o.tp_overlap, true));
   flag("parallelism", "ep_overlap", "--ep-overlap", Given(o.ep_overlap, true));
   flag("parallelism", "dp_overlap", "--no-dp-overlap", Given(o.no_dp_overlap, false));
+  // One field, two switches (CLI11 refuses both at once): the stack's default unless given.
+  flag("parallelism", "tp_backward_overlap",
+       o.no_tp_backward_overlap ? "--no-tp-backward-overlap" : "--tp-backward-overlap",
+       o.no_tp_backward_overlap ? Given(true, false) : Given(o.tp_backward_overlap, true));
   flag("parallelism", "account_for_embedding_in_pipeline_split", "--embedding-slot",
        Given(o.embedding_slot, true));
   flag("parallelism", "account_for_loss_in_pipeline_split", "--loss-slot",
@@ -353,6 +358,14 @@ void AttachSimulate(CLI::App* sub, const GlobalOptions* global, std::function<St
                 "MoE: overlap the expert all-to-all with another micro-batch's computation "
                 "(Megatron --overlap-moe-expert-parallel-comm)");
   sub->add_flag("--no-dp-overlap", o->no_dp_overlap, "Do not overlap gradient reduction");
+  CLI::Option* tp_bwd = sub->add_flag(
+      "--tp-backward-overlap", o->tp_backward_overlap,
+      "Without --tp-overlap: run the column-parallel layers' backward TP collectives beside "
+      "their GEMMs (Megatron-Core's asynchronous all-reduce; default: the --framework's)");
+  sub->add_flag("--no-tp-backward-overlap", o->no_tp_backward_overlap,
+                "Run every backward TP collective in line (Megatron-LM of 2020-21, "
+                "--no-async-tensor-model-parallel-allreduce; default: the --framework's)")
+      ->excludes(tp_bwd);
   sub->add_flag("--embedding-slot", o->embedding_slot,
                 "The embedding takes one layer slot of the first stage (Megatron "
                 "--account-for-embedding-in-pipeline-split)");
