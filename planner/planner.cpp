@@ -262,6 +262,33 @@ std::optional<std::string> ScaleUpSentence(const PlanRequest& req, const Hardwar
   return s + ".";
 }
 
+// A pick whose class no published run checks (its band is the pooled, widened one) against the
+// best feasible plan of a checked class that the pick's own band cannot tell from it: that plan's
+// expected cost (time, under a time objective) lies below the slow end of the pick's 80% band. The
+// ranking stays with the expected values (or --confidence); the sentence says what rests on
+// evidence. nullopt when the pick's class is checked, plans carry no bands, or no such plan exists.
+std::optional<std::string> CheckedRivalSentence(const PlanRequest& req,
+                                                const std::vector<Plan>& candidates,
+                                                const Plan& chosen) {
+  if (chosen.band.runs == 0 || chosen.band.validated) return std::nullopt;
+  const bool cost = CostObjective(req.objective) && IsPriced(chosen);
+  const auto value = [cost](const Plan& p) {
+    return cost ? p.econ.expected_cost_usd : p.econ.expected_wall_s;
+  };
+  const double slow_end = value(chosen) * chosen.band.high_factor;
+  const Plan* rival = Best(req, candidates, [&](const Plan& p) {
+    return p.band.validated && Feasible(req, p) && (!cost || IsPriced(p)) && value(p) <= slow_end &&
+           PlanName(p) != PlanName(chosen);
+  });
+  if (rival == nullptr) return std::nullopt;
+  return "Inside this plan's 80% band: " + PlanName(*rival) +
+         (IsPriced(*rival) ? " at " + rival->econ.provider : "") + ", " + Outcome(*rival) + " (" +
+         ChangeVs(*rival, chosen) + "), whose class has " + std::to_string(rival->band.runs) +
+         " published runs behind it (" + rival->band.basis +
+         "); no published run checks this plan's class, so on the evidence the two are a tie "
+         "(--confidence ranks by the ends of the bands).";
+}
+
 void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Plan>& candidates,
              PlanResult* result) {
   const Plan& chosen = result->recommendation;
@@ -336,6 +363,9 @@ void Explain(const PlanRequest& req, const HardwareDb& db, const std::vector<Pla
     }
   }
   for (std::string& s : LayoutAssumptions(chosen)) out.push_back(std::move(s));
+  if (std::optional<std::string> s = CheckedRivalSentence(req, candidates, chosen)) {
+    out.push_back(std::move(*s));
+  }
   int shown = 0;
   for (const Plan& alt : result->alternatives) {
     if (shown++ == 3) break;
