@@ -276,9 +276,9 @@ std::optional<std::string> CheckedRivalSentence(const PlanRequest& req,
     return cost ? p.econ.expected_cost_usd : p.econ.expected_wall_s;
   };
   const double slow_end = value(chosen) * chosen.band.high_factor;
+  // A checked plan's band is validated, so it is never the pick itself.
   const Plan* rival = Best(req, candidates, [&](const Plan& p) {
-    return p.band.validated && Feasible(req, p) && (!cost || IsPriced(p)) && value(p) <= slow_end &&
-           PlanName(p) != PlanName(chosen);
+    return p.band.validated && Feasible(req, p) && (!cost || IsPriced(p)) && value(p) <= slow_end;
   });
   if (rival == nullptr) return std::nullopt;
   return "Inside this plan's 80% band: " + PlanName(*rival) +
