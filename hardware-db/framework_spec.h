@@ -105,6 +105,11 @@ struct FrameworkSpec {
   /// during the next step's first forward pass (Megatron-Core --overlap-param-gather), or blocks
   /// at the end of the optimizer step (nanotron).
   bool weight_gather_in_forward = true;
+  /// ZeRO-2 reduce-scatters the gradients, and all-gathers the weights, one transformer layer at
+  /// a time: PyTorch FSDP's SHARD_GRAD_OP (FSDP2 reshard_after_forward=False) keeps one flat
+  /// parameter per wrapped block and issues one collective per block. false: in grad_bucket's
+  /// buckets (DeepSpeed's reduce_bucket_size, Megatron-Core's DDP buckets).
+  bool zero2_reduces_per_layer = false;
   /// ZeRO-1: how the gradients are reduced across data-parallel ranks.
   Zero1GradReduction zero1_grad_reduction = Zero1GradReduction::kReduceScatterInBackward;
   /// Seconds the host needs to issue one transformer layer's forward and backward for one

@@ -519,6 +519,7 @@ constexpr std::string_view kFrameworkFields[] = {"loss_bytes_per_logit",
                                                  "repeat_kv",
                                                  "pipeline_split",
                                                  "weight_gather_in_forward",
+                                                 "zero2_reduces_per_layer",
                                                  "zero3_unsharded_stage_with_pp",
                                                  "zero3_shard_is_master",
                                                  "zero1_grad_reduction",
@@ -578,6 +579,7 @@ Status ParseFramework(const json& entry, const std::string& context, FrameworkSp
                           ? PipelineSplit::kCostBalanced
                           : PipelineSplit::kEven;
   f->weight_gather_in_forward = RequiredBool(r, entry, "weight_gather_in_forward");
+  f->zero2_reduces_per_layer = RequiredBool(r, entry, "zero2_reduces_per_layer");
   f->zero3_unsharded_stage_with_pp = RequiredBool(r, entry, "zero3_unsharded_stage_with_pp");
   f->zero3_shard_is_master = RequiredBool(r, entry, "zero3_shard_is_master");
   f->zero1_grad_reduction =

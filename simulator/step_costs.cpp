@@ -736,6 +736,18 @@ QuantizedCast QuantizedCastOf(Precision precision) {
 double GradBucketParams(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
   const FrameworkSpec& stack = job.training.framework;
+  if (p.ZeroStage() == 2 && stack.zero2_reduces_per_layer) {
+    // PyTorch FSDP SHARD_GRAD_OP / FSDP2 reshard_after_forward=False: one flat parameter per
+    // wrapped transformer block, reduced and gathered whole (torch/distributed/fsdp
+    // _post_backward_hook, FSDPParamGroup); the model's mean layer, dense and MoE blocks weighed
+    // by their counts.
+    const ModelSpec& m = job.model;
+    const double dense = static_cast<double>(m.DenseLayers());
+    const double moe = static_cast<double>(m.MoeLayers());
+    return (dense * LayerParamsPerGpu(job, false).trainable +
+            moe * LayerParamsPerGpu(job, true).trainable) /
+           (dense + moe);
+  }
   const double bucket_bytes_per_param = stack.ddp_bucket_bytes_per_param > 0
                                             ? stack.ddp_bucket_bytes_per_param
                                             : MainGradBytesPerParam(job.training);

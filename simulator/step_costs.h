@@ -187,7 +187,9 @@ double FsdpReduceSeconds(const StepCosts& costs, const ShardParams& layer);
 /// backward (FrameworkSpec::grad_bucket at dp x cp). A bucket given in bytes counts the bytes of
 /// the gradients the stack's DDP buckets hold: FrameworkSpec::ddp_bucket_bytes_per_param where
 /// it keeps DDP bucket views (PyTorch DDP's bucket_cap_mb counts the .grad tensors' bytes:
-/// 16-bit on nanotron), else the job's main-gradient bytes.
+/// 16-bit on nanotron), else the job's main-gradient bytes. Under ZeRO-2 on a stack that
+/// reduces per layer (FrameworkSpec::zero2_reduces_per_layer: PyTorch FSDP SHARD_GRAD_OP) a
+/// bucket is one transformer layer's trainable parameters per GPU (the mean layer).
 double GradBucketParams(const JobSpec& job);
 
 /// Whether `job`'s ZeRO-1/2 weight all-gather runs during the next step's first forward pass

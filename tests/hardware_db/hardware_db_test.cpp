@@ -671,6 +671,7 @@ json ValidFramework(const std::string& id) {
       {"eager_elementwise", true},
       {"pipeline_split", "even"},
       {"weight_gather_in_forward", false},
+      {"zero2_reduces_per_layer", true},
       {"zero3_unsharded_stage_with_pp", true},
       {"zero3_shard_is_master", true},
       {"zero1_grad_reduction", "all-reduce-after-backward"},
@@ -725,6 +726,7 @@ TEST_F(HardwareDbFilesTest, FrameworkEntryLoadsInItsUnits) {
   EXPECT_FALSE(f->cpu_offload);
   EXPECT_TRUE(f->eager_elementwise);
   EXPECT_FALSE(f->weight_gather_in_forward);
+  EXPECT_TRUE(f->zero2_reduces_per_layer);
   EXPECT_TRUE(f->zero3_unsharded_stage_with_pp);
   EXPECT_TRUE(f->zero3_shard_is_master);
   EXPECT_EQ(f->zero1_grad_reduction, Zero1GradReduction::kAllReduceAfterBackward);
@@ -753,6 +755,8 @@ TEST_F(HardwareDbFilesTest, FrameworkErrorsNameTheEntryAndTheField) {
   const std::vector<Bad> cases = {
       {[](json* f) { f->erase("fsdp"); },
        "framework 'mystack': field 'fsdp': missing (true or false)"},
+      {[](json* f) { f->erase("zero2_reduces_per_layer"); },
+       "framework 'mystack': field 'zero2_reduces_per_layer': missing (true or false)"},
       {[](json* f) { (*f)["pipeline_split"] = "balanced"; }, "field 'pipeline_split'"},
       {[](json* f) { (*f)["zero1_grad_reduction"] = "overlapped"; },
        "field 'zero1_grad_reduction'"},

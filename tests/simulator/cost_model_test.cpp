@@ -405,6 +405,51 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   EXPECT_NEAR(serial.breakdown_s.dp_comm, serial_expected, 1e-9 * serial_expected);
 }
 
+// Golden: PyTorch FSDP's SHARD_GRAD_OP (Composer's ZeRO-2; FSDP2 reshard_after_forward=False in
+// torchtitan) keeps one flat parameter per wrapped transformer block, so it reduce-scatters each
+// block's gradients and all-gathers its weights as one collective
+// (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook): the buckets are layers, not the
+// 25 MiB of PyTorch DDP, which the same stack uses without FSDP (ZeRO-0). At DP 512 a 25 MiB
+// bucket was one of ~400 latency-bound rings per micro-batch for a 3B model; llm-foundry's
+// SHARD_GRAD_OP runs of it on 128-512 H100 (README "Large Scale" table) lose 7.5% from 128 to
+// 512 GPUs, where those buckets charged 38%.
+TEST_F(CostModelTest, ZeroTwoOnPytorchFsdpReducesOneLayerAtATime) {
+  nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 512);
+  spec["training"]["framework"] = "composer";
+  spec["training"]["global_batch_size"] = 1024;  // 2 micro-batches
+  spec["parallelism"] = {{"zero_stage", 2}};
+  const JobSpec job = Parse(spec);
+  const StepCosts c = Costs(job);
+  EXPECT_DOUBLE_EQ(c.grad_bucket_params, LayerParamsPerGpu(job, false).trainable);
+  EXPECT_DOUBLE_EQ(GradBucketParams(job), c.grad_bucket_params);
+  spec["training"]["framework"] = "torchtitan";
+  EXPECT_DOUBLE_EQ(GradBucketParams(Parse(spec)), c.grad_bucket_params);
+
+  // The step charges the ZeRO-2 queue (as ZeroTwoReduceScattersEveryMicrobatch) with those
+  // buckets: 2 reductions a step and the weights gathered bucket by bucket in forward.
+  const StepResult zero2 = Eval(job);
+  ASSERT_EQ(zero2.microbatches, 2);
+  const double params = ParamsPerGpu(job, 0).trainable;
+  const double embedding = CountParameters(job.model).embedding;
+  const double layers = static_cast<double>(job.model.num_layers);
+  const double gather = BucketedWeightGatherSeconds(c, 2, params, 0);
+  const double gather_head =
+      WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
+  const double per_microbatch = BucketQueueReference(c, 2, params, embedding, layers * c.dense.bwd);
+  const double expected = 2.0 * per_microbatch +
+                          Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  EXPECT_NEAR(zero2.breakdown_s.dp_comm, expected, 1e-9 * expected);
+
+  // Composer's DDP (ZeRO-0) keeps PyTorch's 25 MiB buckets of its fp32 gradients.
+  spec["training"]["framework"] = "composer";
+  spec["parallelism"] = {{"zero_stage", 0}};
+  EXPECT_DOUBLE_EQ(GradBucketParams(Parse(spec)), 26214400.0 / 4.0);
+  // DeepSpeed's ZeRO-2 reduces in its reduce_bucket_size (5e8 elements) whatever the layer.
+  spec["training"]["framework"] = "deepspeed";
+  spec["parallelism"] = {{"zero_stage", 2}};
+  EXPECT_DOUBLE_EQ(GradBucketParams(Parse(spec)), 5e8);
+}
+
 // The weights are gathered in the precision they are kept in: a model trained in fp32 (or tf32)
 // gathers 4 bytes per parameter after the ZeRO-1 step and per layer under FSDP, as Megatron's
 // distributed optimizer gathers its param buffer and FSDP without a mixed-precision param_dtype

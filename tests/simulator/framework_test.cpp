@@ -61,9 +61,14 @@ TEST(Framework, BuiltinStacks) {
   for (const auto& [id, f] : BuiltinDb().frameworks()) {
     const size_t optional = (id == "deepspeed" || id.starts_with("torchtitan") ? 1 : 0) +
                             (id.starts_with("torchtitan-") || id == "torchtitan" ? 1 : 0);
-    EXPECT_EQ(f.sources.size(), 29u + optional) << id;
+    EXPECT_EQ(f.sources.size(), 30u + optional) << id;
   }
   EXPECT_EQ(Stack("deepspeed").max_zero_stage_with_pp, 1);
+  // ZeRO-2 per wrapped block where it is PyTorch FSDP's SHARD_GRAD_OP; DeepSpeed in buckets.
+  EXPECT_TRUE(Stack("composer").zero2_reduces_per_layer);
+  EXPECT_TRUE(Stack("torchtitan").zero2_reduces_per_layer);
+  EXPECT_FALSE(Stack("deepspeed").zero2_reduces_per_layer);
+  EXPECT_FALSE(Stack("megatron-core").zero2_reduces_per_layer);
   EXPECT_TRUE(Stack("megatron-core").tp_overlap);
   EXPECT_FALSE(Stack("nanotron").tp_overlap);
   EXPECT_TRUE(Stack("megatron-core").tp_backward_overlap);
@@ -89,6 +94,7 @@ TEST(Framework, BuiltinMegatronCoreIsTheDefault) {
   EXPECT_EQ(def.repeat_kv, m.repeat_kv);
   EXPECT_EQ(def.pipeline_split, m.pipeline_split);
   EXPECT_EQ(def.weight_gather_in_forward, m.weight_gather_in_forward);
+  EXPECT_EQ(def.zero2_reduces_per_layer, m.zero2_reduces_per_layer);
   EXPECT_EQ(def.zero3_unsharded_stage_with_pp, m.zero3_unsharded_stage_with_pp);
   EXPECT_EQ(def.zero3_shard_is_master, m.zero3_shard_is_master);
   EXPECT_EQ(def.zero1_grad_reduction, m.zero1_grad_reduction);
