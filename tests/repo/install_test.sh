@@ -13,7 +13,7 @@ cd "$(mktemp -d -p "$prefix")"
 fail() { echo "install test: $*"; exit 1; }
 [ "$(command -v gpuplan)" = "$prefix/bin/gpuplan" ] || fail "gpuplan not on PATH after install"
 gpuplan --version | grep -q '^gpuplan ' || fail "gpuplan --version"
-gpuplan accuracy | grep -q '^all runs  *204 ' || fail "gpuplan accuracy (installed calibration data)"
+gpuplan accuracy | grep -q '^all runs  *222 ' || fail "gpuplan accuracy (installed calibration data)"
 gpuplan simulate --spec "$prefix/share/gpuplan/examples/gpt3-175b-a100.json" | grep -q 'step time' ||
   fail "simulate of an installed example"
 if [ -x "$prefix/bin/gpuplan-gui" ]; then
