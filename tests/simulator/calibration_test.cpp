@@ -101,10 +101,19 @@ TEST(Calibration, CandidateRunsParse) {
   const HardwareDb& db = BuiltinDb();
   Expected<AccuracyReport> report = CompareWithPublishedRuns(doc, path, db);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(report->overall.runs, 15);
+  EXPECT_EQ(report->overall.runs, 76);
+  int llm_foundry_a100_80gb = 0;
   for (const RunComparison& r : report->runs) {
-    EXPECT_TRUE(r.PredictedToRun()) << r.id;
-    if (r.id == "mbridge_2511_h100_qwen3_30b_a3b") {
+    // The memory model is conservative for Composer's small models without recomputation
+    // (docs/ACCURACY.md): one of the A100 80GB rows ran but is predicted not to fit.
+    EXPECT_EQ(r.PredictedToRun(), r.id != "llmfoundry_a100_80gb_bf16_3b_s8192_g8_mb3_gbs144")
+        << r.id;
+    if (r.id.starts_with("llmfoundry_a100_80gb_")) {
+      // Held out (docs/ACCURACY.md, "Candidate runs"): within 21%, the rows with activation
+      // checkpointing predicted too slow.
+      ++llm_foundry_a100_80gb;
+      EXPECT_LE(std::abs(r.error), 0.21) << r.id;
+    } else if (r.id == "mbridge_2511_h100_qwen3_30b_a3b") {
       EXPECT_GT(r.error, 1.15) << r.id;
       EXPECT_LT(r.error, 1.35) << r.id;
     } else if (r.id == "mbridge_2602_h100_qwen3_30b_a3b") {
@@ -117,6 +126,7 @@ TEST(Calibration, CandidateRunsParse) {
       EXPECT_LE(std::abs(r.error), 0.35) << r.id;
     }
   }
+  EXPECT_EQ(llm_foundry_a100_80gb, 61);
 }
 
 // Runs of one job in different layouts form a group: its Spearman ranks a run predicted not to
