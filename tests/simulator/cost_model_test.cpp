@@ -362,6 +362,22 @@ TEST_F(CostModelTest, InterleavedZeroTwoExposesEveryChunksLastBucket) {
   EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
 }
 
+// The exposed DP time of a dense single-stage ZeRO-2 step on Megatron-Core-style overlap:
+// `microbatches` bucket queues behind each backward (the embedding's gradient last), then the
+// weights gathered bucket by bucket in the first forward, the embedding's and one bucket waited
+// for.
+double ZeroTwoDpReference(const JobSpec& job, const StepCosts& c, double microbatches) {
+  const double params = ParamsPerGpu(job, 0).trainable;
+  const double embedding = CountParameters(job.model).embedding;
+  const double layers = static_cast<double>(job.model.num_layers);
+  const double gather = BucketedWeightGatherSeconds(c, 2, params, 0);
+  const double gather_head =
+      WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
+  const double per_microbatch = BucketQueueReference(c, 2, params, embedding, layers * c.dense.bwd);
+  return microbatches * per_microbatch + Exposed(gather - gather_head, layers * c.dense.Forward()) +
+         gather_head;
+}
+
 // Golden: ZeRO-2 shards the gradients, so each micro-batch's backward reduce-scatters its own
 // (DeepSpeed stage_1_and_2.py reduces every micro-batch when it partitions gradients; ZeRO-1
 // only at the accumulation boundary): m reductions per step, each overlapped with its backward
@@ -375,16 +391,7 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   const StepResult zero2 = Eval(job);
   ASSERT_EQ(zero2.microbatches, 4);
 
-  const StepCosts c = Costs(job);
-  const double params = ParamsPerGpu(job, 0).trainable;
-  const double embedding = CountParameters(job.model).embedding;
-  const double layers = static_cast<double>(job.model.num_layers);
-  const double gather = BucketedWeightGatherSeconds(c, 2, params, 0);
-  const double gather_head =
-      WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
-  const double per_microbatch = BucketQueueReference(c, 2, params, embedding, layers * c.dense.bwd);
-  const double expected = 4.0 * per_microbatch +
-                          Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  const double expected = ZeroTwoDpReference(job, Costs(job), 4);
   EXPECT_NEAR(zero2.breakdown_s.dp_comm, expected, 1e-9 * expected);
 
   // ZeRO-1 reduces once per step, so it pays less DP time for more gradient memory.
@@ -400,6 +407,7 @@ TEST_F(CostModelTest, ZeroTwoReduceScattersEveryMicrobatch) {
   const StepResult serial = Eval(serial_job);
   const StepCosts sc = Costs(serial_job);
   ASSERT_EQ(sc.grad_bucket_params, 0.0);
+  const double params = ParamsPerGpu(job, 0).trainable;
   const double serial_expected =
       4.0 * GradReduceSeconds(sc, 2, params, 0) + WeightGatherSeconds(sc, 2, params, 0);
   EXPECT_NEAR(serial.breakdown_s.dp_comm, serial_expected, 1e-9 * serial_expected);
@@ -429,15 +437,7 @@ TEST_F(CostModelTest, ZeroTwoOnPytorchFsdpReducesOneLayerAtATime) {
   // buckets: 2 reductions a step and the weights gathered bucket by bucket in forward.
   const StepResult zero2 = Eval(job);
   ASSERT_EQ(zero2.microbatches, 2);
-  const double params = ParamsPerGpu(job, 0).trainable;
-  const double embedding = CountParameters(job.model).embedding;
-  const double layers = static_cast<double>(job.model.num_layers);
-  const double gather = BucketedWeightGatherSeconds(c, 2, params, 0);
-  const double gather_head =
-      WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
-  const double per_microbatch = BucketQueueReference(c, 2, params, embedding, layers * c.dense.bwd);
-  const double expected = 2.0 * per_microbatch +
-                          Exposed(gather - gather_head, layers * c.dense.Forward()) + gather_head;
+  const double expected = ZeroTwoDpReference(job, c, 2);
   EXPECT_NEAR(zero2.breakdown_s.dp_comm, expected, 1e-9 * expected);
 
   // Composer's DDP (ZeRO-0) keeps PyTorch's 25 MiB buckets of its fp32 gradients.
