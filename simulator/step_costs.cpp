@@ -742,11 +742,11 @@ double GradBucketParams(const JobSpec& job) {
     // _post_backward_hook, FSDPParamGroup); the model's mean layer, dense and MoE blocks weighed
     // by their counts.
     const ModelSpec& m = job.model;
+    const double dense_layer = LayerParamsPerGpu(job, false).trainable;
+    if (!m.is_moe()) return dense_layer;
     const double dense = static_cast<double>(m.DenseLayers());
     const double moe = static_cast<double>(m.MoeLayers());
-    return (dense * LayerParamsPerGpu(job, false).trainable +
-            moe * LayerParamsPerGpu(job, true).trainable) /
-           (dense + moe);
+    return (dense * dense_layer + moe * LayerParamsPerGpu(job, true).trainable) / (dense + moe);
   }
   const double bucket_bytes_per_param = stack.ddp_bucket_bytes_per_param > 0
                                             ? stack.ddp_bucket_bytes_per_param
