@@ -84,12 +84,10 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   // stack's buckets behind a backward of `window` seconds, `late` of them (the embedding's)
   // ready at its end (BucketQueueExposed); dense and expert parts of a bucket each reduce over
   // their own group.
-  auto gradient_queue = [&](const ShardParams& shard, double fraction, double late, double window) {
-    return BucketQueueExposed(shard.trainable * fraction, late, costs.grad_bucket_params, window,
-                              [&](double p) {
-                                return GradReduceSeconds(costs, zero, p * shard.DenseShare(),
-                                                         p * (1.0 - shard.DenseShare()));
-                              });
+  auto gradient_queue = [&](double params, double dense_share, double late, double window) {
+    return BucketQueueExposed(params, late, costs.grad_bucket_params, window, [&](double p) {
+      return GradReduceSeconds(costs, zero, p * dense_share, p * (1.0 - dense_share));
+    });
   };
   // A collective issued in buckets behind computation `window`: all but the `edge` bucket (the
   // last issued, or the first needed) overlap it.
@@ -182,12 +180,29 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
       const ShardParams shard = ParamsPerGpu(job, stage);
       const double v = par.schedule == Schedule::kInterleaved ? static_cast<double>(par.vpp) : 1.0;
       if (par.dp_overlap) {
-        auto chunk = [&](double late) {
-          return gradient_queue(shard, 1.0 / v, late, backward_window(mix) / v);
-        };
-        // The embedding's gradient, the last ready, sits in the first chunk of the first stage.
-        st.fsdp = chunk(late_params(stage, shard));
-        if (v > 1.0) st.fsdp += (v - 1.0) * chunk(0.0);
+        // Each chunk's queue holds its own layers' gradients; the stage's other parameters sit
+        // where the backward meets them, as event_sim.cpp issues them: the LM head's (ready
+        // first) in the chunk the backward starts with (the last), the embedding's (ready last)
+        // in chunk 0 of the first stage. With ZeRO-2 per layer (GradBucketParams) a chunk's
+        // layers are then whole buckets.
+        const ShardParams layer_dense = LayerParamsPerGpu(job, false);
+        const ShardParams layer_moe = m.is_moe() ? LayerParamsPerGpu(job, true) : ShardParams{};
+        const double late = late_params(stage, shard);
+        const double extra = std::max(0.0, shard.trainable - mix.dense * layer_dense.trainable -
+                                               mix.moe * layer_moe.trainable);
+        const int64_t chunks = static_cast<int64_t>(v);
+        for (int64_t c = 0; c < chunks; ++c) {
+          const StageLayerMix cm = v > 1.0 ? ChunkLayerCounts(job, stage, c) : mix;
+          const double dense_params =
+              cm.dense * layer_dense.DenseTrainable() + cm.moe * layer_moe.DenseTrainable();
+          const double expert_params = cm.moe * layer_moe.ExpertTrainable();
+          const double head = c == chunks - 1 ? std::max(0.0, extra - late) : 0.0;
+          const double embedding = c == 0 ? late : 0.0;
+          const double params = dense_params + expert_params + head + embedding;
+          if (params <= 0) continue;
+          st.fsdp += gradient_queue(params, (params - expert_params) / params, embedding,
+                                    backward_window(cm));
+        }
       } else {
         st.fsdp = v * GradReduceSeconds(costs, zero, shard.DenseTrainable() / v,
                                         shard.ExpertTrainable() / v);
@@ -252,16 +267,24 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     const double edge = edge_bucket(stage, params);
     const double reduce_exposed =
         zero == 2 ? 0.0
-                  : gradient_queue(params, 1.0, late_params(stage, params), backward_window(mix));
+                  : gradient_queue(params.trainable, params.DenseShare(),
+                                   late_params(stage, params), backward_window(mix));
     if (WeightGatherInForward(job)) {
       // Megatron-Core --overlap-param-gather: the gradients' reduce-scatter overlaps the last
       // backward as above; the weights' all-gather overlaps the next step's first forward,
       // bucket by bucket, and the first bucket (the embedding's, on the first stage) is waited
-      // for before any layer runs.
+      // for before any layer runs. With the interleaved schedule the forward passes go model
+      // chunk by model chunk, each chunk for a group of pp micro-batches before the next, and the
+      // next chunk's gather is launched as the group starts the current one (Megatron-LM
+      // schedules.py forward_backward_pipelining_with_interleaving, param_sync_func): the
+      // gathers overlap that many forward passes.
       const double late = late_params(stage, params);
       const double gather_head = WeightGatherSeconds(costs, zero, late, 0) +
                                  WeightGatherSeconds(costs, zero, edge - late, 0);
-      const double forward = mix.dense * dense.Forward() + mix.moe * moe.Forward();
+      const double group = par.schedule == Schedule::kInterleaved
+                               ? static_cast<double>(std::min<int64_t>(par.pp, micro))
+                               : 1.0;
+      const double forward = group * (mix.dense * dense.Forward() + mix.moe * moe.Forward());
       const double gathers = BucketedWeightGatherSeconds(costs, zero, dense_params, expert_params);
       return reduce_exposed + bucketed(gathers, gather_head, forward);
     }

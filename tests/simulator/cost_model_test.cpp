@@ -330,8 +330,9 @@ TEST_F(CostModelTest, GradientBucketsAreTheStacks) {
 // Golden: ZeRO-2 with the interleaved schedule. Each of the vpp model chunks' backward is its own
 // pass and ends by waiting for its reduce-scatter (DeepSpeed's backward epilogue; event_sim.cpp
 // alike): per micro-batch and stage, vpp reductions of a chunk's gradients, each overlapped with
-// that chunk's backward only and exposing its last bucket (the first stage's first chunk's also
-// holds the embedding).
+// that chunk's backward only and exposing its last bucket. A chunk holds its own layers; the LM
+// head's gradients sit in the chunk the last stage's backward starts with (its last), the
+// embedding's in the first stage's chunk 0, ready last.
 TEST_F(CostModelTest, InterleavedZeroTwoExposesEveryChunksLastBucket) {
   nlohmann::json spec = Spec("llama3-8b", "h100-sxm5-80gb", 64);  // 32 layers
   spec["training"]["global_batch_size"] = 64;
@@ -340,25 +341,27 @@ TEST_F(CostModelTest, InterleavedZeroTwoExposesEveryChunksLastBucket) {
   ASSERT_EQ(MicrobatchesPerStep(job), 2);
   const StepCosts c = Costs(job);
   const StepResult r = Eval(job);
-  auto stage_exposed = [&](int64_t stage) {
-    const ShardParams shard = ParamsPerGpu(job, stage);
-    const double chunk_params = shard.trainable / 4.0;
-    const double window = 16.0 * c.dense.bwd / 4.0;
-    const double embedding = stage == 0 ? CountParameters(job.model).embedding : 0.0;
-    return 3.0 * BucketQueueReference(c, 2, chunk_params, 0, window) +
-           BucketQueueReference(c, 2, chunk_params, embedding, window);
-  };
+  const double layers = 4.0 * LayerParamsPerGpu(job, false).trainable;
+  const double window = 4.0 * c.dense.bwd;
+  const double head = ParamsPerGpu(job, 1).trainable - 4.0 * layers;
+  ASSERT_GT(head, 0.0);
+  const double last_stage = 3.0 * BucketQueueReference(c, 2, layers, 0, window) +
+                            BucketQueueReference(c, 2, layers + head, 0, window);
   // The step is timed on its slowest stage (the last: the LM head): 2 micro-batches of its
-  // reductions, then the weights' all-gather once, behind the first stage's first forward with
-  // its first bucket (the embedding's) exposed (Megatron-Core --overlap-param-gather).
+  // reductions, then the weights' all-gather once, behind the first stage's forward passes with
+  // its first bucket (the embedding's) exposed (Megatron-Core --overlap-param-gather). The
+  // interleaved schedule runs each model chunk for a group of pp micro-batches and gathers the
+  // next chunk's weights meanwhile (Megatron-LM schedules.py, param_sync_func): the gathers
+  // overlap pp = 2 forward passes.
   const ShardParams first = ParamsPerGpu(job, 0);
   ASSERT_GE(first.Total(), ParamsPerGpu(job, 1).Total());
   const double embedding = CountParameters(job.model).embedding;
   const double gather = BucketedWeightGatherSeconds(c, 2, first.trainable, 0);
-  const double head =
+  const double gather_head =
       WeightGatherSeconds(c, 2, embedding, 0) + WeightGatherSeconds(c, 2, c.grad_bucket_params, 0);
-  const double expected =
-      2.0 * stage_exposed(1) + Exposed(gather - head, 16.0 * c.dense.Forward()) + head;
+  const double expected = 2.0 * last_stage +
+                          Exposed(gather - gather_head, 2.0 * 16.0 * c.dense.Forward()) +
+                          gather_head;
   EXPECT_NEAR(r.breakdown_s.dp_comm, expected, 1e-9 * expected);
 }
 
