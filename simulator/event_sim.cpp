@@ -149,6 +149,9 @@ class StepBuilder {
   std::vector<Transfer> transfers_;
   std::vector<int32_t> pass_ops_;  // compute ops of forward/backward passes (pipeline end)
   ShardParams dense_layer_, moe_layer_;
+  // A layer's parameters split where its backward's gradients become ready: [0] dense layer,
+  // [1] MoE layer; the MLP's (experts, router and shared experts of a MoE layer), then the rest.
+  ShardParams mlp_grads_[2], rest_grads_[2];
   ShardParams embedding_params_, head_params_;  // per GPU; trainable 0 under LoRA
   LayerActivations layer_act_;                  // stored bytes per layer and micro-batch
   ProgressThrottle* progress_ = nullptr;        // passes built (the first half)
@@ -435,13 +438,27 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
         }
       }
       const double bwd = c.bwd - (split_ ? c.wgrad : 0.0);
+      double other = bwd;
       if (par_.cp > 1) {
         compute("attention backward", c.bwd_attn, li, 0);
         Ring(stage, 2.0 * c.cp_pass, mb, li, c.cp_bytes);
-        compute("backward", bwd - c.bwd_attn, li, 2.0 * c.fwd_flops);
-      } else {
-        compute("backward", bwd, li, 2.0 * c.fwd_flops);
+        other -= c.bwd_attn;
       }
+      // The backward meets the MLP first: its weights' gradients are ready once its part of the
+      // pass is done, the attention's and the norms' at the layer's end; DDP-style buckets fill
+      // at that granularity.
+      const int moe_index = IsMoe(l) ? 1 : 0;
+      const bool mlp_first = !split_ && reduces_grads && zero_ < 3 && sharded_dp_ &&
+                             !job_.training.lora.enabled && c.mlp_bwd > 0 && c.mlp_bwd < other;
+      double flops = 2.0 * c.fwd_flops;  // the trace's annotation, split by time
+      if (mlp_first) {
+        const double mlp_flops = flops * c.mlp_bwd / other;
+        compute("mlp backward", c.mlp_bwd, li, mlp_flops);
+        AddGradients(stage, mlp_grads_[moe_index]);
+        other -= c.mlp_bwd;
+        flops -= mlp_flops;
+      }
+      compute("backward", other, li, flops);
       if (par_.tp > 1) {
         Blocking(stage, SimStream::kTp, Category::kTp, TpOpName(), c.tp_bwd, mb, li, c.tp_bytes);
       }
@@ -464,7 +481,10 @@ void StepBuilder::Pass(int32_t stage, const PipelinePass& pass, bool reduces_gra
                    FsdpReduceSeconds(costs_, p), mb, li, bytes);
         }
       }
-      if (!split_ && reduces_grads) AddGradients(stage, IsMoe(l) ? moe_layer_ : dense_layer_);
+      if (!split_ && reduces_grads) {
+        AddGradients(stage,
+                     mlp_first ? rest_grads_[moe_index] : (IsMoe(l) ? moe_layer_ : dense_layer_));
+      }
     }
     if (has_embedding) {
       compute("embedding", costs_.embed_bwd, -1, 0);
@@ -566,6 +586,22 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
     head_params_.trainable = frozen ? 0.0 : head_params_.dense;
   }
   if (job_.model.is_moe()) moe_layer_ = LayerParamsPerGpu(job_, true);
+  {
+    const ParameterCounts counts = CountParameters(job_.model);
+    const double tp = static_cast<double>(par_.tp);
+    mlp_grads_[0].dense = counts.dense_mlp_per_layer / tp;
+    mlp_grads_[1].dense =
+        counts.router_per_layer +
+        static_cast<double>(job_.model.moe_shared_experts) * counts.expert_mlp / tp;
+    mlp_grads_[1].expert = moe_layer_.expert;
+    const ShardParams* layers[2] = {&dense_layer_, &moe_layer_};
+    for (int k = 0; k < 2; ++k) {
+      mlp_grads_[k].trainable = mlp_grads_[k].Total();
+      rest_grads_[k].dense = std::max(0.0, layers[k]->dense - mlp_grads_[k].dense);
+      rest_grads_[k].expert = layers[k]->expert - mlp_grads_[k].expert;
+      rest_grads_[k].trainable = rest_grads_[k].Total();
+    }
+  }
   layer_act_ = JobLayerActivations(job_);
   // Every stage's pass order holds each (micro-batch, chunk) once per pass kind.
   const int64_t passes = pp * m_ * v_ * (split_ ? 3 : 2);

@@ -363,6 +363,41 @@ TEST(EventSim, ZeroTwoReduceScattersEveryMicrobatch) {
   EXPECT_LT(std::fabs(error), 0.05);
 }
 
+// A layer's backward meets its MLP first, so the MLP's gradients fill DP buckets before the
+// attention's. Llama 3 8B on 64 H100 at PP 2 DP 32: buckets of max(40M, 1M x 32) = 40M
+// parameters, an MLP of 176M; on the first stage (no LM head) the first reduction is four full
+// buckets, sent as the backward of its last layer's MLP ends; the rest of that layer (42M,
+// attention and norms) waits for the next bucket.
+TEST(EventSim, MlpGradientsJoinTheBucketsBeforeTheAttentions) {
+  nlohmann::json spec = Llama8bOn64H100(1);
+  spec["parallelism"]["pp"] = 2;
+  const JobSpec job = ParseTestJob(spec);
+  const DeviceRates rates = DatasheetRates(GpuOf(job), job.training.precision);
+  const StepCosts costs = ComputeStepCosts(job, GpuOf(job), Net(job), rates);
+  ASSERT_DOUBLE_EQ(costs.grad_bucket_params, 40e6);
+  const EventSimResult sim = Simulate(job, costs);
+  const TimelineOp* first_reduce = nullptr;
+  for (const TimelineOp& op : sim.timeline.ops) {
+    if (op.rank == 0 && op.name == "reduce-scatter" &&
+        (!first_reduce || op.start_s < first_reduce->start_s)) {
+      first_reduce = &op;
+    }
+  }
+  ASSERT_NE(first_reduce, nullptr);
+  const TimelineOp* mlp = nullptr;
+  for (const TimelineOp& op : sim.timeline.ops) {
+    if (op.rank == 0 && op.name == "mlp backward" && op.end_s <= first_reduce->start_s &&
+        (!mlp || op.end_s > mlp->end_s)) {
+      mlp = &op;
+    }
+  }
+  ASSERT_NE(mlp, nullptr);
+  EXPECT_EQ(mlp->layer, 15);  // the first stage's last layer, the first its backward meets
+  EXPECT_EQ(mlp->microbatch, MicrobatchesPerStep(job) - 1);
+  EXPECT_NEAR(first_reduce->start_s, mlp->end_s, 1e-12);
+  EXPECT_NEAR(first_reduce->bytes, 4.0 * 4.0 * 40e6, 1.0);  // four buckets of fp32 gradients
+}
+
 // A pipeline stage that keeps its weights gathered (torchtitan) gathers each layer only for the
 // first micro-batch's forward and reduce-scatters the stage's gradients once, after the last
 // backward; the baseline gathers every micro-batch's forward and backward and reduce-scatters
