@@ -506,6 +506,52 @@ TEST(EventSimVsAnalytic, OverlappedLayoutsStayNearTheAnalyticStep) {
   }
 }
 
+// The planner searches with the analytic model: where it is kinder than the event simulation,
+// the search recommends exactly there. On a grid of Llama 3 8B layouts on 64 H100 (every TP,
+// PP and ZeRO stage; CP 2 where the model replica fits a node, the interleaved schedule from
+// PP 4, TP overlap from TP 2) and the deep interleaved ZeRO-2 pipeline of 70B on 512 H100
+// that came closest (2026-12-03), no simulated step is more than 5% slower than the analytic
+// one.
+TEST(EventSimVsAnalytic, TheAnalyticModelIsNotKinderOnAGridOfLayouts) {
+  std::vector<nlohmann::json> specs;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8}) {
+      for (int zero : {0, 1, 2, 3}) {
+        nlohmann::json par = {{"tp", tp}, {"pp", pp}, {"zero_stage", zero}};
+        if (tp * pp <= 8) par["cp"] = 2;
+        if (tp > 1) {
+          par["sequence_parallel"] = true;
+          par["tp_overlap"] = true;
+        }
+        if (pp >= 4) {
+          par["schedule"] = "interleaved";
+          par["vpp"] = 2;
+        }
+        specs.push_back({{"model", "llama3-8b"},
+                         {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 64}}},
+                         {"training", {{"seq_len", 8192}, {"global_batch_size", 256}}},
+                         {"parallelism", par}});
+      }
+    }
+  }
+  specs.push_back(
+      {{"model", "llama3-70b"},
+       {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 512}}},
+       {"training", {{"seq_len", 4096}, {"global_batch_size", 1024}, {"micro_batch_size", 2}}},
+       {"parallelism",
+        {{"tp", 4},
+         {"pp", 8},
+         {"vpp", 2},
+         {"schedule", "interleaved"},
+         {"sequence_parallel", true},
+         {"zero_stage", 2}}}});
+  for (const nlohmann::json& spec : specs) {
+    const JobSpec job = ParseTestJob(spec);
+    const double analytic = Analytic(job).step_time_s;
+    EXPECT_LT(Simulate(job).step_time_s, 1.05 * analytic) << spec["parallelism"].dump();
+  }
+}
+
 TEST(EventSimTimeline, PipelineSendsBecomeFlowsAndEveryStageIsNamed) {
   const JobSpec job = PipelineJob("1f1b", 4, 8, 1);
   const EventSimResult r = Simulate(job);
