@@ -102,10 +102,20 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
   };
 
   // FSDP / ZeRO-3: one layer's parameters per GPU, the unit it gathers and reduces (the same on
-  // every stage).
+  // every stage); ZeRO-2 fills each model chunk's bucket queue with its layers' parameters.
   const bool fully_sharded = zero >= 3 && sharded_dp;
-  const ShardParams dense_layer = fully_sharded ? LayerParamsPerGpu(job, false) : ShardParams{};
-  const ShardParams moe_layer = fully_sharded ? LayerParamsPerGpu(job, true) : ShardParams{};
+  const bool per_layer = zero >= 2 && sharded_dp;
+  const ShardParams dense_layer = per_layer ? LayerParamsPerGpu(job, false) : ShardParams{};
+  const ShardParams moe_layer = per_layer ? LayerParamsPerGpu(job, true) : ShardParams{};
+  // A stage's parameters outside its transformer layers (embedding, LM head, final norm).
+  auto outside_layers = [&](const ShardParams& shard, const StageLayerMix& mix) {
+    ShardParams rest;
+    rest.dense =
+        std::max(0.0, shard.dense - mix.dense * dense_layer.dense - mix.moe * moe_layer.dense);
+    rest.trainable = std::max(
+        0.0, shard.trainable - mix.dense * dense_layer.trainable - mix.moe * moe_layer.trainable);
+    return rest;
+  };
 
   // Per micro-batch, per stage: layer kernels and exposed TP/CP/EP (and sharded-DP) communication.
   auto stage_time = [&](int64_t stage) {
@@ -137,12 +147,7 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
     // unit with its own collectives, so the latency is paid per layer; the stage's other parameters
     // (embedding, LM head; dense) form one more unit.
     if (fully_sharded) {
-      const ShardParams shard = ParamsPerGpu(job, stage);
-      ShardParams rest;
-      rest.dense =
-          std::max(0.0, shard.dense - mix.dense * dense_layer.dense - mix.moe * moe_layer.dense);
-      rest.trainable = std::max(
-          0.0, shard.trainable - mix.dense * dense_layer.trainable - mix.moe * moe_layer.trainable);
+      const ShardParams rest = outside_layers(ParamsPerGpu(job, stage), mix);
       const double gather = mix.dense * FsdpGatherSeconds(costs, dense_layer) +
                             mix.moe * FsdpGatherSeconds(costs, moe_layer) +
                             FsdpGatherSeconds(costs, rest);
@@ -185,17 +190,14 @@ StepResult EvaluateStep(const JobSpec& job, const GpuSpec& gpu, const NetworkSpe
         // first) in the chunk the backward starts with (the last), the embedding's (ready last)
         // in chunk 0 of the first stage. With ZeRO-2 per layer (GradBucketParams) a chunk's
         // layers are then whole buckets.
-        const ShardParams layer_dense = LayerParamsPerGpu(job, false);
-        const ShardParams layer_moe = m.is_moe() ? LayerParamsPerGpu(job, true) : ShardParams{};
         const double late = late_params(stage, shard);
-        const double extra = std::max(0.0, shard.trainable - mix.dense * layer_dense.trainable -
-                                               mix.moe * layer_moe.trainable);
+        const double extra = outside_layers(shard, mix).trainable;
         const int64_t chunks = static_cast<int64_t>(v);
         for (int64_t c = 0; c < chunks; ++c) {
           const StageLayerMix cm = v > 1.0 ? ChunkLayerCounts(job, stage, c) : mix;
           const double dense_params =
-              cm.dense * layer_dense.DenseTrainable() + cm.moe * layer_moe.DenseTrainable();
-          const double expert_params = cm.moe * layer_moe.ExpertTrainable();
+              cm.dense * dense_layer.DenseTrainable() + cm.moe * moe_layer.DenseTrainable();
+          const double expert_params = cm.moe * moe_layer.ExpertTrainable();
           const double head = c == chunks - 1 ? std::max(0.0, extra - late) : 0.0;
           const double embedding = c == 0 ? late : 0.0;
           const double params = dense_params + expert_params + head + embedding;

@@ -587,18 +587,11 @@ Expected<EventSimResult> StepBuilder::Run(const EventSimOptions& options) {
   }
   if (job_.model.is_moe()) moe_layer_ = LayerParamsPerGpu(job_, true);
   {
-    const ParameterCounts counts = CountParameters(job_.model);
-    const double tp = static_cast<double>(par_.tp);
-    mlp_grads_[0].dense = counts.dense_mlp_per_layer / tp;
-    mlp_grads_[1].dense =
-        counts.router_per_layer +
-        static_cast<double>(job_.model.moe_shared_experts) * counts.expert_mlp / tp;
-    mlp_grads_[1].expert = moe_layer_.expert;
     const ShardParams* layers[2] = {&dense_layer_, &moe_layer_};
     for (int k = 0; k < 2; ++k) {
-      mlp_grads_[k].trainable = mlp_grads_[k].Total();
+      mlp_grads_[k] = LayerMlpParamsPerGpu(job_, k == 1);
       rest_grads_[k].dense = std::max(0.0, layers[k]->dense - mlp_grads_[k].dense);
-      rest_grads_[k].expert = layers[k]->expert - mlp_grads_[k].expert;
+      rest_grads_[k].expert = std::max(0.0, layers[k]->expert - mlp_grads_[k].expert);
       rest_grads_[k].trainable = rest_grads_[k].Total();
     }
   }

@@ -168,18 +168,27 @@ StageLayerMix StageLayerCounts(const JobSpec& job, int64_t stage) {
 
 namespace {
 
-ShardParams LayerParams(const JobSpec& job, const ParameterCounts& c, bool moe_layer) {
+// A layer's MLP on one GPU: a dense MLP, or a MoE layer's router, shared and routed experts.
+ShardParams MlpParams(const JobSpec& job, const ParameterCounts& c, bool moe_layer) {
   const ModelSpec& m = job.model;
   const double tp = static_cast<double>(job.parallel.tp);
   ShardParams s;
-  s.dense = (c.attention_per_layer + c.norms_per_layer) / tp;
   if (moe_layer) {
-    s.dense += c.router_per_layer + static_cast<double>(m.moe_shared_experts) * c.expert_mlp / tp;
+    s.dense = c.router_per_layer + static_cast<double>(m.moe_shared_experts) * c.expert_mlp / tp;
     s.expert = static_cast<double>(m.moe_num_experts) * c.expert_mlp /
                static_cast<double>(job.parallel.ep * job.parallel.ExpertTp());
   } else {
-    s.dense += c.dense_mlp_per_layer / tp;
+    s.dense = c.dense_mlp_per_layer / tp;
   }
+  s.trainable = s.Total();
+  return s;
+}
+
+ShardParams LayerParams(const JobSpec& job, const ParameterCounts& c, bool moe_layer) {
+  const ModelSpec& m = job.model;
+  const double tp = static_cast<double>(job.parallel.tp);
+  ShardParams s = MlpParams(job, c, moe_layer);
+  s.dense += (c.attention_per_layer + c.norms_per_layer) / tp;
   s.trainable =
       job.training.lora.enabled ? LoraParamsPerLayer(m, job.training.lora) / tp : s.Total();
   return s;
@@ -189,6 +198,10 @@ ShardParams LayerParams(const JobSpec& job, const ParameterCounts& c, bool moe_l
 
 ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer) {
   return LayerParams(job, CountParameters(job.model), moe_layer);
+}
+
+ShardParams LayerMlpParamsPerGpu(const JobSpec& job, bool moe_layer) {
+  return MlpParams(job, CountParameters(job.model), moe_layer);
 }
 
 ShardParams ParamsPerGpu(const JobSpec& job, int64_t stage) {

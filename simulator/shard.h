@@ -109,6 +109,10 @@ struct ShardParams {
 /// splits them; trainable = LoRA adapters under LoRA.
 ShardParams LayerParamsPerGpu(const JobSpec& job, bool moe_layer);
 
+/// The MLP's part of LayerParamsPerGpu (a dense MLP; a MoE layer's router, shared and routed
+/// experts), all of it trainable: full training only (LoRA's adapters are not split by module).
+ShardParams LayerMlpParamsPerGpu(const JobSpec& job, bool moe_layer);
+
 /// Parameters of one GPU of pipeline stage `stage` (0-based, < pp). The first stage also holds
 /// the embedding, the last the LM head. TP splits
 /// every weight matrix (Megatron column/row parallel; the vocabulary-parallel embedding too);
