@@ -55,6 +55,13 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
     if (!sweep_cv.ok()) return sweep_cv.status();
     std::vector<BandResidual> residuals = BandResiduals(*cv, *runs);
     for (BandResidual& r : SweepBandResiduals(*sweep_cv, *db)) residuals.push_back(std::move(r));
+    Expected<std::vector<PublishedRun>> candidates =
+        ReadPublishedRunsFile(BuiltinCandidateRunsPath(), *db);
+    if (!candidates.ok()) return candidates.status();
+    for (BandResidual& r :
+         CandidateMoeBandResiduals(EvaluatePublishedRuns(*candidates), *candidates)) {
+      residuals.push_back(std::move(r));
+    }
     if (!residuals_path.empty()) {
       const Status written =
           WriteFileAtomically(residuals_path, FormatBandResidualsJson(residuals));

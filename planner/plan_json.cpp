@@ -54,6 +54,7 @@ nlohmann::json BandToJson(const Plan& p) {
             {"high", e.expected_cost_usd * p.band.high_factor}}},
           {"runs", p.band.runs},
           {"sweep_rows", p.band.sweep_rows},
+          {"moe_candidate_runs", p.band.moe_candidate_runs},
           {"publications", p.band.publications},
           {"basis", p.band.basis},
           {"validated", p.band.validated},

@@ -67,11 +67,12 @@ struct Selection {
   int sweep_rows = 0;                ///< of the logs, rows of the layout sweep
 };
 
+// Candidate runs band no class and count in no pool (BandResidual::candidate).
 template <typename Pred>
 Selection Select(std::span<const BandResidual> residuals, Pred keep) {
   Selection s;
   for (const BandResidual& r : residuals) {
-    if (!keep(r)) continue;
+    if (r.candidate || !keep(r)) continue;
     s.logs.push_back(std::log(r.step_time_ratio));
     if (!r.sweep_model.empty()) ++s.sweep_rows;
     if (std::find(s.sources.begin(), s.sources.end(), r.source) == s.sources.end()) {
@@ -81,7 +82,7 @@ Selection Select(std::span<const BandResidual> residuals, Pred keep) {
   return s;
 }
 
-bool Published(const BandResidual& r) { return r.sweep_model.empty(); }
+bool Published(const BandResidual& r) { return r.sweep_model.empty() && !r.candidate; }
 
 // Standard deviation of the median log ratio of each publication with >= kMinBandRuns runs
 // (0 when fewer than two publications have that many); published runs only.
@@ -149,6 +150,41 @@ ErrorBand Band(const Spread& s, double extra_sigma, std::string basis, bool vali
   return band;
 }
 
+// An MoE job's untested band, widened so that its 10% and 90% ends hold at least the middle 80%
+// of the candidate MoE runs (BandFor): each side's scale raised to put its end on the candidates'
+// own quantile when the band's end falls short of it.
+void WidenToCandidateMoeRuns(std::span<const BandResidual> residuals, ErrorBand& band) {
+  std::vector<double> logs;
+  for (const BandResidual& r : residuals) {
+    if (r.candidate && r.moe) logs.push_back(std::log(r.step_time_ratio));
+  }
+  if (static_cast<int>(logs.size()) < kMinBandRuns) return;
+  std::sort(logs.begin(), logs.end());
+  const double q_low = SortedQuantile(logs, 0.5 - kBandCentralShare / 2);
+  const double q_high = SortedQuantile(logs, 0.5 + kBandCentralShare / 2);
+  const double t = StudentTQuantile(0.5 + kBandCentralShare / 2, band.df);
+  band.log_scale_low = std::max(band.log_scale_low, (band.log_centre - q_low) / t);
+  band.log_scale_high = std::max(band.log_scale_high, (q_high - band.log_centre) / t);
+  band.low_factor = band.Factor(0.5 - kBandCentralShare / 2);
+  band.high_factor = band.Factor(0.5 + kBandCentralShare / 2);
+  band.moe_candidate_runs = static_cast<int>(logs.size());
+  band.moe_candidate_low_factor = std::exp(q_low);
+  band.moe_candidate_high_factor = std::exp(q_high);
+}
+
+// A run's residual from its relative tokens/s error, (predicted - measured) / measured.
+BandResidual ResidualOfRun(const PublishedRun& run, double error) {
+  BandResidual r;
+  r.id = run.id;
+  r.source = run.source;
+  r.stack = BandStack(run.job);
+  r.architecture = run.gpu->architecture;
+  r.num_gpus = run.job.cluster.num_gpus;
+  r.moe = run.job.model.is_moe();
+  r.step_time_ratio = std::clamp(1 + error, kMinRatio, kMaxRatio);
+  return r;
+}
+
 }  // namespace
 
 double StudentTQuantile(double p, double df) {
@@ -181,6 +217,13 @@ std::string DescribeBand(const ErrorBand& band) {
   if (median_ratio < 0.95 || median_ratio > 1.05) {
     out += StrFormat("; their median ran %.0f%% %s than predicted",
                      100 * std::abs(1 / median_ratio - 1), median_ratio < 1 ? "faster" : "slower");
+  }
+  if (band.moe_candidate_runs > 0) {
+    out += StrFormat(
+        "; widened to %d MoE candidate runs, whose middle %.0f%% ran %.2f-%.2fx the predicted "
+        "step time",
+        band.moe_candidate_runs, 100 * kBandCentralShare, band.moe_candidate_low_factor,
+        band.moe_candidate_high_factor);
   }
   return out;
 }
@@ -228,27 +271,32 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
   const Selection of_stack =
       Select(residuals, [&](const BandResidual& r) { return r.stack == stack; });
   const bool any_moe = std::any_of(residuals.begin(), residuals.end(), [&](const BandResidual& r) {
-    return r.stack == stack && r.moe;
+    return r.stack == stack && r.moe && !r.candidate;
   });
-  if (!of_stack.logs.empty()) {
-    return band_of(of_stack, stack + (moe && !any_moe ? " (dense models only)" : ""), false);
+  ErrorBand band =
+      of_stack.logs.empty()
+          ? band_of(Select(residuals, Published), "all stacks", false)
+          : band_of(of_stack, stack + (moe && !any_moe ? " (dense models only)" : ""), false);
+  if (moe) WidenToCandidateMoeRuns(residuals, band);
+  return band;
+}
+
+std::vector<BandResidual> CandidateMoeBandResiduals(const AccuracyReport& report,
+                                                    const std::vector<PublishedRun>& runs) {
+  std::vector<BandResidual> out;
+  for (size_t i = 0; i < runs.size() && i < report.runs.size(); ++i) {
+    if (!runs[i].job.model.is_moe()) continue;
+    out.push_back(ResidualOfRun(runs[i], report.runs[i].error));
+    out.back().candidate = true;
   }
-  return band_of(Select(residuals, Published), "all stacks", false);
+  return out;
 }
 
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
                                         const std::vector<PublishedRun>& runs) {
   std::vector<BandResidual> out;
   for (size_t i = 0; i < runs.size() && i < report.runs.size(); ++i) {
-    BandResidual r;
-    r.id = runs[i].id;
-    r.source = runs[i].source;
-    r.stack = BandStack(runs[i].job);
-    r.architecture = runs[i].gpu->architecture;
-    r.num_gpus = runs[i].job.cluster.num_gpus;
-    r.moe = runs[i].job.model.is_moe();
-    r.step_time_ratio = std::clamp(1 + report.runs[i].error, kMinRatio, kMaxRatio);
-    out.push_back(std::move(r));
+    out.push_back(ResidualOfRun(runs[i], report.runs[i].error));
   }
   return out;
 }
@@ -277,6 +325,7 @@ BandCoverage CrossValidatedBandCoverage(std::span<const BandResidual> residuals)
   BandCoverage c;
   std::map<std::pair<bool, std::string>, std::vector<BandResidual>> others_of_fold;
   for (const BandResidual& r : residuals) {
+    if (r.candidate) continue;  // not cross-validated: it only widens MoE bands
     // A published run's fold leaves its publication out, a sweep row's its model's rows.
     const bool sweep = !Published(r);
     auto& table = sweep ? c.sweep_by_model : c.by_source;
@@ -345,21 +394,23 @@ std::string FormatBandResidualsJson(std::span<const BandResidual> residuals) {
       "each run's measured / predicted step time with the two calibrated constants refitted "
       "without its publication; then those of the layout sweep's rows that ran "
       "(ultrascale_sweep.csv, sweep_model set), each with nanotron's sweep-fitted constants "
-      "refitted without its model's rows. Written by gpuplan accuracy --cross-validate "
+      "refitted without its model's rows; last the mixture-of-experts runs of "
+      "candidate_runs.json (candidate set), predicted with the shipped constants, which only "
+      "widen the band of an MoE job no class covers. Written by gpuplan accuracy --cross-validate "
       "--residuals; the test Calibration.LeaveOneSourceOut checks it against the program. Error "
       "bands are built from it (docs/ACCURACY.md, Error bands).\",\n  \"runs\": [\n";
   for (size_t i = 0; i < residuals.size(); ++i) {
     const BandResidual& r = residuals[i];
     out += StrFormat(
         "    {\"id\": %s, \"source\": %s, \"stack\": %s, \"architecture\": %s, "
-        "\"num_gpus\": %lld, \"moe\": %s, \"step_time_ratio\": %.4f%s}%s\n",
+        "\"num_gpus\": %lld, \"moe\": %s, \"step_time_ratio\": %.4f%s%s}%s\n",
         nlohmann::json(r.id).dump().c_str(), nlohmann::json(r.source).dump().c_str(),
         nlohmann::json(r.stack).dump().c_str(), nlohmann::json(r.architecture).dump().c_str(),
         static_cast<long long>(r.num_gpus), r.moe ? "true" : "false", r.step_time_ratio,
         r.sweep_model.empty()
             ? ""
             : (", \"sweep_model\": " + nlohmann::json(r.sweep_model).dump()).c_str(),
-        i + 1 < residuals.size() ? "," : "");
+        r.candidate ? ", \"candidate\": true" : "", i + 1 < residuals.size() ? "," : "");
   }
   out += "  ]\n}\n";
   return out;
@@ -379,7 +430,7 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
     if (!runs[i].is_object()) return Status::Invalid(context + ": must be an object");
     JsonObjectReader reader(runs[i], context);
     reader.RejectUnknownFields({"id", "source", "stack", "architecture", "num_gpus", "moe",
-                                "step_time_ratio", "sweep_model"});
+                                "step_time_ratio", "sweep_model", "candidate"});
     BandResidual r;
     r.id = reader.String("id");
     r.source = reader.String("source");
@@ -389,9 +440,15 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
     r.moe = reader.OptionalBool("moe", false);
     r.step_time_ratio = reader.ScaledNumber("step_time_ratio", 1.0, kMinRatio, kMaxRatio);
     if (runs[i].contains("sweep_model")) r.sweep_model = reader.String("sweep_model");
+    r.candidate = reader.OptionalBool("candidate", false);
     if (!reader.status().ok()) return reader.status();
     if (runs[i].contains("sweep_model") && r.sweep_model.empty()) {
       return Status::Invalid(context + ": field 'sweep_model': must not be empty");
+    }
+    if (r.candidate && (!r.moe || !r.sweep_model.empty())) {
+      return Status::Invalid(context +
+                             ": field 'candidate': only a mixture-of-experts run ('moe' true) "
+                             "without 'sweep_model' may be a candidate");
     }
     out.push_back(std::move(r));
   }
@@ -402,5 +459,7 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
 }
 
 std::string BuiltinBandResidualsPath() { return BuiltinCalibrationDir() + "/cv_residuals.json"; }
+
+std::string BuiltinCandidateRunsPath() { return BuiltinCalibrationDir() + "/candidate_runs.json"; }
 
 }  // namespace gpuplan

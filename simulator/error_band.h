@@ -12,6 +12,7 @@
 
 namespace gpuplan {
 
+struct AccuracyReport;              // simulator/accuracy.h
 struct CrossValidationReport;       // simulator/cross_validation.h
 struct SweepCrossValidationReport;  // simulator/sweep_cross_validation.h
 class HardwareDb;                   // hardware-db/hardware_db.h
@@ -50,6 +51,11 @@ struct BandResidual {
   /// publications and of the pool an untested stack falls back to, where 1,026 rows of one
   /// stack on one cluster would outweigh every published run (docs/ACCURACY.md, "Error bands").
   std::string sweep_model = {};
+  /// A mixture-of-experts run of candidate_runs.json (CandidateMoeBandResiduals), predicted with
+  /// the shipped constants, not cross-validated (the MoE host floor is fitted on these runs):
+  /// it bands no class and counts in no pool, spread between publications or coverage; it only
+  /// widens the band of an MoE job that no class covers (BandFor).
+  bool candidate = false;
 };
 
 /// The classes a job falls in, finest first: stack x architecture x scale, then stack x
@@ -84,6 +90,11 @@ struct ErrorBand {
   /// False when no class of the job has kMinBandRuns runs: the band is the pooled one widened by
   /// the spread between publications (docs/ACCURACY.md), and reports say so.
   bool validated = false;
+  /// An MoE job's untested band widened to the candidate MoE runs (BandFor): how many, and the
+  /// 10th and 90th percentiles of their measured / predicted step time; 0 and 1 otherwise.
+  int moe_candidate_runs = 0;
+  double moe_candidate_low_factor = 1;
+  double moe_candidate_high_factor = 1;
 
   /// The measured / predicted step time that a share `quantile` (in (0, 1)) of runs of the class
   /// stay under: Factor(0.9) is the pessimistic end `plan --confidence 0.9` ranks by.
@@ -95,7 +106,9 @@ struct ErrorBand {
 /// sweep's rows) or "WIDE, no published run of this class: widened from 200 published runs of all
 /// stacks in other classes", with ", all from one publication: widened by ..." for such a class,
 /// and
-/// "; their median ran 17% faster than predicted" when the median run is more than 5% off.
+/// "; their median ran 17% faster than predicted" when the median run is more than 5% off, and
+/// "; widened to 8 MoE candidate runs, whose middle 80% ran 0.93-1.86x the predicted step
+/// time" when the band of an MoE job was (ErrorBand::moe_candidate_runs).
 std::string DescribeBand(const ErrorBand& band);
 
 /// The `p` quantile (0 < p < 1) of Student's t with `df` >= 1 degrees of freedom: the normal
@@ -120,14 +133,24 @@ double StudentTQuantile(double p, double df);
 /// dense runs, its basis saying "(dense models only)"). A class whose runs come from fewer than
 /// kMinBandPublications publications gets the same tau: its centre is one publication's bias.
 /// Layout-sweep residuals (sweep_model set) count in their stack's classes and its untested
-/// pool only: tau and the all-stacks pool are the published runs'. `residuals` must hold at
-/// least one published run.
+/// pool only: tau and the all-stacks pool are the published runs'. Candidate residuals
+/// (BandResidual::candidate) count in none of these: an MoE job's untested band, when there are
+/// at least kMinBandRuns of them, has each side's scale raised where needed so that its 10% and
+/// 90% ends reach at least the candidates' own 10th and 90th percentiles (their ratios of any
+/// stack, architecture and scale: the only measured evidence on the model's MoE costs).
+/// `residuals` must hold at least one published run.
 ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& stack,
                   const std::string& architecture, int64_t num_gpus, bool moe);
 
 /// The residuals of a cross-validation, one per run, with each run's class.
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
                                         const std::vector<PublishedRun>& runs);
+
+/// The residuals of the mixture-of-experts runs of `report` (EvaluatePublishedRuns of
+/// candidate_runs.json, `runs` in the same order), candidate set: measured / predicted step time
+/// with the shipped constants. Dense runs are left out.
+std::vector<BandResidual> CandidateMoeBandResiduals(const AccuracyReport& report,
+                                                    const std::vector<PublishedRun>& runs);
 
 /// The layout sweep's residuals, one per held-out row of `report` (each row predicted with
 /// nanotron's constants refitted on the other model's rows): id "sweep line N", source
@@ -161,5 +184,9 @@ Expected<std::vector<BandResidual>> ReadBandResidualsFile(const std::string& pat
 
 /// The shipped residuals file: BuiltinCalibrationDir() + "/cv_residuals.json".
 std::string BuiltinBandResidualsPath();
+
+/// The shipped candidate runs (published runs not yet in the calibration set, docs/ACCURACY.md):
+/// BuiltinCalibrationDir() + "/candidate_runs.json".
+std::string BuiltinCandidateRunsPath();
 
 }  // namespace gpuplan

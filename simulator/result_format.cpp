@@ -129,6 +129,7 @@ nlohmann::json ErrorBandToJson(const ErrorBand& band, const StepResult& r) {
             {"high", r.tokens_per_s_per_gpu / band.low_factor}}},
           {"runs", band.runs},
           {"sweep_rows", band.sweep_rows},
+          {"moe_candidate_runs", band.moe_candidate_runs},
           {"publications", band.publications},
           {"basis", band.basis},
           {"validated", band.validated}};

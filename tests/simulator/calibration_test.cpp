@@ -370,6 +370,15 @@ TEST(Calibration, LeaveOneSourceOut) {
   EXPECT_GE(coverage.covered, 0.75 * coverage.runs);
   EXPECT_LE(coverage.covered, 0.85 * coverage.runs);
   EXPECT_EQ(residuals.size(), runs->size() + 1026u) << "every sweep row that ran";
+  // The candidate MoE runs widen the bands of MoE jobs no class covers (error_band.h).
+  Expected<std::vector<PublishedRun>> candidates =
+      ReadPublishedRunsFile(BuiltinCandidateRunsPath(), db);
+  ASSERT_TRUE(candidates.ok()) << candidates.status().message();
+  for (BandResidual& r :
+       CandidateMoeBandResiduals(EvaluatePublishedRuns(*candidates), *candidates)) {
+    residuals.push_back(std::move(r));
+  }
+  EXPECT_EQ(residuals.size(), runs->size() + 1026u + 8u) << "and the 8 candidate MoE runs";
 
   // The shipped residuals file (what simulate's bands are built from) is this computation's.
   Expected<std::vector<BandResidual>> shipped = ReadBandResidualsFile(BuiltinBandResidualsPath());
@@ -385,11 +394,20 @@ TEST(Calibration, LeaveOneSourceOut) {
     EXPECT_EQ(a.architecture, b.architecture) << a.id;
     EXPECT_EQ(a.num_gpus, b.num_gpus) << a.id;
     EXPECT_EQ(a.sweep_model, b.sweep_model) << a.id;
+    EXPECT_EQ(a.moe, b.moe) << a.id;
+    EXPECT_EQ(a.candidate, b.candidate) << a.id;
     EXPECT_NEAR(a.step_time_ratio, b.step_time_ratio, 1e-4)
         << a.id
         << ": regenerate with gpuplan accuracy --cross-validate --residuals "
            "hardware-db/calibration/cv_residuals.json";
   }
+  // An MoE job's untested band reaches the candidates' middle 80%, 0.93-1.86x the predicted
+  // step time as docs/ACCURACY.md ("Error bands") and docs/PLANNER.md say.
+  const ErrorBand moe = BandFor(*shipped, "megatron-core", "hopper", 16, true);
+  EXPECT_EQ(moe.moe_candidate_runs, 8);
+  EXPECT_NEAR(moe.moe_candidate_low_factor, 0.93, 0.005);
+  EXPECT_NEAR(moe.moe_candidate_high_factor, 1.86, 0.005);
+  EXPECT_NEAR(moe.high_factor, 1.86, 0.005);
 }
 
 }  // namespace

@@ -175,6 +175,57 @@ TEST(ErrorBand, MixtureOfExpertsJobsAreTheirOwnClass) {
   EXPECT_EQ(BandFor(r, "megatron-core", "ampere", 8, true).basis, "megatron-core");
 }
 
+// The MoE runs of candidate_runs.json are not cross-validated and band no class, but an MoE job
+// that no class covers gets a band holding at least their middle 80%: the pooled dense band says
+// nothing about the MoE costs they measured (docs/ACCURACY.md, "Error bands").
+TEST(ErrorBand, AnUntestedMoeBandReachesTheCandidateMoeRuns) {
+  std::vector<BandResidual> r = TwoPublications("hopper");
+  const ErrorBand pooled = BandFor(r, "megatron-core", "hopper", 8, true);
+  const ErrorBand dense = BandFor(r, "megatron-core", "hopper", 8, false);
+  // Pooled: centre 0.1, s = 0.14826, tau = 0.1414, t(0.9, 9) = 1.383: ends 0.1 -/+ 0.291.
+  EXPECT_NEAR(std::log(pooled.high_factor), 0.1 + 0.291, 2e-3);
+  auto add_candidates = [](std::vector<BandResidual> v, std::initializer_list<double> logs) {
+    for (double x : logs) {
+      v.push_back(Residual("M", "hopper", 16, std::exp(x)));
+      v.back().moe = true;
+      v.back().candidate = true;
+    }
+    return v;
+  };
+  // Sorted logs; type-7 quantiles: q10 = -0.3 + 0.7 x 0.32 = -0.076, q90 = 0.5 + 0.3 x 0.3 = 0.59.
+  const std::vector<BandResidual> with =
+      add_candidates(r, {-0.3, 0.02, 0.02, 0.03, 0.04, 0.04, 0.5, 0.8});
+  const ErrorBand moe = BandFor(with, "megatron-core", "hopper", 8, true);
+  EXPECT_FALSE(moe.validated);
+  EXPECT_EQ(moe.runs, 10);
+  EXPECT_EQ(moe.basis, "megatron-core (dense models only)");
+  EXPECT_EQ(moe.moe_candidate_runs, 8);
+  EXPECT_NEAR(std::log(moe.high_factor), 0.59, 1e-9);    // raised to the candidates' q90
+  EXPECT_DOUBLE_EQ(moe.low_factor, pooled.low_factor);   // q10 lies inside: unchanged
+  EXPECT_NEAR(moe.Factor(0.9), moe.high_factor, 1e-12);  // --confidence ranks by the same end
+  EXPECT_EQ(DescribeBand(moe),
+            DescribeBand(pooled) +
+                "; widened to 8 MoE candidate runs, whose middle 80% ran 0.93-1.80x the "
+                "predicted step time");
+  // Dense jobs, and the coverage of the published runs, do not see them.
+  const ErrorBand dense_with = BandFor(with, "megatron-core", "hopper", 8, false);
+  EXPECT_DOUBLE_EQ(dense_with.low_factor, dense.low_factor);
+  EXPECT_DOUBLE_EQ(dense_with.high_factor, dense.high_factor);
+  EXPECT_EQ(dense_with.moe_candidate_runs, 0);
+  EXPECT_EQ(CrossValidatedBandCoverage(with).runs, 10);
+  // Fewer than kMinBandRuns candidates widen nothing; nor do candidates a tested MoE class.
+  EXPECT_EQ(BandFor(add_candidates(r, {0.5, 0.6, 0.7, 0.8}), "megatron-core", "hopper", 8, true)
+                .moe_candidate_runs,
+            0);
+  std::vector<BandResidual> tested = with;
+  for (double x : {0.3, 0.35, 0.25, 0.4, 0.2}) {
+    tested.push_back(Residual("C", "hopper", 256, std::exp(x)));
+    tested.back().moe = true;
+  }
+  EXPECT_TRUE(BandFor(tested, "megatron-core", "hopper", 8, true).validated);
+  EXPECT_EQ(BandFor(tested, "megatron-core", "hopper", 8, true).moe_candidate_runs, 0);
+}
+
 TEST(ErrorBand, ShardedDataParallelismIsItsOwnStack) {
   const nlohmann::json base = {{"model", "llama3-8b"},
                                {"cluster", {{"gpu", "h100-sxm5-80gb"}, {"num_gpus", 8}}},
@@ -228,6 +279,17 @@ TEST(ErrorBand, ResidualsFileRoundTripsAndNamesBadFields) {
   EXPECT_EQ((*back)[1].sweep_model, "1B");
   expect_refused(R"("sweep_model": "", "step_time_ratio": 1)", "runs[0]: field 'sweep_model'");
   expect_refused(R"("sweep_model": "1B", "step_time_ratio": 1)", "no published run");
+
+  // A candidate MoE run round-trips; a candidate must be an MoE run outside the sweep.
+  r[1].sweep_model.clear();
+  r[1].candidate = true;
+  ASSERT_TRUE(WriteFileAtomically(path, FormatBandResidualsJson(r)).ok());
+  back = ReadBandResidualsFile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_FALSE((*back)[0].candidate);
+  EXPECT_TRUE((*back)[1].candidate);
+  expect_refused(R"("candidate": true, "step_time_ratio": 1)", "runs[0]: field 'candidate'");
+  expect_refused(R"("candidate": 1, "moe": true, "step_time_ratio": 1)", "field 'candidate'");
 }
 
 // The layout sweep's rows band their own stack (a class of nanotron, hopper) and leave every other
