@@ -119,6 +119,10 @@ TEST(Calibration, CandidateRunsParse) {
     } else if (r.id == "mbridge_2602_h100_qwen3_30b_a3b") {
       EXPECT_GT(r.error, 0.6) << r.id;
       EXPECT_LT(r.error, 0.8) << r.id;
+    } else if (r.id.starts_with("h100nvl_2gpu_")) {
+      // The H100 NVL at the H100 PCIe's GEMM efficiency (docs/ACCURACY.md, Candidate runs):
+      // BF16 +0.5%, FP8 -3.0%.
+      EXPECT_LE(std::abs(r.error), 0.04) << r.id;
     } else if (r.id == "modelzoo_h100_qwen3_235b_tp2_ep8_megatron_fsdp") {
       EXPECT_GT(r.error, -0.30) << r.id;
       EXPECT_LT(r.error, -0.20) << r.id;
