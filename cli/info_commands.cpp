@@ -58,10 +58,8 @@ Status RunAccuracy(const std::string& path, bool markdown, bool cross_validate,
     Expected<std::vector<PublishedRun>> candidates =
         ReadPublishedRunsFile(BuiltinCandidateRunsPath(), *db);
     if (!candidates.ok()) return candidates.status();
-    for (BandResidual& r :
-         CandidateMoeBandResiduals(EvaluatePublishedRuns(*candidates), *candidates)) {
+    for (BandResidual& r : CandidateMoeBandResiduals(*candidates))
       residuals.push_back(std::move(r));
-    }
     if (!residuals_path.empty()) {
       const Status written =
           WriteFileAtomically(residuals_path, FormatBandResidualsJson(residuals));

@@ -281,8 +281,8 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
   return band;
 }
 
-std::vector<BandResidual> CandidateMoeBandResiduals(const AccuracyReport& report,
-                                                    const std::vector<PublishedRun>& runs) {
+std::vector<BandResidual> CandidateMoeBandResiduals(const std::vector<PublishedRun>& runs) {
+  const AccuracyReport report = EvaluatePublishedRuns(runs);
   std::vector<BandResidual> out;
   for (size_t i = 0; i < runs.size() && i < report.runs.size(); ++i) {
     if (!runs[i].job.model.is_moe()) continue;

@@ -12,7 +12,6 @@
 
 namespace gpuplan {
 
-struct AccuracyReport;              // simulator/accuracy.h
 struct CrossValidationReport;       // simulator/cross_validation.h
 struct SweepCrossValidationReport;  // simulator/sweep_cross_validation.h
 class HardwareDb;                   // hardware-db/hardware_db.h
@@ -146,11 +145,10 @@ ErrorBand BandFor(std::span<const BandResidual> residuals, const std::string& st
 std::vector<BandResidual> BandResiduals(const CrossValidationReport& report,
                                         const std::vector<PublishedRun>& runs);
 
-/// The residuals of the mixture-of-experts runs of `report` (EvaluatePublishedRuns of
-/// candidate_runs.json, `runs` in the same order), candidate set: measured / predicted step time
-/// with the shipped constants. Dense runs are left out.
-std::vector<BandResidual> CandidateMoeBandResiduals(const AccuracyReport& report,
-                                                    const std::vector<PublishedRun>& runs);
+/// The residuals of the mixture-of-experts runs of `runs` (candidate_runs.json), candidate set:
+/// measured / predicted step time with the shipped constants (EvaluatePublishedRuns). Dense runs
+/// are left out.
+std::vector<BandResidual> CandidateMoeBandResiduals(const std::vector<PublishedRun>& runs);
 
 /// The layout sweep's residuals, one per held-out row of `report` (each row predicted with
 /// nanotron's constants refitted on the other model's rows): id "sweep line N", source
