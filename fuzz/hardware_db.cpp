@@ -18,6 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         "gpu memory bandwidth > 0");
     for (double flops : gpu.peak_flops_per_s) fuzz::Require(fuzz::IsAmount(flops), "peak >= 0");
     fuzz::Require(gpu.gemm_efficiency > 0 && gpu.gemm_efficiency <= 1, "gemm efficiency");
+    fuzz::Require(gpu.gemm_efficiency_fp8 >= 0 && gpu.gemm_efficiency_fp8 <= 1,
+                  "fp8 gemm efficiency");
     fuzz::Require(gpu.scaleup_domain_gpus >= 1, "scale-up domain >= 1");
   }
   for (const auto& [id, net] : db.networks()) {

@@ -35,8 +35,13 @@ struct GpuSpec {
   double memory_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;  ///< datasheet peak
   int sm_count = 0;                         ///< streaming multiprocessors (CUs on AMD)
-  /// Best measured dense-GEMM throughput / dense peak (the "maximum achievable matmul FLOPS").
+  /// Best measured dense-GEMM throughput / dense peak (the "maximum achievable matmul FLOPS"), of
+  /// the 16-bit GEMMs (fp32/tf32 and, without gemm_efficiency_fp8, fp8 and fp4 GEMMs too).
   double gemm_efficiency = 0;
+  /// Best measured fp8 GEMM throughput / fp8 dense peak; 0 when the entry gives none (fp8 GEMMs
+  /// then take gemm_efficiency). fp8 GEMMs reach less of their peak than 16-bit ones (H100 SXM:
+  /// 0.709 against 0.803; docs/HARDWARE_DB.md).
+  double gemm_efficiency_fp8 = 0;
   /// Training GEMM throughput over the best single-GEMM rate on this device; 0: the
   /// fraction calibrated on the published GPU runs (kSustainedGemmFraction, simulator/gemm_time.h).
   double sustained_gemm_fraction = 0;

@@ -182,6 +182,7 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
                          "memory_bandwidth_gbps",
                          "sm_count",
                          "gemm_efficiency",
+                         "gemm_efficiency_fp8",
                          "sustained_gemm_fraction",
                          "memory_efficiency",
                          "scaleup",
@@ -219,6 +220,9 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
       r.ScaledNumber("memory_bandwidth_gbps", kGiga, kMinBytesPerS, kMaxBytesPerS);
   g->sm_count = SmallPositiveInt(r, "sm_count");
   g->gemm_efficiency = Fraction(r, "gemm_efficiency");
+  if (r.Has("gemm_efficiency_fp8")) {
+    g->gemm_efficiency_fp8 = Fraction(r, "gemm_efficiency_fp8");
+  }
   if (r.Has("sustained_gemm_fraction")) {
     g->sustained_gemm_fraction = Fraction(r, "sustained_gemm_fraction");
   }
@@ -261,6 +265,10 @@ Status ParseGpu(const json& entry, const std::string& context, GpuSpec* g) {
   g->source = ReadProvenance(entry, r);
   if (!r.status().ok()) return r.status();
   GPUPLAN_RETURN_IF_ERROR(ParseTflops(*tflops, context, g));
+  if (g->gemm_efficiency_fp8 > 0 && !(g->PeakFlops(Precision::kFp8) > 0)) {
+    return Status::Invalid(context +
+                           ": field 'gemm_efficiency_fp8': needs an fp8 peak (tflops_dense.fp8)");
+  }
   return ParseScaleup(*scaleup, context, g);
 }
 

@@ -127,9 +127,11 @@ Expected<ProfileCalibration> CalibrateFromProfile(const Profile& profile, const 
     if (!any) {
       if (gpu->PeakFlops(p) <= 0) continue;  // the GPU has no such precision: nothing to say
       const std::string why = SkipReason(profile, std::string(PrecisionName(p)));
+      const bool fp8_field = QuantizedLinears(p) && gpu->gemm_efficiency_fp8 > 0;
       cal.sources.push_back(
           {figure, false,
-           "datasheet peak x gemm_efficiency (" +
+           "datasheet peak x " +
+               std::string(fp8_field ? "gemm_efficiency_fp8" : "gemm_efficiency") + " (" +
                (why.empty() ? "no " + std::string(PrecisionName(p)) + " samples in the profile"
                             : why) +
                ")"});

@@ -106,7 +106,7 @@ struct ErrorBand {
 /// stacks in other classes", with ", all from one publication: widened by ..." for such a class,
 /// and
 /// "; their median ran 17% faster than predicted" when the median run is more than 5% off, and
-/// "; widened to 8 MoE candidate runs, whose middle 80% ran 0.93-1.86x the predicted step
+/// "; widened to 8 MoE candidate runs, whose middle 80% ran 0.92-1.84x the predicted step
 /// time" when the band of an MoE job was (ErrorBand::moe_candidate_runs).
 std::string DescribeBand(const ErrorBand& band);
 

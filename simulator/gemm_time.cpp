@@ -13,12 +13,12 @@ double SustainedGemmFraction(const GpuSpec& gpu, const RateCalibration& calibrat
 DeviceRates DatasheetRates(const GpuSpec& gpu, Precision precision,
                            const RateCalibration& calibration) {
   DeviceRates r;
-  const double sustained = gpu.gemm_efficiency * SustainedGemmFraction(gpu, calibration);
-  r.matmul_flops_per_s = LinearGemmPeakFlops(gpu, precision) * sustained;
+  const double sustained = SustainedGemmFraction(gpu, calibration);
+  r.matmul_flops_per_s = LinearGemmFlops(gpu, precision) * sustained;
   // fp8 and fp4 training keep attention in bf16 (Transformer Engine recipes).
   const Precision attention = QuantizedLinears(precision) ? Precision::kBf16 : precision;
-  r.attention_flops_per_s =
-      gpu.PeakFlops(attention) * sustained * calibration.fused_attention_relative_efficiency;
+  r.attention_flops_per_s = gpu.PeakFlops(attention) * GemmEfficiency(gpu, attention) * sustained *
+                            calibration.fused_attention_relative_efficiency;
   r.attention_backward_flops_per_s = r.attention_flops_per_s;
   r.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s * gpu.memory_efficiency;
   r.sm_count = std::max(1, gpu.sm_count);
@@ -65,13 +65,18 @@ bool QuantizedLinears(Precision precision) {
   return precision == Precision::kFp8 || precision == Precision::kFp4;
 }
 
-double LinearGemmPeakFlops(const GpuSpec& gpu, Precision precision) {
-  if (precision != Precision::kFp4) return gpu.PeakFlops(precision);
+double GemmEfficiency(const GpuSpec& gpu, Precision precision) {
+  return QuantizedLinears(precision) && gpu.gemm_efficiency_fp8 > 0 ? gpu.gemm_efficiency_fp8
+                                                                    : gpu.gemm_efficiency;
+}
+
+double LinearGemmFlops(const GpuSpec& gpu, Precision precision) {
+  const double rate = gpu.PeakFlops(precision) * GemmEfficiency(gpu, precision);
+  if (precision != Precision::kFp4) return rate;
   // NVFP4's layers kept in bf16 take their share of the GEMM FLOPs at the bf16 rate.
-  const double fp4 = gpu.PeakFlops(Precision::kFp4);
-  const double bf16 = gpu.PeakFlops(Precision::kBf16);
-  if (!(fp4 > 0) || !(bf16 > 0)) return fp4;
-  return 1.0 / ((1.0 - kFp4Bf16LayerFraction) / fp4 + kFp4Bf16LayerFraction / bf16);
+  const double bf16 = gpu.PeakFlops(Precision::kBf16) * GemmEfficiency(gpu, Precision::kBf16);
+  if (!(rate > 0) || !(bf16 > 0)) return rate;
+  return 1.0 / ((1.0 - kFp4Bf16LayerFraction) / rate + kFp4Bf16LayerFraction / bf16);
 }
 
 double AttentionHalfRateTokens(const GpuSpec& gpu) {

@@ -82,9 +82,16 @@ inline constexpr double kFp4Bf16LayerFraction = 0.16;
 /// norms and the optimizer stay in 16/32 bits (Transformer Engine recipes).
 bool QuantizedLinears(Precision precision);
 
-/// Peak FLOP/s of the linear layers' GEMMs at `precision`: the GPU's peak, except for fp4, whose
-/// kFp4Bf16LayerFraction of layers run at the bf16 peak (harmonic mix of the two rates).
-double LinearGemmPeakFlops(const GpuSpec& gpu, Precision precision);
+/// Fraction of `precision`'s dense peak the best single GEMM reaches on `gpu`: the entry's
+/// gemm_efficiency_fp8 for fp8 and fp4 GEMMs where it gives one (fp8 reaches less of its peak
+/// than 16-bit GEMMs; no fp4 GEMM has been measured, and fp4 is taken to reach no more than
+/// fp8), else gemm_efficiency.
+double GemmEfficiency(const GpuSpec& gpu, Precision precision);
+
+/// Best single-GEMM FLOP/s of the linear layers at `precision`: peak x GemmEfficiency, except
+/// for fp4, whose kFp4Bf16LayerFraction of layers run at the bf16 rate (harmonic mix of the two
+/// rates). The datasheet matmul rate is this times the sustained GEMM fraction.
+double LinearGemmFlops(const GpuSpec& gpu, Precision precision);
 
 /// kAttentionHalfRateTokens for a GPU's fused kernels, 0 for the host device's reference kernel.
 double AttentionHalfRateTokens(const GpuSpec& gpu);

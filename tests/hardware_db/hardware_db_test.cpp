@@ -96,7 +96,8 @@ TEST_F(BuiltinDbTest, SpotValuesInSiUnits) {
   EXPECT_DOUBLE_EQ(h100->memory_bytes, 81559.0 * 1024 * 1024);  // memory_mib, nvidia-smi's total
   EXPECT_DOUBLE_EQ(h100->memory_bandwidth_bytes_per_s, 3.35e12);
   EXPECT_EQ(h100->sm_count, 132);
-  EXPECT_NEAR(h100->gemm_efficiency * 989.5, 794.5, 0.1);  // ml-engineering MAMF
+  EXPECT_NEAR(h100->gemm_efficiency * 989.5, 794.5, 0.1);      // ml-engineering MAMF
+  EXPECT_NEAR(h100->gemm_efficiency_fp8 * 1979, 1402.6, 0.1);  // MAMF, fp8 e4m3
   EXPECT_EQ(h100->scaleup_kind, "nvswitch");
   EXPECT_DOUBLE_EQ(h100->scaleup_bytes_per_s, 450e9);
   EXPECT_EQ(h100->scaleup_domain_gpus, 8);
@@ -159,6 +160,11 @@ TEST_F(BuiltinDbTest, DataIsSelfConsistent) {
     SCOPED_TRACE(id);
     EXPECT_EQ(g.id, id);
     EXPECT_LE(g.gemm_efficiency, 1.0);
+    // fp8 GEMMs reach no more of their peak than 16-bit ones where both are measured.
+    if (g.gemm_efficiency_fp8 > 0) {
+      EXPECT_GT(g.PeakFlops(Precision::kFp8), 0);
+      EXPECT_LE(g.gemm_efficiency_fp8, g.gemm_efficiency);
+    }
     EXPECT_GT(g.sm_count, 0);
     EXPECT_GT(g.memory_bytes, 1e9);
     if (g.HostDevice()) {
@@ -516,6 +522,35 @@ TEST_F(HardwareDbFilesTest, EfficiencyOutOfRange) {
   const std::string err = LoadError(path);
   EXPECT_TRUE(Contains(err, "network 'bad-net'"));
   EXPECT_TRUE(Contains(err, "field 'collective_efficiency'"));
+}
+
+TEST_F(HardwareDbFilesTest, Fp8GemmEfficiency) {
+  json gpu = ValidGpu("fp8-gpu");
+  gpu["tflops_dense"]["fp8"] = 2000;
+  gpu["gemm_efficiency_fp8"] = 0.7;
+  std::string path = Write("a.json", json{{"gpus", {gpu}}});
+  HardwareDb db;
+  ASSERT_TRUE(db.LoadFile(path).ok());
+  EXPECT_DOUBLE_EQ(db.FindGpu("fp8-gpu")->gemm_efficiency_fp8, 0.7);
+  // Absent: 0, and fp8 GEMMs take gemm_efficiency (simulator/gemm_time.h GemmEfficiency).
+  gpu.erase("gemm_efficiency_fp8");
+  path = Write("b.json", json{{"gpus", {gpu}}});
+  HardwareDb plain;
+  ASSERT_TRUE(plain.LoadFile(path).ok());
+  EXPECT_EQ(plain.FindGpu("fp8-gpu")->gemm_efficiency_fp8, 0);
+  gpu["gemm_efficiency_fp8"] = 1.5;
+  path = Write("c.json", json{{"gpus", {gpu}}});
+  std::string err = LoadError(path);
+  EXPECT_TRUE(Contains(err, path));
+  EXPECT_TRUE(Contains(err, "fp8-gpu"));
+  EXPECT_TRUE(Contains(err, "field 'gemm_efficiency_fp8'"));
+  // A GPU without an fp8 peak has no fp8 GEMM to measure.
+  gpu = ValidGpu("no-fp8");
+  gpu["gemm_efficiency_fp8"] = 0.7;
+  path = Write("d.json", json{{"gpus", {gpu}}});
+  err = LoadError(path);
+  EXPECT_TRUE(Contains(err, "no-fp8"));
+  EXPECT_TRUE(Contains(err, "field 'gemm_efficiency_fp8': needs an fp8 peak"));
 }
 
 TEST_F(HardwareDbFilesTest, MalformedJsonNamesTheFile) {

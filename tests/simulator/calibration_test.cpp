@@ -119,10 +119,14 @@ TEST(Calibration, CandidateRunsParse) {
     } else if (r.id == "mbridge_2602_h100_qwen3_30b_a3b") {
       EXPECT_GT(r.error, 0.6) << r.id;
       EXPECT_LT(r.error, 0.8) << r.id;
-    } else if (r.id.starts_with("h100nvl_2gpu_")) {
-      // The H100 NVL at the H100 PCIe's GEMM efficiency (docs/ACCURACY.md, Candidate runs):
-      // BF16 +0.5%, FP8 -3.0%.
+    } else if (r.id == "h100nvl_2gpu_mlperf_llama31_8b_bf16") {
+      // The H100 NVL at the H100 PCIe's GEMM efficiency (docs/ACCURACY.md, Candidate runs).
       EXPECT_LE(std::abs(r.error), 0.04) << r.id;
+    } else if (r.id == "h100nvl_2gpu_mlperf_llama31_8b_fp8") {
+      // fp8 at the H100 SXM's measured fp8/bf16 ratio: this pair's fp8 ran 9% faster against
+      // its bf16 twin than that ratio allows (docs/ACCURACY.md, Candidate runs).
+      EXPECT_GT(r.error, -0.12) << r.id;
+      EXPECT_LT(r.error, -0.05) << r.id;
     } else if (r.id == "modelzoo_h100_qwen3_235b_tp2_ep8_megatron_fsdp") {
       EXPECT_GT(r.error, -0.30) << r.id;
       EXPECT_LT(r.error, -0.20) << r.id;
@@ -402,13 +406,13 @@ TEST(Calibration, LeaveOneSourceOut) {
         << ": regenerate with gpuplan accuracy --cross-validate --residuals "
            "hardware-db/calibration/cv_residuals.json";
   }
-  // An MoE job's untested band reaches the candidates' middle 80%, 0.93-1.86x the predicted
+  // An MoE job's untested band reaches the candidates' middle 80%, 0.92-1.84x the predicted
   // step time as docs/ACCURACY.md ("Error bands") and docs/PLANNER.md say.
   const ErrorBand moe = BandFor(*shipped, "megatron-core", "hopper", 16, true);
   EXPECT_EQ(moe.moe_candidate_runs, 8);
-  EXPECT_NEAR(moe.moe_candidate_low_factor, 0.93, 0.005);
-  EXPECT_NEAR(moe.moe_candidate_high_factor, 1.86, 0.005);
-  EXPECT_NEAR(moe.high_factor, 1.86, 0.005);
+  EXPECT_NEAR(moe.moe_candidate_low_factor, 0.92, 0.005);
+  EXPECT_NEAR(moe.moe_candidate_high_factor, 1.84, 0.005);
+  EXPECT_NEAR(moe.high_factor, 1.84, 0.005);
 }
 
 }  // namespace

@@ -427,9 +427,12 @@ TEST(Framework, Fp4GemmsAndCasts) {
   const double grads = (q + 2 * kv + h + 2 * f + h) * T;
   const GpuSpec& gpu = *BuiltinDb().FindGpu("gb200");
   const NetworkSpec& net = *BuiltinDb().FindNetwork("ib-ndr-400");
-  const double fp4 = gpu.PeakFlops(Precision::kFp4), bf16 = gpu.PeakFlops(Precision::kBf16);
-  EXPECT_DOUBLE_EQ(LinearGemmPeakFlops(gpu, Precision::kFp4), 1 / (0.84 / fp4 + 0.16 / bf16));
-  EXPECT_DOUBLE_EQ(LinearGemmPeakFlops(gpu, Precision::kFp8), gpu.PeakFlops(Precision::kFp8));
+  // fp4 GEMMs at the fp8 fraction of their peak (no fp4 measurement), the bf16 layers at bf16's.
+  const double fp4 = gpu.PeakFlops(Precision::kFp4) * gpu.gemm_efficiency_fp8;
+  const double bf16 = gpu.PeakFlops(Precision::kBf16) * gpu.gemm_efficiency;
+  EXPECT_DOUBLE_EQ(LinearGemmFlops(gpu, Precision::kFp4), 1 / (0.84 / fp4 + 0.16 / bf16));
+  EXPECT_DOUBLE_EQ(LinearGemmFlops(gpu, Precision::kFp8),
+                   gpu.PeakFlops(Precision::kFp8) * gpu.gemm_efficiency_fp8);
   const DeviceRates r = DatasheetRates(gpu, Precision::kFp4);
   EXPECT_DOUBLE_EQ(r.attention_flops_per_s,
                    DatasheetRates(gpu, Precision::kBf16).attention_flops_per_s);
